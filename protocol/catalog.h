@@ -1,0 +1,54 @@
+/* catalog: the one table of ops and the one table of event kinds.
+ *
+ * Every op names the process that serves it and who may call it; every
+ * event kind is listed with what its data holds. docs/protocol.md mirrors
+ * both tables (a test holds them to each other). Handlers live with the
+ * serving process (supervisor/ops.c); this table is what all programs
+ * agree on. */
+#ifndef BERTH_CATALOG_H
+#define BERTH_CATALOG_H
+
+#include <stddef.h>
+
+enum catalog_server {
+	CATALOG_BERTHD,
+	CATALOG_GATEWAY,
+};
+
+enum catalog_access {
+	CATALOG_ANY,   /* any authenticated client, WebSocket or Unix socket */
+	CATALOG_LOCAL, /* the Unix socket only: berth's own programs and root */
+};
+
+struct catalog_op {
+	const char *name;
+	enum catalog_server server;
+	enum catalog_access access;
+	const char *summary;
+};
+
+struct catalog_event {
+	const char *kind;
+	const char *summary;
+};
+
+/* Event kinds, by name; the data of each is in docs/protocol.md. */
+#define EV_BERTHD_STARTED "berthd.started"
+#define EV_BERTHD_STOPPING "berthd.stopping"
+#define EV_SERVICE_STARTED "service.started"
+#define EV_SERVICE_EXITED "service.exited"
+#define EV_SERVICE_RESTARTING "service.restarting"
+#define EV_AUTH_FAILED "auth.failed"
+/* Not journaled: sent to one subscriber whose from_seq the journal no
+ * longer holds. Carries seq 0, which no journaled event has. */
+#define EV_EVENTS_GAP "events.gap"
+
+extern const struct catalog_op catalog_ops[];
+extern const size_t catalog_nops;
+extern const struct catalog_event catalog_events[];
+extern const size_t catalog_nevents;
+
+/* NULL if no op has that name. */
+const struct catalog_op *catalog_op_find(const char *name);
+
+#endif
