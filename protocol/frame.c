@@ -2,8 +2,8 @@
 #include "frame.h"
 
 enum frame_result
-frame_parse(const uint8_t *buf, size_t len, size_t max,
-    const uint8_t **payload, size_t *plen)
+frame_parse(const uint8_t *buf, size_t len, size_t max, const uint8_t **payload,
+    size_t *plen)
 {
 	uint32_t n;
 

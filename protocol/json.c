@@ -39,7 +39,8 @@ json_write_base64(FILE *f, const unsigned char *p, size_t n)
 
 	fputc('"', f);
 	for (i = 0; i + 2 < n; i += 3) {
-		uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
+		uint32_t v =
+		    (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
 		fputc(tab[v >> 18], f);
 		fputc(tab[(v >> 12) & 63], f);
 		fputc(tab[(v >> 6) & 63], f);
@@ -74,9 +75,7 @@ json_write(FILE *f, const msgpack_object *o)
 	uint32_t i;
 
 	switch (o->type) {
-	case MSGPACK_OBJECT_NIL:
-		fputs("null", f);
-		break;
+	case MSGPACK_OBJECT_NIL: fputs("null", f); break;
 	case MSGPACK_OBJECT_BOOLEAN:
 		fputs(o->via.boolean ? "true" : "false", f);
 		break;
@@ -89,7 +88,8 @@ json_write(FILE *f, const msgpack_object *o)
 	case MSGPACK_OBJECT_FLOAT32:
 	case MSGPACK_OBJECT_FLOAT64:
 		/* JSON has no NaN or infinity. */
-		if (o->via.f64 != o->via.f64 || o->via.f64 > 1.7976931348623157e308 ||
+		if (o->via.f64 != o->via.f64 ||
+		    o->via.f64 > 1.7976931348623157e308 ||
 		    o->via.f64 < -1.7976931348623157e308)
 			fputs("null", f);
 		else
@@ -100,8 +100,8 @@ json_write(FILE *f, const msgpack_object *o)
 		break;
 	case MSGPACK_OBJECT_BIN:
 		fputs("{\"$bin\":", f);
-		json_write_base64(f, (const unsigned char *)o->via.bin.ptr,
-		    o->via.bin.size);
+		json_write_base64(
+		    f, (const unsigned char *)o->via.bin.ptr, o->via.bin.size);
 		fputc('}', f);
 		break;
 	case MSGPACK_OBJECT_ARRAY:
@@ -124,9 +124,7 @@ json_write(FILE *f, const msgpack_object *o)
 		}
 		fputc('}', f);
 		break;
-	default:
-		fputs("null", f);
-		break;
+	default: fputs("null", f); break;
 	}
 }
 

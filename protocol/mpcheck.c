@@ -49,23 +49,40 @@ mpcheck_head(const uint8_t *buf, size_t len, size_t pos, size_t *hdr,
 		return 0;
 	}
 	switch (b) {
-	case 0xcc: case 0xd0: *payload = 1; return 0;
-	case 0xcd: case 0xd1: *payload = 2; return 0;
-	case 0xca: case 0xce: case 0xd2: *payload = 4; return 0;
-	case 0xcb: case 0xcf: case 0xd3: *payload = 8; return 0;
-	case 0xc4: case 0xd9: lenbytes = 1; break;
-	case 0xc5: case 0xda: lenbytes = 2; break;
-	case 0xc6: case 0xdb: lenbytes = 4; break;
-	case 0xdc: lenbytes = 2; kind = 1; break;
-	case 0xdd: lenbytes = 4; kind = 1; break;
-	case 0xde: lenbytes = 2; kind = 2; break;
-	case 0xdf: lenbytes = 4; kind = 2; break;
-	case 0xc1:
-		*why = "reserved msgpack byte 0xc1";
-		return -1;
-	default:
-		*why = "msgpack ext types are not accepted";
-		return -1;
+	case 0xcc:
+	case 0xd0: *payload = 1; return 0;
+	case 0xcd:
+	case 0xd1: *payload = 2; return 0;
+	case 0xca:
+	case 0xce:
+	case 0xd2: *payload = 4; return 0;
+	case 0xcb:
+	case 0xcf:
+	case 0xd3: *payload = 8; return 0;
+	case 0xc4:
+	case 0xd9: lenbytes = 1; break;
+	case 0xc5:
+	case 0xda: lenbytes = 2; break;
+	case 0xc6:
+	case 0xdb: lenbytes = 4; break;
+	case 0xdc:
+		lenbytes = 2;
+		kind = 1;
+		break;
+	case 0xdd:
+		lenbytes = 4;
+		kind = 1;
+		break;
+	case 0xde:
+		lenbytes = 2;
+		kind = 2;
+		break;
+	case 0xdf:
+		lenbytes = 4;
+		kind = 2;
+		break;
+	case 0xc1: *why = "reserved msgpack byte 0xc1"; return -1;
+	default: *why = "msgpack ext types are not accepted"; return -1;
 	}
 	if (len - pos - 1 < lenbytes) {
 		*why = "truncated msgpack header";
@@ -88,8 +105,9 @@ mpcheck_object(const uint8_t *buf, size_t len, const struct mpcheck_limits *lim,
 	/* pending[d] is how many objects the container at depth d still owes;
 	 * depth 0 is the top level, which owes exactly one. */
 	uint64_t pending[MPCHECK_DEPTH_CEILING + 1];
-	unsigned max_depth = lim->max_depth < MPCHECK_DEPTH_CEILING ?
-	    lim->max_depth : MPCHECK_DEPTH_CEILING;
+	unsigned max_depth = lim->max_depth < MPCHECK_DEPTH_CEILING
+	    ? lim->max_depth
+	    : MPCHECK_DEPTH_CEILING;
 	unsigned depth = 0;
 	size_t pos = 0, objects = 0;
 
@@ -98,7 +116,8 @@ mpcheck_object(const uint8_t *buf, size_t len, const struct mpcheck_limits *lim,
 		while (pending[depth] == 0) {
 			if (depth == 0) {
 				if (pos != len) {
-					*why = "trailing bytes after the message";
+					*why =
+					    "trailing bytes after the message";
 					return -1;
 				}
 				return 0;
@@ -117,7 +136,7 @@ mpcheck_object(const uint8_t *buf, size_t len, const struct mpcheck_limits *lim,
 		uint64_t payload, children;
 		int container;
 		if (mpcheck_head(buf, len, pos, &hdr, &payload, &children,
-			&container, why) < 0)
+		        &container, why) < 0)
 			return -1;
 		pending[depth]--;
 		pos += hdr;

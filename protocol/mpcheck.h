@@ -16,8 +16,8 @@
 #define MPCHECK_DEPTH_CEILING 64
 
 struct mpcheck_limits {
-	unsigned max_depth;   /* containers nested deeper fail (<= ceiling) */
-	size_t max_objects;   /* objects in all (containers and leaves) */
+	unsigned max_depth; /* containers nested deeper fail (<= ceiling) */
+	size_t max_objects; /* objects in all (containers and leaves) */
 };
 
 /* Returns 0 if buf[0..len) is exactly one acceptable object, else -1 with

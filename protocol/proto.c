@@ -8,8 +8,8 @@
 #include "proto.h"
 
 static const struct mpcheck_limits proto_limits = {
-	.max_depth = PROTO_MAX_DEPTH,
-	.max_objects = PROTO_MAX_OBJECTS,
+    .max_depth = PROTO_MAX_DEPTH,
+    .max_objects = PROTO_MAX_OBJECTS,
 };
 
 uint64_t
@@ -78,8 +78,8 @@ proto_copy_str(const msgpack_object *v, char *out, size_t outlen)
 }
 
 int
-proto_arg_str(const msgpack_object *map, const char *key, char *out,
-    size_t outlen)
+proto_arg_str(
+    const msgpack_object *map, const char *key, char *out, size_t outlen)
 {
 	const msgpack_object *v = proto_map_get(map, key);
 
@@ -108,8 +108,8 @@ proto_fail(struct proto_dec *d, const char *fmt, ...)
 
 /* A required string field of map, at most max bytes, copied into the zone. */
 static int
-proto_field_str(struct proto_dec *d, const msgpack_object *map,
-    const char *key, size_t max, const char **out)
+proto_field_str(struct proto_dec *d, const msgpack_object *map, const char *key,
+    size_t max, const char **out)
 {
 	const msgpack_object *v = proto_map_get(map, key);
 	char *s;
@@ -117,8 +117,9 @@ proto_field_str(struct proto_dec *d, const msgpack_object *map,
 	if (v == NULL)
 		return proto_fail(d, "missing field \"%s\"", key);
 	if (v->type != MSGPACK_OBJECT_STR || v->via.str.size > max)
-		return proto_fail(d, "field \"%s\" must be a string of at most %zu bytes",
-		    key, max);
+		return proto_fail(d,
+		    "field \"%s\" must be a string of at most %zu bytes", key,
+		    max);
 	s = msgpack_zone_malloc(d->msg->unpacked.zone, v->via.str.size + 1);
 	if (s == NULL || proto_copy_str(v, s, v->via.str.size + 1) < 0)
 		return proto_fail(d, "field \"%s\" is not a valid string", key);
@@ -134,13 +135,15 @@ proto_field_u64(struct proto_dec *d, const char *key, uint64_t *out)
 	if (r == 0)
 		return proto_fail(d, "missing field \"%s\"", key);
 	if (r < 0)
-		return proto_fail(d, "field \"%s\" must be a non-negative integer", key);
+		return proto_fail(
+		    d, "field \"%s\" must be a non-negative integer", key);
 	return 0;
 }
 
 /* An optional map field; absent means the empty map. */
 static int
-proto_field_map(struct proto_dec *d, const char *key, const msgpack_object **out)
+proto_field_map(
+    struct proto_dec *d, const char *key, const msgpack_object **out)
 {
 	const msgpack_object *v = proto_map_get(&d->msg->unpacked.data, key);
 
@@ -160,7 +163,8 @@ proto_decode_request(struct proto_dec *d)
 	struct proto_msg *m = d->msg;
 
 	if (proto_field_u64(d, "id", &m->id) < 0 ||
-	    proto_field_str(d, &m->unpacked.data, "op", PROTO_MAX_NAME, &m->op) < 0)
+	    proto_field_str(
+	        d, &m->unpacked.data, "op", PROTO_MAX_NAME, &m->op) < 0)
 		return -1;
 	return proto_field_map(d, "args", &m->args);
 }
@@ -198,7 +202,8 @@ proto_decode_event(struct proto_dec *d)
 
 	if (proto_field_u64(d, "seq", &m->seq) < 0 ||
 	    proto_field_u64(d, "ts", &m->ts) < 0 ||
-	    proto_field_str(d, &m->unpacked.data, "kind", PROTO_MAX_NAME, &m->kind) < 0)
+	    proto_field_str(
+	        d, &m->unpacked.data, "kind", PROTO_MAX_NAME, &m->kind) < 0)
 		return -1;
 	return proto_field_map(d, "data", &m->data);
 }
@@ -209,7 +214,8 @@ proto_decode_data(struct proto_dec *d)
 	struct proto_msg *m = d->msg;
 	const msgpack_object *v;
 
-	if (proto_field_str(d, &m->unpacked.data, "stream", PROTO_MAX_NAME, &m->stream) < 0 ||
+	if (proto_field_str(d, &m->unpacked.data, "stream", PROTO_MAX_NAME,
+	        &m->stream) < 0 ||
 	    proto_field_u64(d, "offset", &m->offset) < 0)
 		return -1;
 	v = proto_map_get(&m->unpacked.data, "data");
@@ -225,17 +231,17 @@ static const struct {
 	enum proto_type type;
 	int (*decode)(struct proto_dec *);
 } proto_types[] = {
-	{ "request", PROTO_REQUEST, proto_decode_request },
-	{ "response", PROTO_RESPONSE, proto_decode_response },
-	{ "event", PROTO_EVENT, proto_decode_event },
-	{ "data", PROTO_DATA, proto_decode_data },
+    {"request", PROTO_REQUEST, proto_decode_request},
+    {"response", PROTO_RESPONSE, proto_decode_response},
+    {"event", PROTO_EVENT, proto_decode_event},
+    {"data", PROTO_DATA, proto_decode_data},
 };
 
 int
 proto_decode(const void *buf, size_t len, struct proto_msg *msg,
     const char **code, char *err, size_t errlen)
 {
-	struct proto_dec d = { msg, err, errlen };
+	struct proto_dec d = {msg, err, errlen};
 	const char *why, *type;
 	size_t off = 0, i;
 
@@ -243,8 +249,9 @@ proto_decode(const void *buf, size_t len, struct proto_msg *msg,
 	msg->empty_map.type = MSGPACK_OBJECT_MAP;
 	if (len > PROTO_MAX_MSG) {
 		*code = PROTO_E_TOO_LARGE;
-		snprintf(err, errlen, "message of %zu bytes exceeds the limit of %u",
-		    len, PROTO_MAX_MSG);
+		snprintf(err, errlen,
+		    "message of %zu bytes exceeds the limit of %u", len,
+		    PROTO_MAX_MSG);
 		return -1;
 	}
 	*code = PROTO_E_BAD_MESSAGE;
@@ -262,7 +269,8 @@ proto_decode(const void *buf, size_t len, struct proto_msg *msg,
 		snprintf(err, errlen, "a message must be a map");
 		goto fail;
 	}
-	if (proto_field_str(&d, &msg->unpacked.data, "type", PROTO_MAX_NAME, &type) < 0)
+	if (proto_field_str(
+	        &d, &msg->unpacked.data, "type", PROTO_MAX_NAME, &type) < 0)
 		goto fail;
 	for (i = 0; i < sizeof proto_types / sizeof proto_types[0]; i++) {
 		if (strcmp(type, proto_types[i].name) != 0)
@@ -345,8 +353,8 @@ proto_pack_result(msgpack_packer *pk, uint64_t id)
 }
 
 void
-proto_pack_error(msgpack_packer *pk, uint64_t id, const char *code,
-    const char *fmt, ...)
+proto_pack_error(
+    msgpack_packer *pk, uint64_t id, const char *code, const char *fmt, ...)
 {
 	char message[512];
 	va_list ap;
@@ -365,8 +373,8 @@ proto_pack_error(msgpack_packer *pk, uint64_t id, const char *code,
 }
 
 void
-proto_pack_event(msgpack_packer *pk, uint64_t seq, uint64_t ts,
-    const char *kind)
+proto_pack_event(
+    msgpack_packer *pk, uint64_t seq, uint64_t ts, const char *kind)
 {
 	msgpack_pack_map(pk, 5);
 	proto_pack_kv_str(pk, "type", "event");

@@ -65,7 +65,7 @@ struct proto_msg {
 	const void *bytes;            /* data */
 	size_t nbytes;                /* data */
 
-	msgpack_unpacked unpacked;    /* owns the zone */
+	msgpack_unpacked unpacked; /* owns the zone */
 	msgpack_object empty_map;
 };
 
@@ -87,8 +87,8 @@ const msgpack_object *proto_map_get(const msgpack_object *obj, const char *key);
  * longer ones, or ones holding a NUL, count as the wrong type. */
 int proto_arg_u64(const msgpack_object *map, const char *key, uint64_t *out);
 int proto_arg_bool(const msgpack_object *map, const char *key, bool *out);
-int proto_arg_str(const msgpack_object *map, const char *key, char *out,
-    size_t outlen);
+int proto_arg_str(
+    const msgpack_object *map, const char *key, char *out, size_t outlen);
 
 /*
  * Packing. Each proto_pack_* writes one whole message, or the head of one
@@ -107,8 +107,8 @@ void proto_pack_result(msgpack_packer *pk, uint64_t id);
 void proto_pack_error(msgpack_packer *pk, uint64_t id, const char *code,
     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* Head of an event; the caller packs the data map next. */
-void proto_pack_event(msgpack_packer *pk, uint64_t seq, uint64_t ts,
-    const char *kind);
+void proto_pack_event(
+    msgpack_packer *pk, uint64_t seq, uint64_t ts, const char *kind);
 /* A whole stream data chunk. */
 void proto_pack_data(msgpack_packer *pk, const char *stream, uint64_t offset,
     const void *bytes, size_t nbytes);
