@@ -1,6 +1,13 @@
 /* frame: length-prefixed framing of protocol messages on stream sockets. */
 #include "frame.h"
 
+uint32_t
+frame_length(const uint8_t hdr[FRAME_HDR])
+{
+	return (uint32_t)hdr[0] << 24 | (uint32_t)hdr[1] << 16 |
+	    (uint32_t)hdr[2] << 8 | hdr[3];
+}
+
 enum frame_result
 frame_parse(const uint8_t *buf, size_t len, size_t max, const uint8_t **payload,
     size_t *plen)
@@ -9,8 +16,7 @@ frame_parse(const uint8_t *buf, size_t len, size_t max, const uint8_t **payload,
 
 	if (len < FRAME_HDR)
 		return FRAME_NEED_MORE;
-	n = (uint32_t)buf[0] << 24 | (uint32_t)buf[1] << 16 |
-	    (uint32_t)buf[2] << 8 | buf[3];
+	n = frame_length(buf);
 	if (n > max)
 		return FRAME_TOO_LARGE;
 	if (len - FRAME_HDR < n)

@@ -20,6 +20,8 @@ enum frame_result {
  * from the header alone, before any byte of the body is awaited. */
 enum frame_result frame_parse(const uint8_t *buf, size_t len, size_t max,
     const uint8_t **payload, size_t *plen);
+/* The payload length a header announces. */
+uint32_t frame_length(const uint8_t hdr[FRAME_HDR]);
 /* Writes the header for a payload of len bytes. */
 void frame_header(uint8_t hdr[FRAME_HDR], uint32_t len);
 

@@ -1,4 +1,4 @@
-/* config: berthd's configuration file (INI, parsed with libinih).
+/* config: berthd's configuration file, a small INI dialect.
  *
  *   [berthd]   state_dir, token_file, socket
  *   [gateway]  listen, client_queue, command
@@ -6,6 +6,9 @@
  *   [labels]   any key = value
  *   [service NAME]  command, restart, backoff_min_ms, backoff_max_ms
  *
+ * One "key = value" per line; "#" or ";" starts a comment line; values run
+ * to the end of the line (no inline comments). A command is split on
+ * blanks, with "..." and '...' quoting and backslash escapes in "...".
  * Errors name the file and the line. Ownership: config_load and
  * config_parse_string fill a struct config whose strings and lists belong
  * to it; config_free releases them. */
@@ -21,6 +24,9 @@
 /* The longest value of any key, and the longest label key or value. */
 #define CONFIG_MAX_VALUE 4096
 #define CONFIG_MAX_LABEL 256
+/* The longest line, and the longest service name. */
+#define CONFIG_MAX_LINE 8192
+#define CONFIG_MAX_NAME 64
 
 enum config_restart {
 	CONFIG_RESTART_ALWAYS,
@@ -65,12 +71,16 @@ void config_init(struct config *cfg);
  * *cause set to "FILE:LINE: what is wrong" (the caller frees it). */
 int config_load(struct config *cfg, const char *path, char **cause);
 /* The same from text in memory; name stands for the file in messages. */
-int config_parse_string(struct config *cfg, const char *text,
-    const char *name, char **cause);
+int config_parse_string(
+    struct config *cfg, const char *text, const char *name, char **cause);
 /* Fills the defaults that depend on other keys (token_file, socket) and
  * checks what only the whole file can tell. Returns 0 or -1 with *cause. */
 int config_finish(struct config *cfg, char **cause);
 void config_free(struct config *cfg);
+
+/* Overrides the gateway's ADDR:PORT (the --listen option), checked as the
+ * file's key is. Returns 0 or -1 with *cause. */
+int config_set_listen(struct config *cfg, const char *listen, char **cause);
 
 /* Parses "8M", "64K", "1G" or plain bytes. Returns 0 or -1. */
 int config_parse_size(const char *s, size_t *out);

@@ -1,1 +1,241 @@
-int main(void){return 0;}
+/* berthd: PID 1 of the sandbox — supervisor and keeper of state.
+ *
+ * Reads the config, makes sure the state directory, boot id and token
+ * exist, opens the journal, serves the protocol on the Unix socket, starts
+ * the gateway and the configured services, reaps every child, and shuts
+ * down in order on SIGTERM or SIGINT. It parses no network bytes and links
+ * no Xlib: what could crash it runs in other processes. */
+#include <errno.h>
+#include <event2/event.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "boot.h"
+#include "catalog.h"
+#include "child.h"
+#include "config.h"
+#include "events.h"
+#include "log.h"
+#include "ops.h"
+#include "proto.h"
+#include "server.h"
+#include "service.h"
+#include "token.h"
+#include "xmalloc.h"
+
+static struct event_base *berthd_base;
+static int berthd_stopping;
+
+static void
+berthd_usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: berthd [--config FILE] [--listen ADDR:PORT] "
+	    "[--token-file FILE] [--state-dir DIR] [--debug]\n");
+}
+
+static void
+berthd_stopped_cb(void)
+{
+	event_base_loopexit(berthd_base, NULL);
+}
+
+static void
+berthd_signal_cb(evutil_socket_t sig, short what, void *arg)
+{
+	msgpack_packer *pk;
+
+	(void)what;
+	(void)arg;
+	if (sig == SIGCHLD) {
+		child_reap();
+		return;
+	}
+	if (berthd_stopping++)
+		return;
+	log_info("%s: shutting down", strsignal((int)sig));
+	pk = events_begin(EV_BERTHD_STOPPING);
+	msgpack_pack_map(pk, 1);
+	proto_pack_kv_i64(pk, "signal", sig);
+	events_commit();
+	service_stop_all(berthd_stopped_cb);
+}
+
+/* mkdir -p for one level, mode 0700; an existing directory is fine. */
+static void
+berthd_mkdir(const char *dir)
+{
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+		log_fatal("cannot create %s: %s", dir, strerror(errno));
+}
+
+static void
+berthd_emit_started(void)
+{
+	msgpack_packer *pk = events_begin(EV_BERTHD_STARTED);
+
+	msgpack_pack_map(pk, 3);
+	proto_pack_kv_str(pk, "boot_id", boot_id());
+	proto_pack_kv_u64(pk, "pid", (uint64_t)getpid());
+	proto_pack_kv_str(pk, "version", BERTH_VERSION);
+	events_commit();
+}
+
+static void
+berthd_add_services(const struct config *cfg, int debug)
+{
+	char queue[32];
+	char *gw = child_berth_program(cfg->gateway_command);
+	char *argv[] = {gw, "--listen", cfg->listen, "--token-file",
+	    cfg->token_file, "--socket", cfg->socket, "--client-queue", queue,
+	    debug ? "--debug" : NULL, NULL};
+	char *path;
+	size_t i;
+
+	snprintf(queue, sizeof queue, "%zu", cfg->client_queue);
+	service_add("gateway", gw, argv, CONFIG_RESTART_ALWAYS, 100, 5000);
+	free(gw);
+	for (i = 0; i < cfg->nservices; i++) {
+		const struct config_service *s = &cfg->services[i];
+		path = s->argv[0];
+		service_add(s->name, path, s->argv, s->restart,
+		    s->backoff_min_ms, s->backoff_max_ms);
+	}
+}
+
+static void
+berthd_parse_args(int argc, char **argv, struct config *cfg, int *debug)
+{
+	static const struct option longopts[] = {
+	    {"config", required_argument, NULL, 'c'},
+	    {"listen", required_argument, NULL, 'l'},
+	    {"token-file", required_argument, NULL, 't'},
+	    {"state-dir", required_argument, NULL, 's'},
+	    {"debug", no_argument, NULL, 'd'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
+	    {NULL, 0, NULL, 0},
+	};
+	const char *listen = NULL, *token = NULL, *state = NULL;
+	char *cause = NULL;
+	int ch;
+
+	while ((ch = getopt_long(argc, argv, "c:l:t:s:dhV", longopts, NULL)) !=
+	    -1) {
+		switch (ch) {
+		case 'c':
+			if (config_load(cfg, optarg, &cause) < 0)
+				log_fatal("%s", cause);
+			break;
+		case 'l': listen = optarg; break;
+		case 't': token = optarg; break;
+		case 's': state = optarg; break;
+		case 'd': *debug = 1; break;
+		case 'h': berthd_usage(stdout); exit(0);
+		case 'V': printf("berthd %s\n", BERTH_VERSION); exit(0);
+		default: berthd_usage(stderr); exit(2);
+		}
+	}
+	if (optind != argc) {
+		berthd_usage(stderr);
+		exit(2);
+	}
+	/* Command-line options win over the file, whatever their order. */
+	if (listen != NULL && config_set_listen(cfg, listen, &cause) < 0)
+		log_fatal("%s", cause);
+	if (token != NULL) {
+		free(cfg->token_file);
+		cfg->token_file = xstrdup(token);
+	}
+	if (state != NULL) {
+		free(cfg->state_dir);
+		cfg->state_dir = xstrdup(state);
+	}
+	if (config_finish(cfg, &cause) < 0)
+		log_fatal("%s", cause);
+}
+
+/* PID 1 reaps orphans by nature; anywhere else berthd asks to. */
+static void
+berthd_become_reaper(void)
+{
+	FILE *f;
+
+	if (getpid() != 1 && prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
+		log_warn(
+		    "cannot become a child subreaper: %s", strerror(errno));
+	/* Let the kernel kill anything else before berthd. */
+	f = fopen("/proc/self/oom_score_adj", "w");
+	if (f != NULL) {
+		fputs("-1000\n", f);
+		fclose(f);
+	}
+}
+
+int
+main(int argc, char **argv)
+{
+	static const int sigs[] = {SIGCHLD, SIGTERM, SIGINT};
+	struct event *sigev[sizeof sigs / sizeof sigs[0]];
+	struct journal_opts jo;
+	struct config cfg;
+	char *cause = NULL;
+	bool fresh;
+	int debug = 0;
+	size_t i;
+
+	log_init("berthd", 0);
+	config_init(&cfg);
+	berthd_parse_args(argc, argv, &cfg, &debug);
+	log_init("berthd", debug);
+	signal(SIGPIPE, SIG_IGN);
+	berthd_become_reaper();
+
+	berthd_mkdir(cfg.state_dir);
+	if (boot_init(cfg.state_dir, &fresh, &cause) < 0)
+		log_fatal("%s", cause);
+	if (token_ensure(cfg.token_file, &cause) < 0)
+		log_fatal("%s", cause);
+	jo = (struct journal_opts){cfg.journal_segment_bytes,
+	    cfg.journal_max_bytes, PROTO_MAX_MSG, cfg.journal_sync};
+	if (events_init(cfg.state_dir, &jo, fresh, &cause) < 0)
+		log_fatal("%s", cause);
+
+	berthd_base = event_base_new();
+	if (berthd_base == NULL)
+		log_fatal("cannot create the event loop");
+	for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+		sigev[i] =
+		    evsignal_new(berthd_base, sigs[i], berthd_signal_cb, NULL);
+		evsignal_add(sigev[i], NULL);
+	}
+	ops_init(&cfg);
+	if (server_listen(berthd_base, cfg.socket, &cause) < 0)
+		log_fatal("%s", cause);
+	log_info("berthd %s, pid %ld, boot %s%s, socket %s", BERTH_VERSION,
+	    (long)getpid(), boot_id(), fresh ? " (new)" : "", cfg.socket);
+	berthd_emit_started();
+	service_init(berthd_base);
+	berthd_add_services(&cfg, debug);
+	service_start_all();
+	/* A child that exited before the SIGCHLD event existed. */
+	child_reap();
+
+	event_base_dispatch(berthd_base);
+
+	server_shutdown();
+	service_free_all();
+	for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+		event_free(sigev[i]);
+	event_base_free(berthd_base);
+	events_shutdown();
+	config_free(&cfg);
+	log_info("stopped");
+	return 0;
+}

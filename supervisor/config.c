@@ -1,0 +1,590 @@
+/* config: berthd's configuration file, a small INI dialect. Owns the
+ * parsing of the file and the defaults; see config.h for the grammar. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "log.h"
+#include "xmalloc.h"
+
+/* A config file larger than this is surely not one. */
+#define CONFIG_MAX_FILE (1024 * 1024)
+
+enum config_section {
+	CONFIG_SEC_NONE,
+	CONFIG_SEC_BERTHD,
+	CONFIG_SEC_GATEWAY,
+	CONFIG_SEC_JOURNAL,
+	CONFIG_SEC_LABELS,
+	CONFIG_SEC_SERVICE,
+};
+
+struct config_parser {
+	struct config *cfg;
+	const char *name;
+	int line;
+	enum config_section sec;
+	struct config_service *svc;
+	char *cause;
+};
+
+static int
+config_fail(struct config_parser *p, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		log_fatal("out of memory");
+	va_end(ap);
+	p->cause = xasprintf("%s:%d: %s", p->name, p->line, msg);
+	free(msg);
+	return -1;
+}
+
+void
+config_init(struct config *cfg)
+{
+	memset(cfg, 0, sizeof *cfg);
+	cfg->state_dir = xstrdup("/var/lib/berth");
+	cfg->listen = xstrdup("127.0.0.1:7100");
+	cfg->gateway_command = xstrdup("berth-gateway");
+	cfg->client_queue = 8u << 20;
+	cfg->journal_max_bytes = 64u << 20;
+	cfg->journal_segment_bytes = 4u << 20;
+}
+
+int
+config_parse_size(const char *s, size_t *out)
+{
+	unsigned long long v;
+	char *end;
+	unsigned shift = 0;
+
+	if (!isdigit((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0)
+		return -1;
+	switch (*end) {
+	case '\0': break;
+	case 'K':
+	case 'k':
+		shift = 10;
+		end++;
+		break;
+	case 'M':
+	case 'm':
+		shift = 20;
+		end++;
+		break;
+	case 'G':
+	case 'g':
+		shift = 30;
+		end++;
+		break;
+	default: return -1;
+	}
+	if (*end != '\0' || v > (SIZE_MAX >> shift))
+		return -1;
+	*out = (size_t)v << shift;
+	return 0;
+}
+
+static int
+config_parse_bool(const char *s, bool *out)
+{
+	if (strcmp(s, "yes") == 0 || strcmp(s, "true") == 0 ||
+	    strcmp(s, "1") == 0)
+		*out = true;
+	else if (strcmp(s, "no") == 0 || strcmp(s, "false") == 0 ||
+	    strcmp(s, "0") == 0)
+		*out = false;
+	else
+		return -1;
+	return 0;
+}
+
+static int
+config_parse_ms(const char *s, unsigned *out)
+{
+	size_t v;
+
+	if (config_parse_size(s, &v) < 0 || v > 24u * 3600 * 1000 ||
+	    strpbrk(s, "KkMmGg") != NULL)
+		return -1;
+	*out = (unsigned)v;
+	return 0;
+}
+
+/* Splits a command line into a NULL-terminated argv, honouring '...',
+ * "..." and backslash escapes (outside quotes and inside "..."). */
+static int
+config_split(struct config_parser *p, const char *s, char ***argvp)
+{
+	char **argv = xcalloc(CONFIG_MAX_ARGS + 1, sizeof *argv);
+	char *word = xmalloc(strlen(s) + 1);
+	size_t argc = 0, n;
+	int err = 0;
+
+	while (*s != '\0' && err == 0) {
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (*s == '\0')
+			break;
+		n = 0;
+		while (*s != '\0' && *s != ' ' && *s != '\t' && err == 0) {
+			char q = *s;
+			if (q == '\'' || q == '"') {
+				s++;
+				while (*s != '\0' && *s != q) {
+					if (q == '"' && *s == '\\' &&
+					    s[1] != '\0')
+						s++;
+					word[n++] = *s++;
+				}
+				if (*s != q)
+					err = config_fail(p,
+					    "unterminated %c quote in command",
+					    q);
+				else
+					s++;
+			} else {
+				if (*s == '\\' && s[1] != '\0')
+					s++;
+				word[n++] = *s++;
+			}
+		}
+		if (err == 0 && argc == CONFIG_MAX_ARGS)
+			err =
+			    config_fail(p, "command has more than %d arguments",
+			        CONFIG_MAX_ARGS);
+		if (err == 0)
+			argv[argc++] = xstrndup(word, n);
+	}
+	free(word);
+	if (err == 0 && argc == 0)
+		err = config_fail(p, "empty command");
+	if (err != 0) {
+		for (n = 0; n < argc; n++)
+			free(argv[n]);
+		free(argv);
+		return -1;
+	}
+	*argvp = argv;
+	return 0;
+}
+
+static int
+config_set_str(struct config_parser *p, char **dst, const char *val)
+{
+	if (*val == '\0')
+		return config_fail(p, "empty value");
+	free(*dst);
+	*dst = xstrdup(val);
+	return 0;
+}
+
+static int
+config_set_size(
+    struct config_parser *p, size_t *dst, const char *val, size_t min)
+{
+	if (config_parse_size(val, dst) < 0 || *dst < min)
+		return config_fail(p,
+		    "\"%s\" is not a size of at least %zu "
+		    "bytes (like 512K, 8M or 1G)",
+		    val, min);
+	return 0;
+}
+
+/* Whether val is ADDR:PORT with a port in 1-65535; the address itself is
+ * the gateway's to resolve. */
+static bool
+config_valid_listen(const char *val)
+{
+	const char *colon = strrchr(val, ':');
+	char *end;
+	long port;
+
+	if (colon == NULL || colon == val || colon[1] == '\0')
+		return false;
+	errno = 0;
+	port = strtol(colon + 1, &end, 10);
+	return *end == '\0' && errno == 0 && port >= 1 && port <= 65535;
+}
+
+static int
+config_key_berthd(struct config_parser *p, const char *key, const char *val)
+{
+	struct config *c = p->cfg;
+
+	if (strcmp(key, "state_dir") == 0)
+		return config_set_str(p, &c->state_dir, val);
+	if (strcmp(key, "token_file") == 0)
+		return config_set_str(p, &c->token_file, val);
+	if (strcmp(key, "socket") == 0)
+		return config_set_str(p, &c->socket, val);
+	return config_fail(p, "unknown key \"%s\" in [berthd]", key);
+}
+
+static int
+config_key_gateway(struct config_parser *p, const char *key, const char *val)
+{
+	struct config *c = p->cfg;
+
+	if (strcmp(key, "listen") == 0) {
+		if (!config_valid_listen(val))
+			return config_fail(p,
+			    "listen \"%s\" is not ADDR:PORT "
+			    "with a port in 1-65535",
+			    val);
+		return config_set_str(p, &c->listen, val);
+	}
+	if (strcmp(key, "client_queue") == 0)
+		return config_set_size(p, &c->client_queue, val, 64 * 1024);
+	if (strcmp(key, "command") == 0)
+		return config_set_str(p, &c->gateway_command, val);
+	return config_fail(p, "unknown key \"%s\" in [gateway]", key);
+}
+
+static int
+config_key_journal(struct config_parser *p, const char *key, const char *val)
+{
+	struct config *c = p->cfg;
+
+	if (strcmp(key, "max_bytes") == 0)
+		return config_set_size(
+		    p, &c->journal_max_bytes, val, 64 * 1024);
+	if (strcmp(key, "segment_bytes") == 0)
+		return config_set_size(
+		    p, &c->journal_segment_bytes, val, 16 * 1024);
+	if (strcmp(key, "sync") == 0) {
+		if (config_parse_bool(val, &c->journal_sync) < 0)
+			return config_fail(p, "sync must be yes or no");
+		return 0;
+	}
+	return config_fail(p, "unknown key \"%s\" in [journal]", key);
+}
+
+static bool
+config_valid_name(const char *s, size_t max, const char *extra)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || n > max)
+		return false;
+	for (; *s != '\0'; s++)
+		if (!isalnum((unsigned char)*s) && strchr(extra, *s) == NULL)
+			return false;
+	return true;
+}
+
+static int
+config_key_label(struct config_parser *p, const char *key, const char *val)
+{
+	struct config *c = p->cfg;
+	size_t i;
+
+	if (!config_valid_name(key, CONFIG_MAX_LABEL, "._-/"))
+		return config_fail(p,
+		    "label key \"%s\" must be 1-%d of "
+		    "A-Z a-z 0-9 . _ - /",
+		    key, CONFIG_MAX_LABEL);
+	if (strlen(val) > CONFIG_MAX_LABEL)
+		return config_fail(
+		    p, "label value longer than %d bytes", CONFIG_MAX_LABEL);
+	for (i = 0; i < c->nlabels; i++)
+		if (strcmp(c->labels[i].key, key) == 0)
+			return config_fail(p, "label \"%s\" set twice", key);
+	if (c->nlabels == CONFIG_MAX_LABELS)
+		return config_fail(p, "more than %d labels", CONFIG_MAX_LABELS);
+	c->labels[c->nlabels].key = xstrdup(key);
+	c->labels[c->nlabels].value = xstrdup(val);
+	c->nlabels++;
+	return 0;
+}
+
+static int
+config_key_service(struct config_parser *p, const char *key, const char *val)
+{
+	struct config_service *s = p->svc;
+
+	if (strcmp(key, "command") == 0) {
+		char **argv;
+		if (config_split(p, val, &argv) < 0)
+			return -1;
+		if (s->argv != NULL)
+			return config_fail(p, "command set twice");
+		s->argv = argv;
+		return 0;
+	}
+	if (strcmp(key, "restart") == 0) {
+		if (strcmp(val, "always") == 0)
+			s->restart = CONFIG_RESTART_ALWAYS;
+		else if (strcmp(val, "on-failure") == 0)
+			s->restart = CONFIG_RESTART_ON_FAILURE;
+		else if (strcmp(val, "never") == 0)
+			s->restart = CONFIG_RESTART_NEVER;
+		else
+			return config_fail(p,
+			    "restart must be always, "
+			    "on-failure or never");
+		return 0;
+	}
+	if (strcmp(key, "backoff_min_ms") == 0 &&
+	    config_parse_ms(val, &s->backoff_min_ms) == 0)
+		return 0;
+	if (strcmp(key, "backoff_max_ms") == 0 &&
+	    config_parse_ms(val, &s->backoff_max_ms) == 0)
+		return 0;
+	if (strncmp(key, "backoff_", 8) == 0)
+		return config_fail(
+		    p, "%s must be milliseconds (0-86400000)", key);
+	return config_fail(
+	    p, "unknown key \"%s\" in [service %s]", key, s->name);
+}
+
+static int
+config_section(struct config_parser *p, char *line)
+{
+	struct config *c = p->cfg;
+	char *end = strchr(line, ']'), *name;
+	size_t i;
+
+	if (end == NULL || end[1] != '\0')
+		return config_fail(p, "section header must end with ]");
+	*end = '\0';
+	line++;
+	p->svc = NULL;
+	if (strcmp(line, "berthd") == 0)
+		p->sec = CONFIG_SEC_BERTHD;
+	else if (strcmp(line, "gateway") == 0)
+		p->sec = CONFIG_SEC_GATEWAY;
+	else if (strcmp(line, "journal") == 0)
+		p->sec = CONFIG_SEC_JOURNAL;
+	else if (strcmp(line, "labels") == 0)
+		p->sec = CONFIG_SEC_LABELS;
+	else if (strncmp(line, "service ", 8) == 0) {
+		name = line + 8;
+		while (*name == ' ')
+			name++;
+		if (!config_valid_name(name, CONFIG_MAX_NAME, "._-"))
+			return config_fail(p,
+			    "service name \"%s\" must be 1-%d of "
+			    "A-Z a-z 0-9 . _ -",
+			    name, CONFIG_MAX_NAME);
+		if (strcmp(name, "gateway") == 0)
+			return config_fail(p,
+			    "\"gateway\" is berth's own service; "
+			    "configure it in [gateway]");
+		for (i = 0; i < c->nservices; i++)
+			if (strcmp(c->services[i].name, name) == 0)
+				return config_fail(
+				    p, "service \"%s\" defined twice", name);
+		if (c->nservices == CONFIG_MAX_SERVICES)
+			return config_fail(
+			    p, "more than %d services", CONFIG_MAX_SERVICES);
+		p->svc = &c->services[c->nservices++];
+		p->svc->name = xstrdup(name);
+		p->svc->restart = CONFIG_RESTART_ALWAYS;
+		p->svc->backoff_min_ms = 100;
+		p->svc->backoff_max_ms = 5000;
+		p->svc->line = p->line;
+		p->sec = CONFIG_SEC_SERVICE;
+	} else
+		return config_fail(p, "unknown section [%s]", line);
+	return 0;
+}
+
+static char *
+config_trim(char *s)
+{
+	char *e;
+
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+static int
+config_line(struct config_parser *p, char *line)
+{
+	char *eq, *key, *val;
+
+	line = config_trim(line);
+	if (*line == '\0' || *line == '#' || *line == ';')
+		return 0;
+	if (*line == '[')
+		return config_section(p, line);
+	eq = strchr(line, '=');
+	if (eq == NULL)
+		return config_fail(p, "expected \"key = value\" or [section]");
+	*eq = '\0';
+	key = config_trim(line);
+	val = config_trim(eq + 1);
+	if (*key == '\0')
+		return config_fail(p, "missing key before =");
+	if (strlen(val) > CONFIG_MAX_VALUE)
+		return config_fail(
+		    p, "value longer than %d bytes", CONFIG_MAX_VALUE);
+	switch (p->sec) {
+	case CONFIG_SEC_BERTHD: return config_key_berthd(p, key, val);
+	case CONFIG_SEC_GATEWAY: return config_key_gateway(p, key, val);
+	case CONFIG_SEC_JOURNAL: return config_key_journal(p, key, val);
+	case CONFIG_SEC_LABELS: return config_key_label(p, key, val);
+	case CONFIG_SEC_SERVICE: return config_key_service(p, key, val);
+	case CONFIG_SEC_NONE: break;
+	}
+	return config_fail(p, "\"%s\" outside any section", key);
+}
+
+int
+config_parse_string(
+    struct config *cfg, const char *text, const char *name, char **cause)
+{
+	struct config_parser p = {.cfg = cfg, .name = name};
+	char buf[CONFIG_MAX_LINE + 1];
+	const char *nl;
+	size_t n;
+
+	while (*text != '\0') {
+		p.line++;
+		nl = strchr(text, '\n');
+		n = nl != NULL ? (size_t)(nl - text) : strlen(text);
+		if (n > CONFIG_MAX_LINE) {
+			config_fail(
+			    &p, "line longer than %d bytes", CONFIG_MAX_LINE);
+			*cause = p.cause;
+			return -1;
+		}
+		memcpy(buf, text, n);
+		buf[n] = '\0';
+		if (config_line(&p, buf) < 0) {
+			*cause = p.cause;
+			return -1;
+		}
+		text += n + (nl != NULL);
+	}
+	return 0;
+}
+
+int
+config_load(struct config *cfg, const char *path, char **cause)
+{
+	FILE *f = fopen(path, "r");
+	char *text;
+	size_t n;
+	int r;
+
+	if (f == NULL) {
+		*cause = xasprintf("%s: %s", path, strerror(errno));
+		return -1;
+	}
+	text = xmalloc(CONFIG_MAX_FILE + 1);
+	n = fread(text, 1, CONFIG_MAX_FILE + 1, f);
+	if (ferror(f) || n > CONFIG_MAX_FILE) {
+		*cause = xasprintf("%s: %s", path,
+		    ferror(f) ? strerror(errno) : "larger than 1 MiB");
+		fclose(f);
+		free(text);
+		return -1;
+	}
+	fclose(f);
+	if (memchr(text, '\0', n) != NULL) {
+		*cause = xasprintf("%s: contains a NUL byte", path);
+		free(text);
+		return -1;
+	}
+	text[n] = '\0';
+	free(cfg->path);
+	cfg->path = xstrdup(path);
+	r = config_parse_string(cfg, text, path, cause);
+	free(text);
+	return r;
+}
+
+int
+config_finish(struct config *cfg, char **cause)
+{
+	const char *name = cfg->path != NULL ? cfg->path : "config";
+	size_t i;
+
+	for (i = 0; i < cfg->nservices; i++) {
+		struct config_service *s = &cfg->services[i];
+		if (s->argv == NULL) {
+			*cause =
+			    xasprintf("%s:%d: service \"%s\" has no command",
+			        name, s->line, s->name);
+			return -1;
+		}
+		if (s->backoff_min_ms > s->backoff_max_ms) {
+			*cause =
+			    xasprintf("%s:%d: service \"%s\": backoff_min_ms "
+			              "exceeds backoff_max_ms",
+			        name, s->line, s->name);
+			return -1;
+		}
+	}
+	if (cfg->token_file == NULL)
+		cfg->token_file = xasprintf("%s/token", cfg->state_dir);
+	if (cfg->socket == NULL)
+		cfg->socket = xasprintf("%s/berthd.sock", cfg->state_dir);
+	/* sun_path holds 108 bytes with its NUL. */
+	if (strlen(cfg->socket) >= 108) {
+		*cause = xasprintf("%s: socket path \"%s\" is longer than 107 "
+		                   "bytes",
+		    name, cfg->socket);
+		return -1;
+	}
+	return 0;
+}
+
+int
+config_set_listen(struct config *cfg, const char *listen, char **cause)
+{
+	if (!config_valid_listen(listen)) {
+		*cause = xasprintf("--listen \"%s\" is not ADDR:PORT with a "
+		                   "port in 1-65535",
+		    listen);
+		return -1;
+	}
+	free(cfg->listen);
+	cfg->listen = xstrdup(listen);
+	return 0;
+}
+
+void
+config_free(struct config *cfg)
+{
+	size_t i, j;
+
+	free(cfg->path);
+	free(cfg->state_dir);
+	free(cfg->token_file);
+	free(cfg->socket);
+	free(cfg->listen);
+	free(cfg->gateway_command);
+	for (i = 0; i < cfg->nlabels; i++) {
+		free(cfg->labels[i].key);
+		free(cfg->labels[i].value);
+	}
+	for (i = 0; i < cfg->nservices; i++) {
+		free(cfg->services[i].name);
+		for (j = 0; cfg->services[i].argv != NULL &&
+		     cfg->services[i].argv[j] != NULL;
+		     j++)
+			free(cfg->services[i].argv[j]);
+		free(cfg->services[i].argv);
+	}
+	memset(cfg, 0, sizeof *cfg);
+}

@@ -1,0 +1,360 @@
+/* server: the protocol on berthd's Unix socket (see server.h). Owns the
+ * listener, every connection, and the reply buffer. */
+#include <errno.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/listener.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "catalog.h"
+#include "events.h"
+#include "frame.h"
+#include "journal.h"
+#include "log.h"
+#include "ops.h"
+#include "proto.h"
+#include "server.h"
+#include "xmalloc.h"
+
+static struct evconnlistener *server_listener;
+static struct server_conn *server_conns;
+static char *server_path;
+static msgpack_sbuffer server_sb;
+static msgpack_packer server_pk;
+
+static void server_free(struct server_conn *c);
+
+/* Writes one framed message from the reply buffer to c. */
+static void
+server_send_buffer(struct server_conn *c)
+{
+	uint8_t hdr[FRAME_HDR];
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+
+	frame_header(hdr, (uint32_t)server_sb.size);
+	evbuffer_add(out, hdr, sizeof hdr);
+	evbuffer_add(out, server_sb.data, server_sb.size);
+}
+
+msgpack_packer *
+server_reply_begin(struct server_conn *c, uint64_t id)
+{
+	(void)c;
+	msgpack_sbuffer_clear(&server_sb);
+	proto_pack_result(&server_pk, id);
+	return &server_pk;
+}
+
+void
+server_reply_end(struct server_conn *c)
+{
+	server_send_buffer(c);
+}
+
+void
+server_reply_error(
+    struct server_conn *c, uint64_t id, const char *code, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	msgpack_sbuffer_clear(&server_sb);
+	proto_pack_error(&server_pk, id, code, "%s", msg);
+	server_send_buffer(c);
+}
+
+/* Tells a subscriber that seqs [c->next_seq, first) are gone for good. */
+static void
+server_send_gap(struct server_conn *c, uint64_t first)
+{
+	msgpack_sbuffer_clear(&server_sb);
+	proto_pack_event(&server_pk, 0, proto_now_ms(), EV_EVENTS_GAP);
+	msgpack_pack_map(&server_pk, 3);
+	proto_pack_kv_u64(&server_pk, "requested", c->next_seq);
+	proto_pack_kv_u64(&server_pk, "first_seq", first);
+	proto_pack_kv_u64(&server_pk, "lost", first - c->next_seq);
+	server_send_buffer(c);
+}
+
+/* Moves journal records into c's output until it holds SERVER_OUT_HIGH
+ * bytes or c has caught up. Journal records are whole event messages. */
+static void
+server_pump(struct server_conn *c)
+{
+	struct evbuffer *out = bufferevent_get_output(c->bev);
+	const uint8_t *p;
+	uint8_t hdr[FRAME_HDR];
+	size_t len;
+	uint64_t seq;
+	char *cause = NULL;
+	int r;
+
+	while (c->cursor != NULL && !c->closing &&
+	    evbuffer_get_length(out) < SERVER_OUT_HIGH) {
+		r = journal_cursor_next(c->cursor, &p, &len, &seq, &cause);
+		if (r == 0)
+			break;
+		if (r < 0) {
+			log_warn("subscriber %s: %s", c->peer, cause);
+			free(cause);
+			server_reply_error(c, 0, PROTO_E_INTERNAL,
+			    "the journal cannot be read");
+			c->closing = true;
+			break;
+		}
+		if (seq != c->next_seq)
+			server_send_gap(c, seq);
+		frame_header(hdr, (uint32_t)len);
+		evbuffer_add(out, hdr, sizeof hdr);
+		evbuffer_add(out, p, len);
+		c->next_seq = seq + 1;
+	}
+}
+
+void
+server_subscribe(struct server_conn *c, uint64_t from_seq)
+{
+	if (c->cursor != NULL)
+		journal_cursor_close(c->cursor);
+	c->cursor = journal_cursor_open(events_journal(), from_seq);
+	c->next_seq = from_seq;
+	server_pump(c);
+}
+
+void
+server_unsubscribe(struct server_conn *c)
+{
+	if (c->cursor != NULL)
+		journal_cursor_close(c->cursor);
+	c->cursor = NULL;
+}
+
+static void
+server_events_cb(void)
+{
+	struct server_conn *c;
+
+	for (c = server_conns; c != NULL; c = c->next)
+		if (c->cursor != NULL)
+			server_pump(c);
+}
+
+/* Decodes and dispatches every whole frame in c's input. */
+static void
+server_read_cb(struct bufferevent *bev, void *arg)
+{
+	struct server_conn *c = arg;
+	struct evbuffer *in = bufferevent_get_input(bev);
+	const uint8_t *payload;
+	uint8_t hdr[FRAME_HDR];
+	const char *code;
+	char err[256];
+	size_t plen;
+	struct proto_msg m;
+
+	while (!c->closing) {
+		size_t have = evbuffer_get_length(in);
+		if (have < FRAME_HDR)
+			break;
+		evbuffer_copyout(in, hdr, FRAME_HDR);
+		plen = frame_length(hdr);
+		if (plen > PROTO_MAX_MSG) {
+			server_reply_error(c, 0, PROTO_E_TOO_LARGE,
+			    "frame exceeds %u bytes", PROTO_MAX_MSG);
+			c->closing = true;
+			break;
+		}
+		if (have < FRAME_HDR + plen)
+			break;
+		payload = evbuffer_pullup(in, (ssize_t)(FRAME_HDR + plen));
+		if (proto_decode(payload + FRAME_HDR, plen, &m, &code, err,
+		        sizeof err) < 0) {
+			server_reply_error(c, 0, code, "%s", err);
+			c->closing = true;
+			break;
+		}
+		if (m.type != PROTO_REQUEST) {
+			server_reply_error(c, 0, PROTO_E_BAD_MESSAGE,
+			    "clients send requests only");
+			c->closing = true;
+		} else
+			ops_dispatch(c, &m);
+		proto_msg_free(&m);
+		evbuffer_drain(in, FRAME_HDR + plen);
+	}
+	if (c->closing) {
+		bufferevent_disable(bev, EV_READ);
+		if (evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+			server_free(c);
+	}
+}
+
+static void
+server_write_cb(struct bufferevent *bev, void *arg)
+{
+	struct server_conn *c = arg;
+
+	if (c->closing) {
+		if (evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+			server_free(c);
+		return;
+	}
+	server_pump(c);
+}
+
+static void
+server_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+	struct server_conn *c = arg;
+
+	(void)bev;
+	if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR)) {
+		log_debug("%s: %s closed", __func__, c->peer);
+		server_free(c);
+	}
+}
+
+static void
+server_free(struct server_conn *c)
+{
+	if (c->prev != NULL)
+		c->prev->next = c->next;
+	else
+		server_conns = c->next;
+	if (c->next != NULL)
+		c->next->prev = c->prev;
+	server_unsubscribe(c);
+	bufferevent_free(c->bev);
+	free(c);
+}
+
+/* Only berthd's own user (root) may talk to berthd. */
+static int
+server_peer_ok(evutil_socket_t fd, char *peer, size_t len)
+{
+	struct ucred cred;
+	socklen_t clen = sizeof cred;
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) != 0)
+		return 0;
+	snprintf(peer, len, "pid %ld uid %ld", (long)cred.pid, (long)cred.uid);
+	return cred.uid == getuid();
+}
+
+static void
+server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
+    struct sockaddr *sa, int salen, void *arg)
+{
+	struct server_conn *c;
+	char peer[64];
+
+	(void)sa;
+	(void)salen;
+	(void)arg;
+	if (!server_peer_ok(fd, peer, sizeof peer)) {
+		log_warn("refused a Unix socket client (%s)", peer);
+		close(fd);
+		return;
+	}
+	c = xcalloc(1, sizeof *c);
+	snprintf(c->peer, sizeof c->peer, "%s", peer);
+	c->bev = bufferevent_socket_new(
+	    evconnlistener_get_base(l), fd, BEV_OPT_CLOSE_ON_FREE);
+	bufferevent_setcb(
+	    c->bev, server_read_cb, server_write_cb, server_event_cb, c);
+	bufferevent_setwatermark(c->bev, EV_WRITE, SERVER_OUT_LOW, 0);
+	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+	c->next = server_conns;
+	if (server_conns != NULL)
+		server_conns->prev = c;
+	server_conns = c;
+}
+
+/* A socket file nobody accepts on is left from a previous run. */
+static int
+server_socket_stale(const struct sockaddr_un *sun)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int live;
+
+	if (fd < 0)
+		return 0;
+	live = connect(fd, (const struct sockaddr *)sun, sizeof *sun) == 0;
+	close(fd);
+	return !live;
+}
+
+int
+server_listen(struct event_base *base, const char *path, char **cause)
+{
+	struct sockaddr_un sun;
+	evutil_socket_t fd;
+	mode_t old;
+
+	memset(&sun, 0, sizeof sun);
+	sun.sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof sun.sun_path) {
+		*cause = xasprintf("socket path %s is too long", path);
+		return -1;
+	}
+	strcpy(sun.sun_path, path);
+	if (access(path, F_OK) == 0) {
+		if (!server_socket_stale(&sun)) {
+			*cause =
+			    xasprintf("%s: another berthd is listening", path);
+			return -1;
+		}
+		unlink(path);
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		*cause = xasprintf("socket: %s", strerror(errno));
+		return -1;
+	}
+	old = umask(0177);
+	if (bind(fd, (struct sockaddr *)&sun, sizeof sun) != 0) {
+		umask(old);
+		*cause = xasprintf("bind %s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	umask(old);
+	server_listener = evconnlistener_new(base, server_accept_cb, NULL,
+	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 128, fd);
+	if (server_listener == NULL) {
+		*cause = xasprintf("listen %s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	server_path = xstrdup(path);
+	msgpack_sbuffer_init(&server_sb);
+	msgpack_packer_init(&server_pk, &server_sb, msgpack_sbuffer_write);
+	events_set_notify(server_events_cb);
+	return 0;
+}
+
+void
+server_shutdown(void)
+{
+	while (server_conns != NULL)
+		server_free(server_conns);
+	if (server_listener != NULL)
+		evconnlistener_free(server_listener);
+	server_listener = NULL;
+	if (server_path != NULL)
+		unlink(server_path);
+	free(server_path);
+	server_path = NULL;
+	msgpack_sbuffer_destroy(&server_sb);
+	events_set_notify(NULL);
+}

@@ -1,0 +1,54 @@
+/* server: the protocol on berthd's Unix socket — listening, framing,
+ * connections, and event subscriptions.
+ *
+ * Every client (the gateway's control connection, one connection per
+ * WebSocket client, the CLI) is a server_conn. A subscriber's events are
+ * read back from the journal through its own cursor, only while its output
+ * buffer is below a bound: a slow reader falls behind on disk and catches
+ * up later; it never holds memory or the producer. Ownership: the server
+ * allocates and frees every server_conn; ops only borrow them during a
+ * dispatch. */
+#ifndef BERTH_SERVER_H
+#define BERTH_SERVER_H
+
+#include <event2/event.h>
+#include <msgpack.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* A subscriber's output is refilled from the journal up to this many
+ * bytes, and again once it has drained below the low mark. */
+#define SERVER_OUT_HIGH (1024 * 1024)
+#define SERVER_OUT_LOW (256 * 1024)
+
+struct journal_cursor;
+
+struct server_conn {
+	struct bufferevent *bev;
+	bool hello;   /* hello succeeded */
+	bool remote;  /* carries a WebSocket client (gateway.attach) */
+	bool closing; /* flush what is queued, then free */
+	char peer[64];
+	struct journal_cursor *cursor; /* non-NULL while subscribed */
+	uint64_t next_seq;             /* the seq the subscriber expects */
+	struct server_conn *prev, *next;
+};
+
+/* Binds path (mode 0600; a stale socket is replaced, a live one is an
+ * error) and starts accepting. Returns 0 or -1 with *cause. */
+int server_listen(struct event_base *base, const char *path, char **cause);
+/* Stops listening, frees every connection, removes the socket. */
+void server_shutdown(void);
+
+/* A successful response: packs the head, the caller packs the result
+ * (exactly one object) and calls server_reply_end. */
+msgpack_packer *server_reply_begin(struct server_conn *c, uint64_t id);
+void server_reply_end(struct server_conn *c);
+void server_reply_error(struct server_conn *c, uint64_t id, const char *code,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* Starts (or moves) c's event stream at from_seq; call after replying. */
+void server_subscribe(struct server_conn *c, uint64_t from_seq);
+void server_unsubscribe(struct server_conn *c);
+
+#endif
