@@ -54,7 +54,10 @@ uint64_t journal_cursor_seq(const struct journal_cursor *c);
 /* Returns 1 with the next record (payload owned by the cursor, valid until
  * the next call), 0 when the cursor has caught up with the last append
  * (call again after more appends), or -1 with *cause set if the journal
- * cannot be read (the caller frees cause). */
+ * cannot be read (the caller frees cause). Seqs come back increasing; a
+ * reader that rotation outran finishes the segment it had open, then
+ * jumps to the oldest segment left, so a gap mid-stream shows as a *seq
+ * above what journal_cursor_seq said before the call. */
 int journal_cursor_next(struct journal_cursor *c, const uint8_t **payload,
     size_t *len, uint64_t *seq, char **cause);
 void journal_cursor_close(struct journal_cursor *c);
