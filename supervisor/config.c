@@ -317,13 +317,9 @@ config_key_service(struct config_parser *p, const char *key, const char *val)
 	struct config_service *s = p->svc;
 
 	if (strcmp(key, "command") == 0) {
-		char **argv;
-		if (config_split(p, val, &argv) < 0)
-			return -1;
 		if (s->argv != NULL)
 			return config_fail(p, "command set twice");
-		s->argv = argv;
-		return 0;
+		return config_split(p, val, &s->argv);
 	}
 	if (strcmp(key, "restart") == 0) {
 		if (strcmp(val, "always") == 0)
