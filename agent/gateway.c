@@ -1,0 +1,361 @@
+/* gateway: berth-gateway's main. Reads the command line and the token,
+ * opens the listening socket in one lws vhost, confines itself with
+ * seccomp, then serves HTTP, WebSocket and its berthd connections on the
+ * one lws service loop until SIGTERM or SIGINT. Owns struct gateway. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "gateway.h"
+#include "gw_client.h"
+#include "gw_http.h"
+#include "gw_seccomp.h"
+#include "gw_upstream.h"
+#include "log.h"
+#include "proto.h"
+#include "xmalloc.h"
+
+struct gateway gateway;
+
+static const struct lws_protocols gateway_protocols[] = {
+    [GATEWAY_PROTO_HTTP] = {"http", gw_http_cb, 0, 0, 0, NULL, 0},
+    [GATEWAY_PROTO_WS] = {GATEWAY_SUBPROTOCOL, gw_client_cb,
+        sizeof(struct gw_client), 65536, 0, NULL, 0},
+    [GATEWAY_PROTO_UPSTREAM] = {"berth-upstream", gw_upstream_cb, 0, 65536, 0,
+        NULL, 0},
+    {NULL, NULL, 0, 0, 0, NULL, 0},
+};
+
+#if defined(__SANITIZE_ADDRESS__)
+/* LeakSanitizer stops the world with ptrace at exit, which the filter
+ * forbids; the check could only fail. Leaks are looked for in runs
+ * without the filter. */
+int __lsan_is_turned_off(void);
+int
+__lsan_is_turned_off(void)
+{
+	return 1;
+}
+#endif
+
+static __attribute__((noreturn)) void
+gateway_usage(void)
+{
+	fprintf(stderr,
+	    "usage: berth-gateway --listen ADDR:PORT --token-file FILE "
+	    "--socket PATH\n"
+	    "                     [--client-queue BYTES] [--debug]\n"
+	    "       berth-gateway --seccomp-selftest\n");
+	exit(1);
+}
+
+void
+gateway_peer(struct lws *wsi, char *buf, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+	struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+	char host[INET6_ADDRSTRLEN];
+	int fd = lws_get_socket_fd(wsi);
+
+	if (fd < 0 || getpeername(fd, (struct sockaddr *)&ss, &sl) != 0) {
+		snprintf(buf, len, "unknown");
+		return;
+	}
+	if (ss.ss_family == AF_INET) {
+		inet_ntop(AF_INET, &s4->sin_addr, host, sizeof host);
+		snprintf(buf, len, "%s:%u", host, ntohs(s4->sin_port));
+	} else if (ss.ss_family == AF_INET6 &&
+	    IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr)) {
+		inet_ntop(
+		    AF_INET, &s6->sin6_addr.s6_addr[12], host, sizeof host);
+		snprintf(buf, len, "%s:%u", host, ntohs(s6->sin6_port));
+	} else if (ss.ss_family == AF_INET6) {
+		inet_ntop(AF_INET6, &s6->sin6_addr, host, sizeof host);
+		snprintf(buf, len, "[%s]:%u", host, ntohs(s6->sin6_port));
+	} else
+		snprintf(buf, len, "unknown");
+}
+
+/*
+ * Splits "ADDR:PORT" or "[ADDR6]:PORT". *addr is a copy the caller frees;
+ * *v6 says which family it is. Returns -1 with *cause on a bad value.
+ */
+static int
+gateway_parse_listen(
+    const char *arg, char **addr, int *v6, int *port, char **cause)
+{
+	const char *colon, *start = arg, *end;
+	unsigned char sa[sizeof(struct in6_addr)];
+	char *host, *ep;
+	long n;
+
+	if (*arg == '[') {
+		end = strchr(arg, ']');
+		if (end == NULL || end[1] != ':')
+			goto bad;
+		start = arg + 1;
+		colon = end + 1;
+		*v6 = 1;
+	} else {
+		colon = strrchr(arg, ':');
+		if (colon == NULL)
+			goto bad;
+		end = colon;
+		*v6 = 0;
+	}
+	errno = 0;
+	n = strtol(colon + 1, &ep, 10);
+	if (colon[1] == '\0' || *ep != '\0' || errno != 0 || n < 0 || n > 65535)
+		goto bad;
+	host = xstrndup(start, (size_t)(end - start));
+	if (inet_pton(*v6 ? AF_INET6 : AF_INET, host, sa) != 1) {
+		free(host);
+		goto bad;
+	}
+	*addr = host;
+	*port = (int)n;
+	return 0;
+bad:
+	*cause = xasprintf("--listen %s: expected ADDR:PORT, ADDR an IPv4 "
+	                   "address or [IPv6]",
+	    arg);
+	return -1;
+}
+
+/* Reads the token: trailing whitespace stripped, and nothing in it that
+ * an Authorization header could not carry. */
+static int
+gateway_read_token(const char *path, char **cause)
+{
+	char buf[GATEWAY_TOKEN_MAX + 1];
+	size_t len = 0, i;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		*cause = xasprintf("token file %s: %s", path, strerror(errno));
+		return -1;
+	}
+	while (len < sizeof buf) {
+		n = read(fd, buf + len, sizeof buf - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			*cause = xasprintf(
+			    "token file %s: %s", path, strerror(errno));
+			close(fd);
+			return -1;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	if (len > GATEWAY_TOKEN_MAX) {
+		*cause = xasprintf("token file %s: longer than %u bytes", path,
+		    GATEWAY_TOKEN_MAX);
+		goto fail;
+	}
+	while (len > 0 &&
+	    (buf[len - 1] == ' ' || buf[len - 1] == '\t' ||
+	        buf[len - 1] == '\r' || buf[len - 1] == '\n'))
+		len--;
+	if (len == 0) {
+		*cause = xasprintf("token file %s is empty", path);
+		goto fail;
+	}
+	for (i = 0; i < len; i++) {
+		if ((unsigned char)buf[i] <= ' ' ||
+		    (unsigned char)buf[i] >= 0x7f) {
+			*cause =
+			    xasprintf("token file %s: the token may hold "
+			              "only printable ASCII without spaces",
+			        path);
+			goto fail;
+		}
+	}
+	gateway.token = xstrndup(buf, len);
+	gateway.tokenlen = len;
+	explicit_bzero(buf, sizeof buf);
+	return 0;
+fail:
+	explicit_bzero(buf, sizeof buf);
+	return -1;
+}
+
+static void
+gateway_signal(int sig)
+{
+	(void)sig;
+	gateway.stopping = 1;
+	if (gateway.ctx != NULL)
+		lws_cancel_service(gateway.ctx);
+}
+
+static void
+gateway_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+	sa.sa_handler = gateway_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+}
+
+/* lws's own diagnostics, as lines of ours. */
+static void
+gateway_lws_log(int level, const char *line)
+{
+	size_t n = strlen(line);
+
+	while (n > 0 && line[n - 1] == '\n')
+		n--;
+	if (level & LLL_ERR)
+		log_warn("lws: %.*s", (int)n, line);
+	else
+		log_debug("lws: %.*s", (int)n, line);
+}
+
+/* The context and its one vhost, listening. */
+static void
+gateway_listen(const char *addr, int v6, int port, int debug)
+{
+	struct lws_context_creation_info info;
+	uint64_t options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS;
+	int any;
+
+	lws_set_log_level(
+	    debug ? LLL_ERR | LLL_WARN | LLL_NOTICE : LLL_ERR, gateway_lws_log);
+	if (!v6)
+		options |= LWS_SERVER_OPTION_DISABLE_IPV6;
+	any = strcmp(addr, v6 ? "::" : "0.0.0.0") == 0;
+
+	memset(&info, 0, sizeof info);
+	info.options = options;
+	info.gid = (gid_t)-1;
+	info.uid = (uid_t)-1;
+	info.pt_serv_buf_size = 65536;
+	info.max_http_header_pool = 128;
+	gateway.ctx = lws_create_context(&info);
+	if (gateway.ctx == NULL)
+		log_fatal("cannot create the lws context");
+
+	memset(&info, 0, sizeof info);
+	info.options = options;
+	info.vhost_name = "berth-gateway";
+	info.server_string = "berth-gateway";
+	info.port = port;
+	info.iface = any ? NULL : addr;
+	info.protocols = gateway_protocols;
+	gateway.vhost = lws_create_vhost(gateway.ctx, &info);
+	if (gateway.vhost == NULL)
+		log_fatal("cannot listen on %s%s%s:%d", v6 ? "[" : "", addr,
+		    v6 ? "]" : "", port);
+	log_info("listening on %s%s%s:%d", v6 ? "[" : "", addr, v6 ? "]" : "",
+	    lws_get_vhost_listen_port(gateway.vhost));
+}
+
+static void
+gateway_free(void)
+{
+	struct gateway_berthd *b = &gateway.berthd;
+
+	free(b->healthz_head);
+	free(b->healthz_tail);
+	free(b->checks_json);
+	explicit_bzero(gateway.token, gateway.tokenlen);
+	free(gateway.token);
+	free(gateway.socket_path);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+	    {"listen", required_argument, NULL, 'l'},
+	    {"token-file", required_argument, NULL, 't'},
+	    {"socket", required_argument, NULL, 's'},
+	    {"client-queue", required_argument, NULL, 'q'},
+	    {"debug", no_argument, NULL, 'd'},
+	    {"seccomp-selftest", no_argument, NULL, 'S'},
+	    {NULL, 0, NULL, 0},
+	};
+	const char *listen_arg = NULL, *token_file = NULL, *socket_path = NULL;
+	char *addr, *cause, *ep;
+	int c, debug = 0, v6, port, rc = 0;
+	unsigned long long q;
+
+	log_init("berth-gateway", 0);
+	gateway.client_queue = GATEWAY_CLIENT_QUEUE_DEFAULT;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'l': listen_arg = optarg; break;
+		case 't': token_file = optarg; break;
+		case 's': socket_path = optarg; break;
+		case 'd': debug = 1; break;
+		case 'S': return gw_seccomp_selftest();
+		case 'q':
+			errno = 0;
+			q = strtoull(optarg, &ep, 10);
+			if (*optarg == '\0' || *ep != '\0' || errno != 0 ||
+			    q == 0 || q > SIZE_MAX)
+				log_fatal("--client-queue %s: expected a "
+				          "positive number of bytes",
+				    optarg);
+			gateway.client_queue = (size_t)q;
+			break;
+		default: gateway_usage();
+		}
+	}
+	if (optind != argc || listen_arg == NULL || token_file == NULL ||
+	    socket_path == NULL)
+		gateway_usage();
+	log_init("berth-gateway", debug);
+	if (strlen(socket_path) >= sizeof(((struct sockaddr_un *)0)->sun_path))
+		log_fatal("--socket %s: path too long", socket_path);
+	if (gateway_parse_listen(listen_arg, &addr, &v6, &port, &cause) < 0)
+		log_fatal("%s", cause);
+	if (gateway_read_token(token_file, &cause) < 0)
+		log_fatal("%s", cause);
+	gateway.socket_path = xstrdup(socket_path);
+	gateway.started = lws_now_usecs();
+
+	gateway_signals();
+	gateway_listen(addr, v6, port, debug);
+	free(addr);
+	if (gw_seccomp_install(&cause) < 0)
+		log_fatal("%s", cause);
+
+	gw_upstream_control_start();
+	while (!gateway.stopping) {
+		if (lws_service(gateway.ctx, 0) < 0) {
+			log_warn("the lws service loop failed");
+			rc = 1;
+			break;
+		}
+	}
+	log_info("stopping");
+	gateway.stopping = 1;
+	gw_upstream_control_stop();
+	lws_context_destroy(gateway.ctx);
+	gateway.ctx = NULL;
+	gateway_free();
+	return rc;
+}

@@ -1,0 +1,70 @@
+/* gateway: berth-gateway, the network face. This header holds what the
+ * gateway's modules share: the one gateway (its lws context, its options)
+ * and what the control connection last learnt about berthd, which the
+ * probes answer from. */
+#ifndef BERTH_GATEWAY_H
+#define BERTH_GATEWAY_H
+
+#include <libwebsockets.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The WebSocket subprotocol, and the one path that upgrades to it. */
+#define GATEWAY_SUBPROTOCOL "berth.v1"
+#define GATEWAY_WS_PATH "/v1"
+/* Default bound of what may wait for one slow WebSocket client. */
+#define GATEWAY_CLIENT_QUEUE_DEFAULT (8u * 1024 * 1024)
+/* The longest token file accepted, and the longest peer name. */
+#define GATEWAY_TOKEN_MAX 4096
+#define GATEWAY_PEER_MAX 64
+
+/* Indexes into the protocol table that gateway.c hands to lws. */
+enum gateway_protocol {
+	GATEWAY_PROTO_HTTP,     /* protocols[0]: HTTP and upgrade checks */
+	GATEWAY_PROTO_WS,       /* berth.v1 WebSocket clients */
+	GATEWAY_PROTO_UPSTREAM, /* raw Unix sockets to berthd */
+};
+
+/*
+ * berthd as the control connection last saw it. Written only by
+ * gw_upstream.c; read by the probes (gw_http.c) and the metrics. Strings
+ * are owned here and replaced whole when berthd answers anew.
+ */
+struct gateway_berthd {
+	int connected;        /* the control socket is up */
+	int hello_ok;         /* hello succeeded on it */
+	lws_usec_t last_pong; /* monotonic time of the last answer */
+	char reason[160];     /* why berthd does not answer, for 503s */
+
+	/* From hello: the start of /healthz's body up to uptime_ms, the
+	 * rest of it after, and berthd's start time (ms since the epoch). */
+	char *healthz_head;
+	char *healthz_tail;
+	uint64_t started_at;
+
+	/* From the last state: the checks as a JSON object, and whether
+	 * every one of them is ok. */
+	char *checks_json;
+	int checks_ok;
+};
+
+/* The one gateway. Everything here lives as long as the process. */
+struct gateway {
+	struct lws_context *ctx;
+	struct lws_vhost *vhost;
+	char *token; /* the bearer token; never logged */
+	size_t tokenlen;
+	char *socket_path;   /* berthd's Unix socket */
+	size_t client_queue; /* bytes that may wait for one client */
+	lws_usec_t started;  /* monotonic start time */
+	volatile sig_atomic_t stopping;
+	struct gateway_berthd berthd;
+};
+
+extern struct gateway gateway;
+
+/* Writes "ip:port" of wsi's peer into buf (at least GATEWAY_PEER_MAX). */
+void gateway_peer(struct lws *wsi, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,314 @@
+/* gw_client: one berth.v1 WebSocket client and its relay to berthd. Owns
+ * the client's outgoing queue and reassembly buffer; its upstream is
+ * owned by gw_upstream and only borrowed here. */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gw_client.h"
+#include "gw_metrics.h"
+#include "gw_upstream.h"
+#include "log.h"
+#include "proto.h"
+#include "xmalloc.h"
+
+/* Close codes beyond RFC 6455's: the client fell too far behind and
+ * must reconnect and resume from the last seq it saw. */
+#define GW_CLIENT_CLOSE_SLOW 4008
+/* How long a closing client may take to accept its close frame. */
+#define GW_CLIENT_CLOSE_GRACE_S 5
+/* At most this many bytes go to one client per writeable callback, so
+ * that one busy client does not hold up the others. */
+#define GW_CLIENT_WRITE_BURST (1024u * 1024)
+
+/* Arranges for the client to be closed with code and reason: at once if
+ * now is set (what is queued is dropped), else once the queue drained. */
+static void
+gw_client_close(struct gw_client *c, int code, const char *reason, int now)
+{
+	if (c->close_code != 0)
+		return;
+	c->close_code = code;
+	c->close_reason = reason;
+	c->close_now = now;
+	if (now)
+		gw_queue_clear(&c->out);
+	if (c->up != NULL) {
+		gw_upstream_close(c->up);
+		c->up = NULL;
+	}
+	if (!c->rx_paused) {
+		lws_rx_flow_control(c->wsi, 0);
+		c->rx_paused = 1;
+	}
+	lws_callback_on_writable(c->wsi);
+	/* A client that never reads never becomes writable; do not keep it
+	 * (and its socket) forever. */
+	lws_set_timeout(
+	    c->wsi, PENDING_TIMEOUT_USER_OK, GW_CLIENT_CLOSE_GRACE_S);
+}
+
+/* Queues a message for the client, or drops the client if it is too far
+ * behind. */
+static void
+gw_client_queue(struct gw_client *c, const void *msg, size_t len)
+{
+	if (c->close_code != 0)
+		return;
+	if (gw_queue_push_copy(&c->out, msg, len) < 0) {
+		log_warn("client %s too slow: %zu bytes waiting; dropped",
+		    c->peer, c->out.bytes);
+		gw_metrics.slow_consumer_drops++;
+		gw_client_close(c, GW_CLIENT_CLOSE_SLOW,
+		    "slow consumer: resume with from_seq", 1);
+		return;
+	}
+	lws_callback_on_writable(c->wsi);
+}
+
+static void gw_client_error(struct gw_client *c, uint64_t id, const char *code,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void
+gw_client_error(
+    struct gw_client *c, uint64_t id, const char *code, const char *fmt, ...)
+{
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+	char message[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(message, sizeof message, fmt, ap);
+	va_end(ap);
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	proto_pack_error(&pk, id, code, "%s", message);
+	gw_client_queue(c, sb.data, sb.size);
+	msgpack_sbuffer_destroy(&sb);
+}
+
+static void
+gw_client_established(struct gw_client *c, struct lws *wsi)
+{
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+	char *cause;
+
+	c->wsi = wsi;
+	gw_queue_init(&c->out, gateway.client_queue);
+	gateway_peer(wsi, c->peer, sizeof c->peer);
+	gw_metrics.connections_total++;
+	gw_metrics.connections_active++;
+	c->counted = 1;
+	c->up = gw_upstream_open(GW_UPSTREAM_CLIENT, &cause);
+	if (c->up == NULL) {
+		log_warn("client %s: berthd unreachable at %s: %s", c->peer,
+		    gateway.socket_path, cause);
+		free(cause);
+		gw_client_close(c, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION,
+		    "berthd unavailable", 1);
+		return;
+	}
+	c->up->client = c;
+	c->up->attach_pending = 1;
+	/* Marks the connection as remote before the client can say a word,
+	 * so berthd refuses it what only local programs may do. */
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	proto_pack_request(&pk, 0, "gateway.attach");
+	msgpack_pack_map(&pk, 1);
+	proto_pack_kv_str(&pk, "peer", c->peer);
+	gw_upstream_send(c->up, sb.data, sb.size);
+	msgpack_sbuffer_destroy(&sb);
+	log_info("client %s connected", c->peer);
+}
+
+/* One whole message from the client: checked, then forwarded as is. */
+static void
+gw_client_message(struct gw_client *c, const unsigned char *buf, size_t len)
+{
+	struct proto_msg m;
+	const char *code;
+	char err[256];
+
+	gw_metrics.messages_in++;
+	gw_metrics.bytes_in += len;
+	if (proto_decode(buf, len, &m, &code, err, sizeof err) < 0) {
+		log_info("client %s sent a bad message: %s", c->peer, err);
+		gw_client_error(c, 0, code, "%s", err);
+		if (strcmp(code, PROTO_E_TOO_LARGE) == 0)
+			gw_client_close(c, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE,
+			    "message too large", 0);
+		else
+			gw_client_close(c, LWS_CLOSE_STATUS_POLICY_VIOLATION,
+			    "bad message", 0);
+		return;
+	}
+	if (m.type != PROTO_REQUEST) {
+		gw_client_error(
+		    c, 0, PROTO_E_BAD_MESSAGE, "clients send requests only");
+		gw_client_close(
+		    c, LWS_CLOSE_STATUS_POLICY_VIOLATION, "bad message", 0);
+		goto out;
+	}
+	/* Local ops are refused by berthd, which knows this connection is
+	 * attached; answering here would break the order of responses. */
+	if (c->up == NULL)
+		goto out;
+	gw_upstream_send(c->up, buf, len);
+	if (c->up->out.bytes > GW_UPSTREAM_HIGH_WATER && !c->rx_paused) {
+		lws_rx_flow_control(c->wsi, 0);
+		c->rx_paused = 1;
+	}
+out:
+	proto_msg_free(&m);
+}
+
+/*
+ * A piece of a message. Fragments (and pieces of one frame that lws hands
+ * over in turn) are gathered into one buffer; a message that would pass
+ * PROTO_MAX_MSG is refused from what has been announced so far, before
+ * more of it is buffered.
+ */
+static int
+gw_client_receive(struct gw_client *c, const unsigned char *in, size_t len)
+{
+	size_t announced, need;
+
+	if (c->close_code != 0)
+		return 0;
+	if (!c->in_message) {
+		if (!lws_frame_is_binary(c->wsi)) {
+			lws_close_reason(c->wsi,
+			    LWS_CLOSE_STATUS_UNACCEPTABLE_OPCODE,
+			    (unsigned char *)"binary messages only", 20);
+			return -1;
+		}
+		c->in_message = 1;
+		c->rxlen = 0;
+	}
+	announced = c->rxlen + len + lws_remaining_packet_payload(c->wsi);
+	if (announced > PROTO_MAX_MSG) {
+		log_info(
+		    "client %s: message over %u bytes", c->peer, PROTO_MAX_MSG);
+		lws_close_reason(c->wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE,
+		    (unsigned char *)"message too large", 17);
+		return -1;
+	}
+	if (!lws_is_final_fragment(c->wsi) || c->rxlen != 0) {
+		need = c->rxlen + len;
+		if (need > c->rxcap) {
+			c->rxcap =
+			    announced > 2 * c->rxcap ? announced : 2 * c->rxcap;
+			if (c->rxcap > PROTO_MAX_MSG)
+				c->rxcap = PROTO_MAX_MSG;
+			c->rx = xrealloc(c->rx, c->rxcap);
+		}
+		memcpy(c->rx + c->rxlen, in, len);
+		c->rxlen = need;
+		if (!lws_is_final_fragment(c->wsi))
+			return 0;
+		in = c->rx;
+		len = c->rxlen;
+	}
+	c->in_message = 0;
+	c->rxlen = 0;
+	gw_client_message(c, in, len);
+	return 0;
+}
+
+/*
+ * Writes what is queued while the socket takes it. One message per
+ * writeable callback would drain one message per turn of the loop while
+ * a single read from berthd can bring hundreds: the queue would then
+ * measure the loop, not the client. lws_send_pipe_choked() is lws's own
+ * test for whether another write goes straight to the socket, so no write
+ * lands behind a partial one.
+ */
+static int
+gw_client_writeable(struct gw_client *c)
+{
+	struct gw_queue_msg *m;
+	size_t burst = 0;
+
+	if (c->close_code != 0 && (c->close_now || c->out.count == 0)) {
+		lws_close_reason(c->wsi, (enum lws_close_status)c->close_code,
+		    (unsigned char *)c->close_reason, strlen(c->close_reason));
+		return -1;
+	}
+	while ((m = gw_queue_first(&c->out)) != NULL) {
+		if (burst != 0 &&
+		    (burst >= GW_CLIENT_WRITE_BURST ||
+		        lws_send_pipe_choked(c->wsi)))
+			break;
+		if (lws_write(c->wsi, gw_queue_payload(m), m->len,
+		        LWS_WRITE_BINARY) < (int)m->len)
+			return -1;
+		burst += m->len;
+		gw_metrics.messages_out++;
+		gw_metrics.bytes_out += m->len;
+		gw_queue_pop(&c->out);
+	}
+	if (c->out.count != 0 || c->close_code != 0)
+		lws_callback_on_writable(c->wsi);
+	return 0;
+}
+
+static void
+gw_client_closed(struct gw_client *c)
+{
+	if (c->up != NULL) {
+		gw_upstream_close(c->up);
+		c->up = NULL;
+	}
+	gw_queue_clear(&c->out);
+	free(c->rx);
+	c->rx = NULL;
+	if (c->counted) {
+		gw_metrics.connections_active--;
+		c->counted = 0;
+		log_info("client %s disconnected", c->peer);
+	}
+}
+
+int
+gw_client_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
+    void *in, size_t len)
+{
+	struct gw_client *c = user;
+
+	switch (reason) {
+	case LWS_CALLBACK_ESTABLISHED: gw_client_established(c, wsi); return 0;
+	case LWS_CALLBACK_RECEIVE: return gw_client_receive(c, in, len);
+	case LWS_CALLBACK_SERVER_WRITEABLE: return gw_client_writeable(c);
+	case LWS_CALLBACK_CLOSED: gw_client_closed(c); return 0;
+	default: return 0;
+	}
+}
+
+void
+gw_client_deliver(struct gw_client *c, const void *msg, size_t len)
+{
+	gw_client_queue(c, msg, len);
+}
+
+void
+gw_client_upstream_gone(struct gw_client *c)
+{
+	c->up = NULL;
+	/* At exit lws is closing everything itself. */
+	if (gateway.stopping)
+		return;
+	gw_client_close(
+	    c, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, "berthd unavailable", 0);
+}
+
+void
+gw_client_resume(struct gw_client *c)
+{
+	if (c->rx_paused && c->close_code == 0) {
+		lws_rx_flow_control(c->wsi, 1);
+		c->rx_paused = 0;
+	}
+}

@@ -1,0 +1,764 @@
+/* gw_upstream: Unix-socket connections to berthd as lws raw sockets, and
+ * the control connection (hello, ping, state, the event subscription).
+ * Owns every struct gw_upstream and the control connection's state, and
+ * writes gateway.berthd. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "frame.h"
+#include "gateway.h"
+#include "gw_client.h"
+#include "gw_metrics.h"
+#include "gw_upstream.h"
+#include "json.h"
+#include "log.h"
+#include "proto.h"
+#include "xmalloc.h"
+
+/* berthd answers within this long of a ping, or it is not up. */
+#define GW_UPSTREAM_PING_US (1 * LWS_USEC_PER_SEC)
+#define GW_UPSTREAM_STALE_US (3 * LWS_USEC_PER_SEC)
+/* Reconnect backoff for the control connection. */
+#define GW_UPSTREAM_BACKOFF_MIN_US (100 * 1000)
+#define GW_UPSTREAM_BACKOFF_MAX_US (2 * LWS_USEC_PER_SEC)
+/* What may wait to go to berthd on the control connection: refusals are
+ * dropped beyond it, so a flood of bad upgrades cannot grow it. */
+#define GW_UPSTREAM_CONTROL_QUEUE (1024u * 1024)
+/* At most this many bytes go to berthd per writeable callback. */
+#define GW_UPSTREAM_WRITE_BURST (1024u * 1024)
+
+/*
+ * Requests on the control connection carry their kind in the low bits of
+ * their id, so a response says what it answers without a table of
+ * outstanding requests.
+ */
+enum gw_upstream_req {
+	GW_REQ_HELLO = 1,
+	GW_REQ_STATE,
+	GW_REQ_SUBSCRIBE,
+	GW_REQ_PING,
+	GW_REQ_AUTH_FAILED,
+};
+#define GW_REQ_BITS 3
+#define GW_REQ_MASK ((1u << GW_REQ_BITS) - 1)
+
+/* The control connection and its timers. */
+static struct {
+	struct gw_upstream *up;
+	lws_sorted_usec_list_t sul_connect;
+	lws_sorted_usec_list_t sul_ping;
+	lws_usec_t backoff;
+	uint64_t counter;  /* makes request ids unique */
+	int subscribed;    /* events.subscribe sent on this connection */
+	int state_pending; /* a state request is outstanding */
+	int state_again;   /* ... and another is wanted after it */
+	int ping_pending;
+	int warned; /* a connect failure was logged since berthd was up */
+} gw_ctl;
+
+static int gw_upstream_control_msg(const uint8_t *msg, size_t len);
+static void gw_upstream_control_lost(void);
+
+struct gw_upstream *
+gw_upstream_open(enum gw_upstream_kind kind, char **cause)
+{
+	lws_adopt_desc_t desc;
+	struct sockaddr_un sun;
+	struct gw_upstream *up;
+	struct lws *wsi;
+	int fd;
+
+	memset(&sun, 0, sizeof sun);
+	sun.sun_family = AF_UNIX;
+	if (strlen(gateway.socket_path) >= sizeof sun.sun_path) {
+		*cause = xasprintf("socket path too long");
+		return NULL;
+	}
+	strcpy(sun.sun_path, gateway.socket_path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		*cause = xasprintf("socket: %s", strerror(errno));
+		return NULL;
+	}
+	/* A Unix connect completes or fails at once; EAGAIN means berthd's
+	 * backlog is full, which counts as unreachable too. */
+	if (connect(fd, (struct sockaddr *)&sun, sizeof sun) != 0) {
+		*cause = xasprintf("connect: %s", strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	up = xcalloc(1, sizeof *up);
+	up->kind = kind;
+	gw_queue_init(&up->out,
+	    kind == GW_UPSTREAM_CONTROL ? GW_UPSTREAM_CONTROL_QUEUE : SIZE_MAX);
+	memset(&desc, 0, sizeof desc);
+	desc.vh = gateway.vhost;
+	desc.type = LWS_ADOPT_SOCKET;
+	desc.fd.sockfd = fd;
+	desc.vh_prot_name = "berth-upstream";
+	wsi = lws_adopt_descriptor_vhost_via_info(&desc);
+	if (wsi == NULL) {
+		/* lws closed the descriptor already. */
+		*cause = xstrdup("cannot adopt the socket into lws");
+		free(up);
+		return NULL;
+	}
+	/* Set only now, so that no callback of a failed adoption can free
+	 * up; nothing is read before the loop turns again. */
+	lws_set_opaque_user_data(wsi, up);
+	up->wsi = wsi;
+	return up;
+}
+
+int
+gw_upstream_send(struct gw_upstream *up, const void *msg, size_t len)
+{
+	struct gw_queue_msg *m;
+	unsigned char *p;
+
+	m = gw_queue_msg_new(FRAME_HDR + len);
+	p = gw_queue_payload(m);
+	frame_header(p, (uint32_t)len);
+	memcpy(p + FRAME_HDR, msg, len);
+	if (gw_queue_push(&up->out, m) < 0) {
+		free(m);
+		return -1;
+	}
+	lws_callback_on_writable(up->wsi);
+	return 0;
+}
+
+void
+gw_upstream_close(struct gw_upstream *up)
+{
+	up->client = NULL;
+	/* At exit lws is closing everything itself. */
+	if (!gateway.stopping)
+		lws_set_timeout(
+		    up->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+}
+
+/* The first response on a client's connection answers gateway.attach;
+ * the client never sees it. Returns -1 if berthd refused. */
+static int
+gw_upstream_attach_done(struct gw_upstream *up, const uint8_t *msg, size_t len)
+{
+	struct proto_msg m;
+	const char *code;
+	char err[256];
+	int ok;
+
+	up->attach_pending = 0;
+	if (proto_decode(msg, len, &m, &code, err, sizeof err) < 0) {
+		log_warn("berthd's answer to gateway.attach: %s", err);
+		return -1;
+	}
+	ok = m.type == PROTO_RESPONSE && m.ok;
+	if (m.type == PROTO_RESPONSE && !m.ok)
+		log_warn("berthd refused gateway.attach: %s: %s", m.err_code,
+		    m.err_message);
+	else if (!ok)
+		log_warn("berthd did not answer gateway.attach first");
+	proto_msg_free(&m);
+	return ok ? 0 : -1;
+}
+
+/* One whole message from berthd. Returns -1 to close the connection. */
+static int
+gw_upstream_dispatch(struct gw_upstream *up, const uint8_t *msg, size_t len)
+{
+	if (up->kind == GW_UPSTREAM_CONTROL)
+		return gw_upstream_control_msg(msg, len);
+	if (up->client == NULL)
+		return 0;
+	if (up->attach_pending) {
+		if (gw_upstream_attach_done(up, msg, len) < 0) {
+			gw_client_upstream_gone(up->client);
+			up->client = NULL;
+			return -1;
+		}
+		return 0;
+	}
+	gw_client_deliver(up->client, msg, len);
+	return 0;
+}
+
+/*
+ * Splits what berthd sent into frames. Whole frames in `in` are handled
+ * where they lie; only a trailing partial frame is copied, so a stream of
+ * small messages costs no copying at all.
+ */
+static int
+gw_upstream_rx(struct gw_upstream *up, const uint8_t *in, size_t len)
+{
+	const uint8_t *buf = in, *payload;
+	size_t have = len, off = 0, plen, need;
+	enum frame_result r;
+
+	if (up->inlen != 0) {
+		need = up->inlen + len;
+		if (need > up->incap) {
+			up->incap = need < 2 * up->incap ? 2 * up->incap : need;
+			up->in = xrealloc(up->in, up->incap);
+		}
+		memcpy(up->in + up->inlen, in, len);
+		up->inlen = need;
+		buf = up->in;
+		have = need;
+	}
+	for (;;) {
+		r = frame_parse(
+		    buf + off, have - off, PROTO_MAX_MSG, &payload, &plen);
+		if (r == FRAME_TOO_LARGE) {
+			log_warn(
+			    "berthd sent a frame over %u bytes", PROTO_MAX_MSG);
+			return -1;
+		}
+		if (r == FRAME_NEED_MORE)
+			break;
+		if (gw_upstream_dispatch(up, payload, plen) < 0)
+			return -1;
+		off += FRAME_HDR + plen;
+	}
+	if (buf == up->in) {
+		memmove(up->in, up->in + off, have - off);
+		up->inlen = have - off;
+	} else if (off < have) {
+		if (have - off > up->incap) {
+			free(up->in);
+			up->incap = have - off;
+			up->in = xmalloc(up->incap);
+		}
+		memcpy(up->in, buf + off, have - off);
+		up->inlen = have - off;
+	}
+	return 0;
+}
+
+/*
+ * Writes what is queued while berthd's socket takes it. This is send()
+ * on the descriptor rather than lws_write: lws keeps what a raw socket
+ * did not take and stops reading that socket until it is gone, so a
+ * berthd blocked on sending a large answer to us, while we were blocked
+ * on sending a large request to it, would wait on us forever. Here a
+ * partial write stays in our queue (up->outoff) and lws keeps reading.
+ */
+static int
+gw_upstream_writeable(struct gw_upstream *up)
+{
+	int fd = lws_get_socket_fd(up->wsi);
+	struct gw_queue_msg *m;
+	size_t burst = 0;
+	ssize_t n;
+
+	while ((m = gw_queue_first(&up->out)) != NULL &&
+	    burst < GW_UPSTREAM_WRITE_BURST) {
+		n = send(fd, gw_queue_payload(m) + up->outoff,
+		    m->len - up->outoff, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			break;
+		if (n < 0) {
+			log_debug("%s: send: %s", __func__, strerror(errno));
+			return -1;
+		}
+		up->outoff += (size_t)n;
+		burst += (size_t)n;
+		if (up->outoff < m->len)
+			break;
+		up->outoff = 0;
+		gw_queue_pop(&up->out);
+	}
+	if (up->out.count != 0)
+		lws_callback_on_writable(up->wsi);
+	if (up->client != NULL && up->out.bytes <= GW_UPSTREAM_LOW_WATER)
+		gw_client_resume(up->client);
+	return 0;
+}
+
+static void
+gw_upstream_free(struct gw_upstream *up)
+{
+	if (up->client != NULL)
+		gw_client_upstream_gone(up->client);
+	if (up == gw_ctl.up)
+		gw_upstream_control_lost();
+	gw_queue_clear(&up->out);
+	free(up->in);
+	free(up);
+}
+
+int
+gw_upstream_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
+    void *in, size_t len)
+{
+	struct gw_upstream *up = lws_get_opaque_user_data(wsi);
+
+	(void)user;
+	switch (reason) {
+	case LWS_CALLBACK_RAW_RX:
+		if (up == NULL)
+			return -1;
+		return gw_upstream_rx(up, in, len);
+	case LWS_CALLBACK_RAW_WRITEABLE:
+		if (up == NULL)
+			return -1;
+		return gw_upstream_writeable(up);
+	case LWS_CALLBACK_RAW_CLOSE:
+		if (up != NULL) {
+			lws_set_opaque_user_data(wsi, NULL);
+			gw_upstream_free(up);
+		}
+		return 0;
+	default: return 0;
+	}
+}
+
+/*
+ * The control connection.
+ */
+
+/* Starts a request of the given kind: *pk packs into *sb; the caller
+ * packs the args map next and sends with gw_upstream_control_send. */
+static void
+gw_upstream_control_begin(msgpack_sbuffer *sb, msgpack_packer *pk,
+    enum gw_upstream_req kind, const char *op)
+{
+	uint64_t id = ++gw_ctl.counter << GW_REQ_BITS | kind;
+
+	msgpack_sbuffer_init(sb);
+	msgpack_packer_init(pk, sb, msgpack_sbuffer_write);
+	proto_pack_request(pk, id, op);
+}
+
+static int
+gw_upstream_control_send(msgpack_sbuffer *sb)
+{
+	int r = -1;
+
+	if (gw_ctl.up != NULL)
+		r = gw_upstream_send(gw_ctl.up, sb->data, sb->size);
+	msgpack_sbuffer_destroy(sb);
+	return r;
+}
+
+static void
+gw_upstream_control_hello(void)
+{
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+
+	gw_upstream_control_begin(&sb, &pk, GW_REQ_HELLO, "hello");
+	msgpack_pack_map(&pk, 2);
+	proto_pack_kv_str(&pk, "version", PROTO_VERSION);
+	proto_pack_kv_str(&pk, "client", "berth-gateway/" BERTH_VERSION);
+	gw_upstream_control_send(&sb);
+}
+
+static void
+gw_upstream_control_state(void)
+{
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+
+	if (gw_ctl.state_pending) {
+		gw_ctl.state_again = 1;
+		return;
+	}
+	gw_upstream_control_begin(&sb, &pk, GW_REQ_STATE, "state");
+	msgpack_pack_map(&pk, 0);
+	if (gw_upstream_control_send(&sb) == 0)
+		gw_ctl.state_pending = 1;
+}
+
+static void
+gw_upstream_control_subscribe(uint64_t from_seq)
+{
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+
+	gw_upstream_control_begin(
+	    &sb, &pk, GW_REQ_SUBSCRIBE, "events.subscribe");
+	msgpack_pack_map(&pk, 1);
+	proto_pack_kv_u64(&pk, "from_seq", from_seq);
+	if (gw_upstream_control_send(&sb) == 0)
+		gw_ctl.subscribed = 1;
+}
+
+void
+gw_upstream_auth_failed(const char *peer, const char *reason)
+{
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+
+	/* berthd takes nothing but hello before hello. */
+	if (gw_ctl.up == NULL || !gateway.berthd.hello_ok) {
+		log_info(
+		    "refusal of %s not journaled: berthd not connected", peer);
+		return;
+	}
+	gw_upstream_control_begin(
+	    &sb, &pk, GW_REQ_AUTH_FAILED, "gateway.auth_failed");
+	msgpack_pack_map(&pk, 2);
+	proto_pack_kv_str(&pk, "peer", peer);
+	proto_pack_kv_str(&pk, "reason", reason);
+	if (gw_upstream_control_send(&sb) < 0)
+		log_warn("refusal of %s not journaled: berthd is behind", peer);
+}
+
+static void gw_upstream_set_reason(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+
+static void
+gw_upstream_set_reason(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(gateway.berthd.reason, sizeof gateway.berthd.reason, fmt, ap);
+	va_end(ap);
+}
+
+/* A string field of a result map as a JSON string literal. */
+static void
+gw_upstream_json_field(FILE *f, const msgpack_object *map, const char *key)
+{
+	const msgpack_object *v = proto_map_get(map, key);
+
+	if (v != NULL && v->type == MSGPACK_OBJECT_STR)
+		json_write_str(f, v->via.str.ptr, v->via.str.size);
+	else
+		fputs("\"\"", f);
+}
+
+/* hello's result becomes the body of /healthz, split where uptime_ms
+ * goes, so that a probe costs one formatted number. */
+static void
+gw_upstream_hello_done(const msgpack_object *result)
+{
+	struct gateway_berthd *b = &gateway.berthd;
+	const msgpack_object *labels;
+	uint64_t started_at = 0;
+	size_t len;
+	FILE *f;
+
+	free(b->healthz_head);
+	free(b->healthz_tail);
+	b->healthz_head = NULL;
+	b->healthz_tail = NULL;
+	f = open_memstream(&b->healthz_head, &len);
+	if (f == NULL)
+		log_fatal("open_memstream: out of memory");
+	fputs("{\"status\":\"ok\",\"boot_id\":", f);
+	gw_upstream_json_field(f, result, "boot_id");
+	fputs(",\"version\":", f);
+	gw_upstream_json_field(f, result, "agent_version");
+	fputs(",\"uptime_ms\":", f);
+	if (fclose(f) != 0)
+		log_fatal("open_memstream: out of memory");
+	f = open_memstream(&b->healthz_tail, &len);
+	if (f == NULL)
+		log_fatal("open_memstream: out of memory");
+	fputs(",\"labels\":", f);
+	labels = proto_map_get(result, "labels");
+	if (labels != NULL && labels->type == MSGPACK_OBJECT_MAP)
+		json_write(f, labels);
+	else
+		fputs("{}", f);
+	fputs("}", f);
+	if (fclose(f) != 0)
+		log_fatal("open_memstream: out of memory");
+	proto_arg_u64(result, "started_at", &started_at);
+	b->started_at = started_at;
+	b->hello_ok = 1;
+	b->last_pong = lws_now_usecs();
+	gw_ctl.backoff = GW_UPSTREAM_BACKOFF_MIN_US;
+	gw_ctl.warned = 0;
+	log_info("berthd answers");
+}
+
+/* An RFC 3339 UTC time, with milliseconds, of ms since the epoch. */
+static void
+gw_upstream_rfc3339(FILE *f, uint64_t ms)
+{
+	time_t secs = (time_t)(ms / 1000);
+	char when[32];
+	struct tm tm;
+
+	if (gmtime_r(&secs, &tm) == NULL ||
+	    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm) == 0) {
+		fputs("\"1970-01-01T00:00:00.000Z\"", f);
+		return;
+	}
+	fprintf(f, "\"%s.%03uZ\"", when, (unsigned)(ms % 1000));
+}
+
+/*
+ * state's checks become the JSON object /readyz returns. A check that
+ * does not say ok=true counts as failing: readiness is strict.
+ */
+static void
+gw_upstream_checks(const msgpack_object *checks)
+{
+	struct gateway_berthd *b = &gateway.berthd;
+	const msgpack_object *k, *v, *reason;
+	uint64_t since;
+	int all_ok = 1;
+	uint32_t i;
+	size_t len;
+	bool ok;
+	FILE *f;
+
+	free(b->checks_json);
+	b->checks_json = NULL;
+	f = open_memstream(&b->checks_json, &len);
+	if (f == NULL)
+		log_fatal("open_memstream: out of memory");
+	fputc('{', f);
+	for (i = 0; checks != NULL && checks->type == MSGPACK_OBJECT_MAP &&
+	     i < checks->via.map.size;
+	     i++) {
+		k = &checks->via.map.ptr[i].key;
+		v = &checks->via.map.ptr[i].val;
+		if (k->type != MSGPACK_OBJECT_STR) {
+			all_ok = 0;
+			continue;
+		}
+		ok = false;
+		since = 0;
+		if (proto_arg_bool(v, "ok", &ok) <= 0)
+			ok = false;
+		proto_arg_u64(v, "since", &since);
+		reason = proto_map_get(v, "reason");
+		if (i != 0)
+			fputc(',', f);
+		json_write_str(f, k->via.str.ptr, k->via.str.size);
+		fprintf(f, ":{\"ok\":%s,\"reason\":", ok ? "true" : "false");
+		if (reason != NULL && reason->type == MSGPACK_OBJECT_STR)
+			json_write_str(
+			    f, reason->via.str.ptr, reason->via.str.size);
+		else
+			fputs("\"\"", f);
+		fputs(",\"since\":", f);
+		gw_upstream_rfc3339(f, since);
+		fputc('}', f);
+		if (!ok)
+			all_ok = 0;
+	}
+	fputc('}', f);
+	if (fclose(f) != 0)
+		log_fatal("open_memstream: out of memory");
+	b->checks_ok = all_ok;
+}
+
+static void
+gw_upstream_state_done(const msgpack_object *result)
+{
+	uint64_t last_seq = 0;
+
+	gw_upstream_checks(proto_map_get(result, "checks"));
+	/* Subscribe after the first state, from just past what it saw, so
+	 * that no check change falls between the two. */
+	if (!gw_ctl.subscribed) {
+		proto_arg_u64(result, "last_seq", &last_seq);
+		gw_upstream_control_subscribe(last_seq + 1);
+	}
+}
+
+static int
+gw_upstream_control_response(const struct proto_msg *m)
+{
+	switch (m->id & GW_REQ_MASK) {
+	case GW_REQ_HELLO:
+		if (!m->ok) {
+			log_warn("berthd refused hello: %s: %s", m->err_code,
+			    m->err_message);
+			gw_upstream_set_reason(
+			    "berthd refused hello: %s", m->err_code);
+			return -1;
+		}
+		gw_upstream_hello_done(m->result);
+		gw_upstream_control_state();
+		return 0;
+	case GW_REQ_STATE:
+		gw_ctl.state_pending = 0;
+		if (m->ok)
+			gw_upstream_state_done(m->result);
+		else
+			log_warn("berthd refused state: %s: %s", m->err_code,
+			    m->err_message);
+		if (gw_ctl.state_again) {
+			gw_ctl.state_again = 0;
+			gw_upstream_control_state();
+		}
+		return 0;
+	case GW_REQ_PING:
+		gw_ctl.ping_pending = 0;
+		if (m->ok)
+			gateway.berthd.last_pong = lws_now_usecs();
+		return 0;
+	case GW_REQ_SUBSCRIBE:
+	case GW_REQ_AUTH_FAILED:
+		if (!m->ok)
+			log_warn("berthd refused a request of the gateway: "
+			         "%s: %s",
+			    m->err_code, m->err_message);
+		return 0;
+	default:
+		log_warn("berthd answered request %" PRIu64
+		         ", which the gateway never sent",
+		    m->id);
+		return 0;
+	}
+}
+
+static int
+gw_upstream_control_msg(const uint8_t *msg, size_t len)
+{
+	struct proto_msg m;
+	const char *code;
+	char err[256];
+	int r = 0;
+
+	if (proto_decode(msg, len, &m, &code, err, sizeof err) < 0) {
+		log_warn("bad message from berthd: %s", err);
+		return -1;
+	}
+	switch (m.type) {
+	case PROTO_RESPONSE: r = gw_upstream_control_response(&m); break;
+	case PROTO_EVENT:
+		gw_metrics.events++;
+		if (strncmp(m.kind, "check.", 6) == 0)
+			gw_upstream_control_state();
+		break;
+	default: break;
+	}
+	proto_msg_free(&m);
+	return r;
+}
+
+static void
+gw_upstream_connect_cb(lws_sorted_usec_list_t *sul)
+{
+	struct gateway_berthd *b = &gateway.berthd;
+	char *cause;
+
+	(void)sul;
+	if (gateway.stopping || gw_ctl.up != NULL)
+		return;
+	gw_ctl.up = gw_upstream_open(GW_UPSTREAM_CONTROL, &cause);
+	if (gw_ctl.up == NULL) {
+		gw_upstream_set_reason("berthd unreachable: %s", cause);
+		if (!gw_ctl.warned)
+			log_warn("berthd unreachable at %s: %s; retrying",
+			    gateway.socket_path, cause);
+		else
+			log_debug("%s: %s", __func__, cause);
+		gw_ctl.warned = 1;
+		free(cause);
+		lws_sul_schedule(gateway.ctx, 0, &gw_ctl.sul_connect,
+		    gw_upstream_connect_cb, gw_ctl.backoff);
+		gw_ctl.backoff *= 2;
+		if (gw_ctl.backoff > GW_UPSTREAM_BACKOFF_MAX_US)
+			gw_ctl.backoff = GW_UPSTREAM_BACKOFF_MAX_US;
+		return;
+	}
+	b->connected = 1;
+	gw_upstream_set_reason("waiting for berthd's hello");
+	gw_upstream_control_hello();
+}
+
+/* The control socket closed: forget what this connection set up and
+ * try again after the backoff. */
+static void
+gw_upstream_control_lost(void)
+{
+	struct gateway_berthd *b = &gateway.berthd;
+
+	gw_ctl.up = NULL;
+	gw_ctl.subscribed = 0;
+	gw_ctl.state_pending = 0;
+	gw_ctl.state_again = 0;
+	gw_ctl.ping_pending = 0;
+	b->connected = 0;
+	if (gateway.stopping)
+		return;
+	if (b->hello_ok)
+		log_warn("lost the connection to berthd; reconnecting");
+	/* A refused hello says more than that the connection closed. */
+	if (strncmp(b->reason, "berthd refused", 14) != 0)
+		gw_upstream_set_reason("connection to berthd lost");
+	b->hello_ok = 0;
+	lws_sul_schedule(gateway.ctx, 0, &gw_ctl.sul_connect,
+	    gw_upstream_connect_cb, gw_ctl.backoff);
+	gw_ctl.backoff *= 2;
+	if (gw_ctl.backoff > GW_UPSTREAM_BACKOFF_MAX_US)
+		gw_ctl.backoff = GW_UPSTREAM_BACKOFF_MAX_US;
+}
+
+/* One ping outstanding at most: a berthd that stopped answering gets no
+ * pile of pings, only a stale last_pong. */
+static void
+gw_upstream_ping_cb(lws_sorted_usec_list_t *sul)
+{
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+
+	(void)sul;
+	if (gateway.stopping)
+		return;
+	if (gw_ctl.up != NULL && gateway.berthd.hello_ok &&
+	    !gw_ctl.ping_pending) {
+		gw_upstream_control_begin(&sb, &pk, GW_REQ_PING, "ping");
+		msgpack_pack_map(&pk, 0);
+		if (gw_upstream_control_send(&sb) == 0)
+			gw_ctl.ping_pending = 1;
+	}
+	lws_sul_schedule(gateway.ctx, 0, &gw_ctl.sul_ping, gw_upstream_ping_cb,
+	    GW_UPSTREAM_PING_US);
+}
+
+void
+gw_upstream_control_start(void)
+{
+	gw_ctl.backoff = GW_UPSTREAM_BACKOFF_MIN_US;
+	gw_upstream_set_reason("not connected to berthd yet");
+	gw_upstream_connect_cb(NULL);
+	lws_sul_schedule(gateway.ctx, 0, &gw_ctl.sul_ping, gw_upstream_ping_cb,
+	    GW_UPSTREAM_PING_US);
+}
+
+void
+gw_upstream_control_stop(void)
+{
+	lws_sul_cancel(&gw_ctl.sul_connect);
+	lws_sul_cancel(&gw_ctl.sul_ping);
+}
+
+int
+gw_upstream_berthd_up(const char **reason)
+{
+	struct gateway_berthd *b = &gateway.berthd;
+	lws_usec_t age;
+
+	if (!b->connected || !b->hello_ok) {
+		*reason = b->reason;
+		return 0;
+	}
+	age = lws_now_usecs() - b->last_pong;
+	if (age > GW_UPSTREAM_STALE_US) {
+		gw_upstream_set_reason("berthd has not answered a ping for "
+		                       "%lld ms",
+		    (long long)(age / 1000));
+		*reason = b->reason;
+		return 0;
+	}
+	return 1;
+}

@@ -1,0 +1,63 @@
+/* gw_upstream: the gateway's Unix-socket connections to berthd, adopted
+ * into lws as raw sockets so that they share the one service loop with
+ * the WebSocket clients: one per client, plus the control connection,
+ * which keeps the cached view of berthd that the probes answer from. */
+#ifndef BERTH_GW_UPSTREAM_H
+#define BERTH_GW_UPSTREAM_H
+
+#include <libwebsockets.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gw_queue.h"
+
+struct gw_client;
+
+/* A client is read no more while this much waits for berthd, and again
+ * once it has drained to the low mark. */
+#define GW_UPSTREAM_HIGH_WATER (1024u * 1024)
+#define GW_UPSTREAM_LOW_WATER (256u * 1024)
+
+enum gw_upstream_kind {
+	GW_UPSTREAM_CONTROL,
+	GW_UPSTREAM_CLIENT,
+};
+
+/*
+ * One connection to berthd. Allocated by gw_upstream_open, freed when lws
+ * closes its wsi. client is borrowed: whichever of the two goes first
+ * clears the other's pointer to it.
+ */
+struct gw_upstream {
+	enum gw_upstream_kind kind;
+	struct lws *wsi;
+	struct gw_client *client; /* GW_UPSTREAM_CLIENT, until detached */
+	struct gw_queue out;      /* framed messages for berthd */
+	size_t outoff;            /* bytes of the first already sent */
+	uint8_t *in;              /* received bytes not yet a whole frame */
+	size_t inlen;
+	size_t incap;
+	int attach_pending; /* the first response is gateway.attach's */
+};
+
+/* Connects to berthd and adopts the socket. NULL with *cause if berthd
+ * cannot be reached. */
+struct gw_upstream *gw_upstream_open(enum gw_upstream_kind kind, char **cause);
+/* Queues one message (framed here) for berthd. -1 if the queue is full. */
+int gw_upstream_send(struct gw_upstream *up, const void *msg, size_t len);
+/* Detaches the client and closes the connection at the next turn of the
+ * loop; up is freed then, so the caller must forget it now. */
+void gw_upstream_close(struct gw_upstream *up);
+int gw_upstream_cb(struct lws *wsi, enum lws_callback_reasons reason,
+    void *user, void *in, size_t len);
+
+/* The control connection: connects now and keeps reconnecting. */
+void gw_upstream_control_start(void);
+void gw_upstream_control_stop(void);
+/* Whether berthd answers: connected, hello done, and a ping answered
+ * lately. If not, *reason says why. */
+int gw_upstream_berthd_up(const char **reason);
+/* Tells berthd that an upgrade was refused (never with the token). */
+void gw_upstream_auth_failed(const char *peer, const char *reason);
+
+#endif
