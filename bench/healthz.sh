@@ -20,7 +20,7 @@ upid='' npid=''
 cleanup() {
 	[ -n "$npid" ] && kill "$npid" 2>/dev/null
 	if [ -n "$upid" ]; then
-		kill -TERM "$(cat /proc/$upid/task/$upid/children 2>/dev/null)" 2>/dev/null || true
+		kill -TERM $(cat "/proc/$upid/task/$upid/children" 2>/dev/null) 2>/dev/null || true
 		wait "$upid" 2>/dev/null || true
 	fi
 	rm -rf "$dir"
@@ -46,8 +46,8 @@ for _ in $(seq 50); do
 	sleep 0.1
 done
 
-berthd_pid=$(cat /proc/$upid/task/$upid/children)
-gateway_pid=$(cat /proc/$berthd_pid/task/$berthd_pid/children | tr ' ' '\n' |
+berthd_pid=$(awk '{print $1}' "/proc/$upid/task/$upid/children")
+gateway_pid=$(tr ' ' '\n' <"/proc/$berthd_pid/task/$berthd_pid/children" |
 	while read -r p; do grep -q berth-gateway /proc/$p/cmdline 2>/dev/null && echo "$p"; done | head -1)
 rss() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
 idle_b=$(rss "$berthd_pid") idle_g=$(rss "$gateway_pid")
