@@ -1,0 +1,695 @@
+/* cli: the berth command-line client. Reads the options, picks the
+ * transport (the Unix socket, or the gateway's WebSocket with a token) and
+ * runs one command of the table below; each capability adds an entry. */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "catalog.h"
+#include "cli_conn.h"
+#include "cli_print.h"
+#include "log.h"
+#include "xmalloc.h"
+
+/* Exit statuses, part of the CLI's interface. */
+enum cli_exit {
+	CLI_EXIT_OK = 0,
+	CLI_EXIT_ANSWERED = 1, /* the server answered with an error */
+	CLI_EXIT_USAGE = 2,
+	CLI_EXIT_CONNECT = 3, /* cannot connect, or the connection was lost */
+	CLI_EXIT_AUTH = 4,    /* the token was refused, or is unreadable */
+};
+
+#define CLI_SOCKET_DEFAULT "/var/lib/berth/berthd.sock"
+#define CLI_TOKEN_DEFAULT "/var/lib/berth/token"
+#define CLI_TOKEN_MAX 4096
+#define CLI_TIMEOUT_DEFAULT_MS 10000
+#define CLI_TIMEOUT_MAX_S 86400
+#define CLI_BACKOFF_MIN_MS 100
+#define CLI_BACKOFF_MAX_MS 2000
+#define CLI_MAX_OPTS 32
+
+#define CLI_USAGE                                                              \
+	"usage: berth [--url ws://HOST:PORT/v1 | --socket PATH] "              \
+	"[--token-file FILE]\n"                                                \
+	"             [--json] [--timeout SEC] COMMAND [ARGS]\n"
+
+/* The options, from the command line and the environment: strings of
+ * argv, the environment or static, except cmd_usage (freed by main). */
+struct cli {
+	const char *socket_path;
+	const char *url;
+	const char *token_file;
+	bool json;
+	int timeout_ms;
+	char *cmd_usage; /* the running command's, for usage errors */
+};
+
+struct cli_cmd {
+	const char *name;
+	const char *args;
+	const char *summary;
+	/* Either run does it all, or op is an op without arguments whose
+	 * result print shows. */
+	int (*run)(struct cli *, const struct cli_cmd *, int, char **);
+	const char *op;
+	void (*print)(const msgpack_object *result, bool json);
+};
+
+static int cli_cmd_simple(struct cli *, const struct cli_cmd *, int, char **);
+static int cli_cmd_ping(struct cli *, const struct cli_cmd *, int, char **);
+static int cli_cmd_events(struct cli *, const struct cli_cmd *, int, char **);
+static int cli_cmd_help(struct cli *, const struct cli_cmd *, int, char **);
+
+static const struct cli_cmd cli_cmds[] = {
+    {"ping", "", "check that berthd answers, and how fast", cli_cmd_ping, NULL,
+        NULL},
+    {"state", "", "show berthd, its services and checks", cli_cmd_simple,
+        "state", cli_print_state},
+    {"events", "[--from SEQ] [--follow]",
+        "print the events from SEQ on (default: all the\n"
+        "journal holds; with --follow, new ones only);\n"
+        "--follow keeps printing them live",
+        cli_cmd_events, NULL, NULL},
+    {"help", "", "show this help", cli_cmd_help, NULL, NULL},
+};
+
+/* Global options: accepted before the command and after it. */
+static const struct option cli_global_opts[] = {
+    {"url", required_argument, NULL, 'u'},
+    {"socket", required_argument, NULL, 's'},
+    {"token-file", required_argument, NULL, 't'},
+    {"json", no_argument, NULL, 'j'},
+    {"timeout", required_argument, NULL, 'T'},
+    {"help", no_argument, NULL, 'h'},
+    {"version", no_argument, NULL, 'V'},
+    {NULL, 0, NULL, 0},
+};
+
+/* Set by getopt handling when the run should end at once with this
+ * status (after --help, --version, or a usage error). */
+#define CLI_OPT_DONE (-2)
+static int cli_opt_status;
+
+static int cli_usage_error(struct cli *cli, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static int
+cli_usage_error(struct cli *cli, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		msg = NULL;
+	va_end(ap);
+	if (msg != NULL)
+		cli_print_warn("%s", msg);
+	free(msg);
+	if (cli->cmd_usage != NULL)
+		fprintf(stderr, "usage: %s\n", cli->cmd_usage);
+	else
+		fputs(CLI_USAGE, stderr);
+	fputs("Try 'berth --help' for more.\n", stderr);
+	return CLI_EXIT_USAGE;
+}
+
+static void
+cli_help(void)
+{
+	size_t i;
+	char *head;
+
+	fputs(CLI_USAGE, stdout);
+	printf("\ncommands:\n");
+	for (i = 0; i < sizeof cli_cmds / sizeof cli_cmds[0]; i++) {
+		head = xasprintf("%s%s%s", cli_cmds[i].name,
+		    *cli_cmds[i].args != '\0' ? " " : "", cli_cmds[i].args);
+		printf("  %-30s  ", head);
+		for (const char *p = cli_cmds[i].summary; *p != '\0'; p++) {
+			putchar(*p);
+			if (*p == '\n')
+				printf("%34s", "");
+		}
+		putchar('\n');
+		free(head);
+	}
+	printf("\noptions:\n"
+	       "  --socket PATH      berthd's Unix socket ($BERTH_SOCKET,\n"
+	       "                     default " CLI_SOCKET_DEFAULT ")\n"
+	       "  --url URL          the gateway's WebSocket instead "
+	       "($BERTH_URL)\n"
+	       "  --token-file FILE  the token for --url ($BERTH_TOKEN_FILE,\n"
+	       "                     default " CLI_TOKEN_DEFAULT ")\n"
+	       "  --json             print JSON instead of text\n"
+	       "  --timeout SEC      how long to wait for an answer "
+	       "(default %d)\n"
+	       "  --version          print the version\n"
+	       "\nexit status: 0 success, 1 berth answered with an error, "
+	       "2 usage error,\n"
+	       "3 cannot connect or connection lost, 4 authentication "
+	       "refused.\n",
+	    CLI_TIMEOUT_DEFAULT_MS / 1000);
+}
+
+static int
+cli_parse_timeout(struct cli *cli, const char *arg)
+{
+	char *end;
+	double s;
+
+	errno = 0;
+	s = strtod(arg, &end);
+	if (errno != 0 || end == arg || *end != '\0' || !(s > 0) ||
+	    s > CLI_TIMEOUT_MAX_S)
+		return cli_usage_error(cli,
+		    "--timeout wants seconds, more than 0 and at most %d: %s",
+		    CLI_TIMEOUT_MAX_S, arg);
+	cli->timeout_ms = (int)(s * 1000 + 0.5);
+	if (cli->timeout_ms == 0)
+		cli->timeout_ms = 1;
+	return CLI_EXIT_OK;
+}
+
+/* Handles one global option; a status other than CLI_EXIT_OK ends the
+ * run. */
+static int
+cli_global_opt(struct cli *cli, int c, const char *arg)
+{
+	switch (c) {
+	case 'u': cli->url = arg; break;
+	case 's': cli->socket_path = arg; break;
+	case 't': cli->token_file = arg; break;
+	case 'j': cli->json = true; break;
+	case 'T': return cli_parse_timeout(cli, arg);
+	case 'h': cli_help(); return CLI_OPT_DONE;
+	case 'V': printf("berth %s\n", BERTH_VERSION); return CLI_OPT_DONE;
+	default: return cli_usage_error(cli, "unknown option");
+	}
+	return CLI_EXIT_OK;
+}
+
+/*
+ * getopt_long over the global options and the command's own (opts, NULL
+ * or terminated by a zero entry). Returns the next command option, or -1
+ * at the end; CLI_OPT_DONE when the run must end with cli_opt_status.
+ */
+static int
+cli_getopt(struct cli *cli, int argc, char **argv, const struct option *opts)
+{
+	static struct option all[CLI_MAX_OPTS];
+	size_t n = 0, i;
+	int c, status;
+
+	for (i = 0; cli_global_opts[i].name != NULL; i++)
+		all[n++] = cli_global_opts[i];
+	for (i = 0; opts != NULL && opts[i].name != NULL; i++) {
+		if (n == CLI_MAX_OPTS - 1)
+			log_fatal("%s has too many options", argv[0]);
+		all[n++] = opts[i];
+	}
+	memset(&all[n], 0, sizeof all[n]);
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:hV", all, NULL)) != -1) {
+		if (c == '?' || c == ':') {
+			cli_opt_status = cli_usage_error(cli, "%s option: %s",
+			    c == ':' ? "missing the argument of" : "unknown",
+			    argv[optind - 1]);
+			return CLI_OPT_DONE;
+		}
+		for (i = 0; opts != NULL && opts[i].name != NULL; i++)
+			if (opts[i].val == c)
+				return c;
+		if ((status = cli_global_opt(cli, c, optarg)) != CLI_EXIT_OK) {
+			cli_opt_status =
+			    status == CLI_OPT_DONE ? CLI_EXIT_OK : status;
+			return CLI_OPT_DONE;
+		}
+	}
+	return -1;
+}
+
+/* Fills what the command line left out from the environment, and checks
+ * that one transport is chosen. */
+static int
+cli_defaults(struct cli *cli)
+{
+	const char *env;
+
+	if (cli->url != NULL && cli->socket_path != NULL)
+		return cli_usage_error(
+		    cli, "--url and --socket exclude each other");
+	if (cli->socket_path == NULL && (env = getenv("BERTH_URL")) != NULL &&
+	    *env != '\0')
+		cli->url = env;
+	if (cli->socket_path == NULL) {
+		env = getenv("BERTH_SOCKET");
+		cli->socket_path =
+		    env != NULL && *env != '\0' ? env : CLI_SOCKET_DEFAULT;
+	}
+	if (cli->token_file == NULL) {
+		env = getenv("BERTH_TOKEN_FILE");
+		cli->token_file =
+		    env != NULL && *env != '\0' ? env : CLI_TOKEN_DEFAULT;
+	}
+	return CLI_EXIT_OK;
+}
+
+/* Ends the parse of a command's arguments: nothing may be left over, and
+ * the transport is settled. */
+static int
+cli_args_end(struct cli *cli, int argc, char **argv)
+{
+	if (optind < argc)
+		return cli_usage_error(
+		    cli, "%s takes no arguments: %s", argv[0], argv[optind]);
+	return cli_defaults(cli);
+}
+
+/* Reads the token: one line of printable ASCII, without its newline. */
+static char *
+cli_read_token(const char *path, char **cause)
+{
+	char buf[CLI_TOKEN_MAX + 2];
+	ssize_t n;
+	size_t len = 0, i;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		*cause = xasprintf(
+		    "cannot read the token file %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	while (len < sizeof buf - 1 &&
+	    (n = read(fd, buf + len, sizeof buf - 1 - len)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			*cause = xasprintf("cannot read the token file %s: %s",
+			    path, strerror(errno));
+			close(fd);
+			explicit_bzero(buf, sizeof buf);
+			return NULL;
+		}
+		len += (size_t)n;
+	}
+	close(fd);
+	while (len > 0 &&
+	    (buf[len - 1] == '\n' || buf[len - 1] == '\r' ||
+	        buf[len - 1] == ' ' || buf[len - 1] == '\t'))
+		len--;
+	buf[len] = '\0';
+	for (i = 0; i < len && buf[i] > 0x20 && buf[i] < 0x7f; i++)
+		;
+	if (len == 0 || len > CLI_TOKEN_MAX || i != len) {
+		*cause =
+		    xasprintf("the token file %s does not hold a token (one "
+		              "line of at most %d printable characters)",
+		        path, CLI_TOKEN_MAX);
+		explicit_bzero(buf, sizeof buf);
+		return NULL;
+	}
+	return xstrdup(buf);
+}
+
+static const char *
+cli_peer(struct cli *cli)
+{
+	return cli->url != NULL ? cli->url : cli->socket_path;
+}
+
+/* Opens a connection by the options; a cli_conn status. */
+static int
+cli_open(struct cli *cli, struct cli_conn **connp, char **cause)
+{
+	char *token;
+	int status;
+
+	if (cli->url == NULL)
+		return cli_conn_open_unix(
+		    cli->socket_path, cli->timeout_ms, connp, cause);
+	if ((token = cli_read_token(cli->token_file, cause)) == NULL)
+		return CLI_CONN_AUTH;
+	status =
+	    cli_conn_open_ws(cli->url, token, cli->timeout_ms, connp, cause);
+	explicit_bzero(token, strlen(token));
+	free(token);
+	return status;
+}
+
+/* Reports a failed cli_conn status and returns the exit status for it. */
+static int
+cli_fail(int status, char *cause)
+{
+	if (status != CLI_CONN_INTERRUPTED)
+		cli_print_warn("%s", cause);
+	free(cause);
+	switch (status) {
+	case CLI_CONN_OK:
+	case CLI_CONN_INTERRUPTED: return CLI_EXIT_OK;
+	case CLI_CONN_ANSWERED: return CLI_EXIT_ANSWERED;
+	case CLI_CONN_AUTH: return CLI_EXIT_AUTH;
+	default: return CLI_EXIT_CONNECT;
+	}
+}
+
+/* A request whose error response counts as a failure
+ * (CLI_CONN_ANSWERED, "CODE: MESSAGE"). */
+static int
+cli_call(struct cli *cli, struct cli_conn *conn, const char *op,
+    cli_conn_pack_cb pack, void *ctx, const struct proto_msg **respp,
+    char **cause)
+{
+	int status;
+
+	status = cli_conn_request(
+	    conn, op, pack, ctx, cli->timeout_ms, respp, cause);
+	if (status != CLI_CONN_OK)
+		return status;
+	if (!(*respp)->ok) {
+		*cause = xasprintf(
+		    "%s: %s", (*respp)->err_code, (*respp)->err_message);
+		return CLI_CONN_ANSWERED;
+	}
+	return CLI_CONN_OK;
+}
+
+/* Takes the command's arguments when it has no options of its own. */
+static int
+cli_no_args(struct cli *cli, int argc, char **argv)
+{
+	int c;
+
+	while ((c = cli_getopt(cli, argc, argv, NULL)) != -1)
+		if (c == CLI_OPT_DONE)
+			return cli_opt_status;
+	return cli_args_end(cli, argc, argv);
+}
+
+static int
+cli_cmd_simple(
+    struct cli *cli, const struct cli_cmd *cmd, int argc, char **argv)
+{
+	const struct proto_msg *resp;
+	struct cli_conn *conn;
+	char *cause;
+	int status;
+
+	if ((status = cli_no_args(cli, argc, argv)) != CLI_EXIT_OK)
+		return status;
+	if ((status = cli_open(cli, &conn, &cause)) != CLI_CONN_OK)
+		return cli_fail(status, cause);
+	status = cli_call(cli, conn, cmd->op, NULL, NULL, &resp, &cause);
+	if (status == CLI_CONN_OK)
+		cmd->print(resp->result, cli->json);
+	cli_conn_close(conn);
+	return status == CLI_CONN_OK ? CLI_EXIT_OK : cli_fail(status, cause);
+}
+
+static double
+cli_elapsed_ms(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) * 1e3 +
+	    (double)(t1.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+static int
+cli_cmd_ping(struct cli *cli, const struct cli_cmd *cmd, int argc, char **argv)
+{
+	const struct proto_msg *resp;
+	struct cli_conn *conn;
+	struct timespec t0;
+	char *cause;
+	int status;
+
+	(void)cmd;
+	if ((status = cli_no_args(cli, argc, argv)) != CLI_EXIT_OK)
+		return status;
+	if ((status = cli_open(cli, &conn, &cause)) != CLI_CONN_OK)
+		return cli_fail(status, cause);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	status = cli_call(cli, conn, "ping", NULL, NULL, &resp, &cause);
+	if (status == CLI_CONN_OK)
+		cli_print_ping(resp->result, cli_elapsed_ms(&t0), cli->json);
+	cli_conn_close(conn);
+	return status == CLI_CONN_OK ? CLI_EXIT_OK : cli_fail(status, cause);
+}
+
+static int
+cli_cmd_help(struct cli *cli, const struct cli_cmd *cmd, int argc, char **argv)
+{
+	int status;
+
+	(void)cmd;
+	if ((status = cli_no_args(cli, argc, argv)) != CLI_EXIT_OK)
+		return status;
+	cli_help();
+	return CLI_EXIT_OK;
+}
+
+/*
+ * events: the position in the stream is next, the first seq not yet
+ * printed. A subscription asks for from_seq = next, so a reconnection
+ * resumes exactly there: nothing lost, nothing printed twice.
+ */
+struct cli_events {
+	struct cli *cli;
+	bool follow;
+	bool from_set;
+	uint64_t from; /* the from_seq to subscribe with, if from_set */
+	uint64_t next; /* the first seq not yet printed */
+	uint64_t last; /* without --follow: the last seq to print */
+};
+
+static void
+cli_events_pack(msgpack_packer *pk, void *ctx)
+{
+	struct cli_events *ev = ctx;
+
+	if (!ev->from_set) {
+		msgpack_pack_map(pk, 0);
+		return;
+	}
+	msgpack_pack_map(pk, 1);
+	proto_pack_kv_u64(pk, "from_seq", ev->from);
+}
+
+/* Subscribes conn, and learns where the stream starts and, the first
+ * time, where the journal ends. */
+static int
+cli_events_subscribe(
+    struct cli_events *ev, struct cli_conn *conn, bool first, char **cause)
+{
+	const struct proto_msg *resp;
+	uint64_t from, last = 0;
+	int status;
+
+	status = cli_call(ev->cli, conn, "events.subscribe", cli_events_pack,
+	    ev, &resp, cause);
+	if (status != CLI_CONN_OK)
+		return status;
+	if (proto_arg_u64(resp->result, "from_seq", &from) != 1 ||
+	    proto_arg_u64(resp->result, "last_seq", &last) != 1) {
+		*cause = xstrdup("events.subscribe answered without from_seq "
+		                 "and last_seq");
+		return CLI_CONN_PROTOCOL;
+	}
+	if (first) {
+		ev->next = from;
+		ev->last = last;
+	}
+	return CLI_CONN_OK;
+}
+
+static void
+cli_events_show(struct cli_events *ev, const struct proto_msg *msg)
+{
+	if (msg->seq == 0 && strcmp(msg->kind, EV_EVENTS_GAP) == 0)
+		cli_print_gap(msg, ev->cli->json);
+	else if (msg->seq >= ev->next) {
+		cli_print_event(msg, ev->cli->json);
+		ev->next = msg->seq + 1;
+	}
+	if (ev->follow)
+		fflush(stdout);
+}
+
+/* After a lost connection: connect and subscribe again from next, with
+ * backoff, until it works, or fails for good (the token, an error
+ * answer), or a signal ends the run. */
+static int
+cli_events_reconnect(
+    struct cli_events *ev, struct cli_conn **connp, char **cause)
+{
+	int backoff = CLI_BACKOFF_MIN_MS, status;
+
+	ev->from_set = true;
+	for (;;) {
+		if (cli_conn_pause(backoff) == CLI_CONN_INTERRUPTED) {
+			*cause = NULL;
+			return CLI_CONN_INTERRUPTED;
+		}
+		backoff = backoff * 2 > CLI_BACKOFF_MAX_MS ? CLI_BACKOFF_MAX_MS
+		                                           : backoff * 2;
+		ev->from = ev->next;
+		status = cli_open(ev->cli, connp, cause);
+		if (status == CLI_CONN_OK) {
+			status = cli_events_subscribe(ev, *connp, false, cause);
+			if (status == CLI_CONN_OK)
+				break;
+			cli_conn_close(*connp);
+			*connp = NULL;
+		}
+		if (status == CLI_CONN_AUTH || status == CLI_CONN_ANSWERED ||
+		    status == CLI_CONN_INTERRUPTED)
+			return status;
+		free(*cause);
+	}
+	cli_print_warn("reconnected to %s; resuming at seq %" PRIu64,
+	    cli_peer(ev->cli), ev->next);
+	return CLI_CONN_OK;
+}
+
+static void
+cli_events_signal_cb(int sig)
+{
+	(void)sig;
+	cli_conn_interrupt();
+}
+
+static int
+cli_events_args(struct cli_events *ev, int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"from", required_argument, NULL, 'f'},
+	    {"follow", no_argument, NULL, 'F'},
+	    {NULL, 0, NULL, 0},
+	};
+	char *end;
+	int c;
+
+	while ((c = cli_getopt(ev->cli, argc, argv, opts)) != -1) {
+		if (c == CLI_OPT_DONE)
+			return cli_opt_status;
+		if (c == 'F') {
+			ev->follow = true;
+			continue;
+		}
+		errno = 0;
+		ev->from = strtoull(optarg, &end, 10);
+		if (errno != 0 || end == optarg || *end != '\0' ||
+		    *optarg == '-' || ev->from == 0)
+			return cli_usage_error(ev->cli,
+			    "--from wants a sequence number (1 or more): %s",
+			    optarg);
+		ev->from_set = true;
+	}
+	/* A one-off listing shows the whole journal, like a log viewer. */
+	if (!ev->from_set && !ev->follow) {
+		ev->from = 1;
+		ev->from_set = true;
+	}
+	return cli_args_end(ev->cli, argc, argv);
+}
+
+static int
+cli_cmd_events(
+    struct cli *cli, const struct cli_cmd *cmd, int argc, char **argv)
+{
+	struct cli_events ev = {.cli = cli};
+	const struct proto_msg *msg;
+	struct cli_conn *conn;
+	struct sigaction sa;
+	char *cause;
+	int status;
+
+	(void)cmd;
+	if ((status = cli_events_args(&ev, argc, argv)) != CLI_EXIT_OK)
+		return status;
+	if (ev.follow) {
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = cli_events_signal_cb;
+		sigemptyset(&sa.sa_mask);
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+	}
+	if ((status = cli_open(cli, &conn, &cause)) != CLI_CONN_OK)
+		return cli_fail(status, cause);
+	if ((status = cli_events_subscribe(&ev, conn, true, &cause)) !=
+	    CLI_CONN_OK) {
+		cli_conn_close(conn);
+		return cli_fail(status, cause);
+	}
+	while (ev.follow || ev.next <= ev.last) {
+		status = cli_conn_recv(
+		    conn, ev.follow ? -1 : cli->timeout_ms, &msg, &cause);
+		if (status == CLI_CONN_OK) {
+			if (msg->type == PROTO_EVENT)
+				cli_events_show(&ev, msg);
+			continue;
+		}
+		cli_conn_close(conn);
+		conn = NULL;
+		if (!ev.follow || status == CLI_CONN_INTERRUPTED)
+			break;
+		cli_print_warn("%s; reconnecting", cause);
+		free(cause);
+		if ((status = cli_events_reconnect(&ev, &conn, &cause)) !=
+		    CLI_CONN_OK)
+			break;
+	}
+	cli_conn_close(conn);
+	fflush(stdout);
+	return status == CLI_CONN_OK ? CLI_EXIT_OK : cli_fail(status, cause);
+}
+
+static const struct cli_cmd *
+cli_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof cli_cmds / sizeof cli_cmds[0]; i++)
+		if (strcmp(cli_cmds[i].name, name) == 0)
+			return &cli_cmds[i];
+	return NULL;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct cli cli = {.timeout_ms = CLI_TIMEOUT_DEFAULT_MS};
+	const struct cli_cmd *cmd;
+	int c, status;
+
+	while ((c = cli_getopt(&cli, argc, argv, NULL)) != -1)
+		if (c == CLI_OPT_DONE)
+			return cli_opt_status;
+	if (optind == argc)
+		return cli_usage_error(&cli, "no command given");
+	if ((cmd = cli_find(argv[optind])) == NULL)
+		return cli_usage_error(
+		    &cli, "unknown command: %s", argv[optind]);
+	argc -= optind;
+	argv += optind;
+	cli.cmd_usage = xasprintf("berth [OPTIONS] %s%s%s", cmd->name,
+	    *cmd->args != '\0' ? " " : "", cmd->args);
+	/* The command's own parse starts after its name; 0 makes getopt
+	 * start afresh. */
+	optind = 0;
+	status = cmd->run(&cli, cmd, argc, argv);
+	free(cli.cmd_usage);
+	return status;
+}

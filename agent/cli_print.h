@@ -1,0 +1,27 @@
+/* cli_print: what the berth CLI shows — results and events as lines for
+ * people (aligned tables, UTC times, durations) or as JSON for scripts,
+ * and its own messages on stderr. Owns no state. */
+#ifndef BERTH_CLI_PRINT_H
+#define BERTH_CLI_PRINT_H
+
+#include <msgpack.h>
+#include <stdbool.h>
+
+#include "proto.h"
+
+/* "berth: MESSAGE" on stderr. */
+void cli_print_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Any result as one line of JSON on stdout. */
+void cli_print_json(const msgpack_object *obj);
+
+/* The result of ping, with the round trip measured by the caller. */
+void cli_print_ping(const msgpack_object *result, double rtt_ms, bool json);
+/* The result of state: a header line, services and checks. */
+void cli_print_state(const msgpack_object *result, bool json);
+/* One event message: a line of text, or the whole message as JSON. */
+void cli_print_event(const struct proto_msg *msg, bool json);
+/* An events.gap event, on stderr for people (and on stdout with json). */
+void cli_print_gap(const struct proto_msg *msg, bool json);
+
+#endif
