@@ -134,6 +134,14 @@ ops_subscribe(struct server_conn *c, const struct proto_msg *m)
 	}
 	if (from == 0)
 		from = 1;
+	/* A seq never journaled: the client is confused about the boot. */
+	if (from > events_last_seq() + 1) {
+		server_reply_error(c, m->id, PROTO_E_BAD_ARGS,
+		    "from_seq %llu is past the last event (%llu) of boot %s",
+		    (unsigned long long)from,
+		    (unsigned long long)events_last_seq(), boot_id());
+		return;
+	}
 	pk = server_reply_begin(c, m->id);
 	msgpack_pack_map(pk, 3);
 	proto_pack_kv_u64(pk, "first_seq", events_first_seq());

@@ -112,7 +112,9 @@ server_pump(struct server_conn *c)
 			c->closing = true;
 			break;
 		}
-		if (seq != c->next_seq)
+		if (seq < c->next_seq)
+			continue;
+		if (seq > c->next_seq)
 			server_send_gap(c, seq);
 		frame_header(hdr, (uint32_t)len);
 		evbuffer_add(out, hdr, sizeof hdr);

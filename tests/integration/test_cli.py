@@ -1,0 +1,167 @@
+"""The berth CLI on both transports: output for people and for scripts,
+exit statuses, and an event follower that survives a killed gateway."""
+
+import json
+import os
+import signal
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import (  # noqa: E402
+    CLI,
+    Sandbox,
+    Spawned,
+    case,
+    expect,
+    expect_contiguous,
+    expect_eq,
+    note,
+    run,
+    run_program,
+    wait_for,
+    ws_upgrade,
+)
+
+
+def berth(*args, timeout=20):
+    """Runs the CLI with args: (status, stdout, stderr)."""
+    rc, out, err = run_program([CLI] + list(args), timeout=timeout)
+    note("berth %s -> %d\nstdout: %s\nstderr: %s" % (" ".join(args), rc, out, err))
+    return rc, out, err
+
+
+def json_lines(out):
+    try:
+        return [json.loads(line) for line in out.splitlines() if line.strip()]
+    except ValueError as e:
+        raise AssertionError("not JSON lines (%s): %r" % (e, out[:500]))
+
+
+@case("ping over the socket prints pong")
+def ping_socket():
+    with Sandbox() as sb:
+        rc, out, _ = berth("--socket", sb.socket, "ping")
+        expect_eq(rc, 0, "exit status")
+        expect("pong" in out, "no pong in %r" % out)
+
+
+@case("--json ping is JSON with the boot id")
+def ping_json():
+    with Sandbox() as sb:
+        boot = sb.unix().hello_result["boot_id"]
+        rc, out, _ = berth("--socket", sb.socket, "--json", "ping")
+        expect_eq(rc, 0, "exit status")
+        (doc,) = json_lines(out)
+        expect_eq(doc["result"]["boot_id"], boot, "result.boot_id")
+        expect(doc["rtt_ms"] >= 0, "rtt_ms: %r" % doc)
+
+
+@case("state --json has the services")
+def state_json():
+    with Sandbox(extra="[service sleeper]\ncommand = sleep 1000\n") as sb:
+        rc, out, _ = berth("--socket", sb.socket, "state", "--json")
+        expect_eq(rc, 0, "exit status")
+        (doc,) = json_lines(out)
+        names = {s["name"]: s for s in doc["services"]}
+        expect_eq(sorted(names), ["gateway", "sleeper"], "service names")
+        expect_eq(names["sleeper"]["state"], "running", "sleeper's state")
+        expect_eq(doc["pid"], 1, "pid")
+        rc, text, _ = berth("--socket", sb.socket, "state")
+        expect_eq(rc, 0, "exit status (text)")
+        expect("sleeper" in text and "gateway" in text, "the text does not list the services: %r" % text)
+
+
+@case("events --from 1 prints the journal, berthd.started first, and exits")
+def events_from():
+    with Sandbox() as sb:
+        last = sb.state()["last_seq"]
+        rc, out, _ = berth("--socket", sb.socket, "events", "--from", "1")
+        expect_eq(rc, 0, "exit status")
+        lines = out.splitlines()
+        expect(lines and "berthd.started" in lines[0], "first line: %r" % lines[:1])
+        expect_eq(len(lines), last, "lines printed")
+        rc, out, _ = berth("--socket", sb.socket, "--json", "events", "--from", "1")
+        expect_eq(rc, 0, "exit status (--json)")
+        evs = json_lines(out)
+        expect_contiguous([e["seq"] for e in evs], 1, last)
+        expect_eq(evs, json.loads(json.dumps(sb.events(1))), "the JSON events against the journal")
+
+
+@case("ping over the WebSocket with a token file")
+def ping_ws():
+    with Sandbox() as sb:
+        rc, out, _ = berth("--url", sb.url, "--token-file", sb.token_file, "ping")
+        expect_eq(rc, 0, "exit status")
+        expect("pong" in out, "no pong in %r" % out)
+
+
+@case("a wrong or unreadable token file exits 4")
+def wrong_token():
+    with Sandbox() as sb:
+        bad = os.path.join(sb.dir, "bad-token")
+        with open(bad, "w") as f:
+            f.write("f" * 64 + "\n")
+        rc, _, err = berth("--url", sb.url, "--token-file", bad, "ping")
+        expect_eq(rc, 4, "exit status with a wrong token")
+        expect("f" * 64 not in err, "the token is in the message")
+        rc, _, _ = berth("--url", sb.url, "--token-file", os.path.join(sb.dir, "absent"), "ping")
+        expect_eq(rc, 4, "exit status without a token file")
+
+
+@case("a missing socket exits 3 and names the path")
+def missing_socket():
+    with Sandbox(wait="socket") as sb:
+        path = os.path.join(sb.dir, "no-such.sock")
+        rc, _, err = berth("--socket", path, "ping")
+        expect_eq(rc, 3, "exit status")
+        expect(path in err, "the message does not name %s: %r" % (path, err))
+
+
+@case("an unknown command or option exits 2")
+def usage():
+    rc, _, err = berth("--socket", "unused", "frobnicate")
+    expect_eq(rc, 2, "exit status for an unknown command")
+    expect("frobnicate" in err, "the message does not name the command: %r" % err)
+    rc, _, _ = berth("--no-such-option", "ping")
+    expect_eq(rc, 2, "exit status for an unknown option")
+    rc, _, _ = berth("events", "--from", "zero")
+    expect_eq(rc, 2, "exit status for a bad --from")
+
+
+@case("events --follow over the WebSocket survives a killed gateway, every seq once")
+def follow_across_gateway_kill():
+    with Sandbox() as sb:
+        p = Spawned(
+            [CLI, "--url", sb.url, "--token-file", sb.token_file, "--json", "events", "--from", "1", "--follow"]
+        )
+        evs = []
+
+        def read_until(pred):
+            while True:
+                evs.append(json.loads(p.line(timeout=15)))
+                if pred(evs[-1]):
+                    return
+
+        last = sb.state()["last_seq"]
+        read_until(lambda e: e["seq"] >= last)
+        old = sb.gateway_pid()
+        os.kill(old, signal.SIGKILL)
+        sb.gateway_pid(timeout=10, other_than=old)
+        sb.wait_healthy()
+        # Events happen while (or after) the CLI reconnects.
+        for _ in range(3):
+            expect_eq(ws_upgrade(sb.port, token="wrong")[0], 401, "refused upgrade")
+        read_until(lambda e: e["kind"] == "auth.failed")
+        wait_for(lambda: sb.state()["last_seq"] >= evs[-1]["seq"] + 2, 5, "three auth.failed events journaled")
+        target = sb.state()["last_seq"]
+        read_until(lambda e: e["seq"] >= target)
+        expect_eq(p.stop(signal.SIGTERM), 0, "the CLI's exit status on SIGTERM")
+        note("CLI stderr: %s" % p.stderr())
+        expect_contiguous([e["seq"] for e in evs], 1, target)
+        kinds = [(e["kind"], e["data"].get("name")) for e in evs]
+        expect(("service.exited", "gateway") in kinds, "no service.exited for the gateway")
+        expect(kinds.count(("service.started", "gateway")) == 2, "not two service.started for the gateway: %r" % kinds)
+        expect_eq(evs, json.loads(json.dumps(sb.events(1))), "the followed events against the journal")
+
+
+run()

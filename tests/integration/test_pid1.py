@@ -1,0 +1,176 @@
+"""berthd as PID 1: it is pid 1 in its namespace, reaps orphans, restarts
+services with doubling backoff, and stops everything in order on SIGTERM
+and SIGINT."""
+
+import os
+import shutil
+import signal
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import (  # noqa: E402
+    Sandbox,
+    case,
+    event_kinds,
+    expect,
+    expect_eq,
+    host_processes,
+    note,
+    pid_alive,
+    run,
+    wait_for,
+)
+
+
+@case("berthd is pid 1 of its namespace")
+def pid_one():
+    with Sandbox(wait="socket") as sb:
+        c = sb.unix()
+        expect_eq(c.hello_result["pid"], 1, "hello's pid")
+        expect_eq(c.call("state")["pid"], 1, "state's pid")
+        started = sb.events()[0]
+        expect_eq(started["kind"], "berthd.started", "the first event")
+        expect_eq(started["data"]["pid"], 1, "berthd.started's pid")
+        expect(sb.berthd_pid() != 1, "the host sees berthd under another pid")
+
+
+@case("orphans are reaped: no zombie is left")
+def orphans_reaped():
+    extra = '[service orphans]\ncommand = /bin/sh -c "sleep 1 & sleep 1 & exit 0"\nrestart = never\n'
+    with Sandbox(extra=extra, wait="socket") as sb:
+        bpid = sb.berthd_pid()
+
+        def sleepers():
+            return [p for p, (comm, _, ppid) in host_processes().items() if ppid == bpid and comm == "sleep"]
+
+        # The shell exits at once: its two sleeps are orphans, now berthd's.
+        found = wait_for(lambda: len(sleepers()) >= 2, 5, "two orphaned sleeps under berthd")
+        note("orphans seen: %r" % found)
+        ev = sb.wait_event(lambda e: e["kind"] == "service.exited" and e["data"]["name"] == "orphans")
+        expect_eq(ev["data"].get("code"), 0, "the shell's exit code")
+        # They exit after a second; berthd must reap them.
+        wait_for(lambda: not sleepers(), 5, "the orphans reaped (no sleep, live or zombie, under berthd)")
+        zombies = [(p, st) for p, st in host_processes().items() if st[2] == bpid and st[1] == "Z"]
+        expect(not zombies, "zombies under berthd: %r" % zombies)
+        svc = [s for s in sb.state()["services"] if s["name"] == "orphans"][0]
+        expect_eq(svc["state"], "stopped", "the orphans service's state")
+
+
+@case("a failing service restarts with doubling, capped backoff")
+def backoff():
+    extra = '[service flaky]\ncommand = /bin/sh -c "exit 1"\nbackoff_min_ms = 50\nbackoff_max_ms = 400\n'
+    with Sandbox(extra=extra, wait="socket") as sb:
+        c = sb.unix(timeout=10)
+        c.subscribe(1)
+        restarting = []
+
+        def fifth(ev):
+            if ev["kind"] == "service.restarting" and ev["data"]["name"] == "flaky":
+                restarting.append(ev["data"])
+            return len(restarting) == 5
+
+        evs = c.events_until(fifth, timeout=15)
+        expect_eq([d["delay_ms"] for d in restarting], [50, 100, 200, 400, 400], "delay_ms of the restarts")
+        expect_eq([d["restarts"] for d in restarting], [1, 2, 3, 4, 5], "restart counts")
+        exits = [e["data"] for e in evs if e["kind"] == "service.exited" and e["data"]["name"] == "flaky"]
+        expect(len(exits) >= 5, "fewer than 5 exits of flaky: %r" % exits)
+        expect(all(d.get("code") == 1 for d in exits), "flaky did not exit 1: %r" % exits)
+
+
+@case("a service starts clean: fds 0-2 only, stdin /dev/null, no blocked or ignored signal, own session")
+def clean_child():
+    # Each probe is exec'd by the shell berthd started, after the shell's
+    # redirection: it sees what berthd handed over, not what a shell does.
+    probes = {
+        "fds": "readlink %s" % " ".join("/proc/self/fd/%d" % fd for fd in range(64)),
+        "sig": "grep -E '^Sig(Blk|Ign)' /proc/self/status",
+        "sid": "cut -d' ' -f1,5,6 /proc/self/stat",
+    }
+    out = tempfile.mkdtemp(prefix="berth-it-probe-")
+    try:
+        extra = "".join(
+            '[service probe-%s]\ncommand = /bin/sh -c "exec %s > %s/%s"\nrestart = never\n\n' % (k, v, out, k)
+            for k, v in probes.items()
+        )
+        with Sandbox(extra=extra, wait="socket") as sb:
+            for k in probes:
+                ev = sb.wait_event(lambda e: e["kind"] == "service.exited" and e["data"]["name"] == "probe-" + k)
+                note("probe-%s: %r" % (k, ev["data"]))
+        got = {}
+        for k in probes:
+            with open(os.path.join(out, k)) as f:
+                got[k] = f.read().split("\n")[:-1]
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    note("probes: %r" % got)
+    # readlink is quiet about fds that are not open: one line per open fd.
+    expect_eq(len(got["fds"]), 3, "open fds (their targets: %r)" % got["fds"])
+    expect_eq(got["fds"][0], "/dev/null", "stdin")
+    sig = {k: int(v, 16) for k, v in (line.split(":\t") for line in got["sig"])}
+    # Signals 32 and 33 are the C library's own: sigaction cannot reset
+    # them, so berthd passes on whatever it inherited there.
+    libc = (1 << 31) | (1 << 32)
+    expect_eq({k: hex(v & ~libc) for k, v in sig.items()}, {"SigBlk": "0x0", "SigIgn": "0x0"}, "signal masks")
+    pid, pgrp, session = got["sid"][0].split()
+    expect_eq((pgrp, session), (pid, pid), "process group and session (the pid's own)")
+
+
+def orderly_stop(sig):
+    """berthd stops on sig: exit 0, services and gateway gone, socket
+    removed, and the journal (read after a restart) tells the story."""
+    extra = "[service sleeper]\ncommand = sleep 1000\n"
+    with Sandbox(extra=extra) as sb:
+        gw = sb.gateway_pid()
+        st = sb.state()
+        sleeper = [s for s in st["services"] if s["name"] == "sleeper"][0]
+        expect(sleeper["pid"] > 0, "sleeper is not running: %r" % sleeper)
+        bpid = sb.berthd_pid()
+        sleeper_host = [p for p, (comm, _, ppid) in host_processes().items() if comm == "sleep" and ppid == bpid]
+        expect(len(sleeper_host) == 1, "sleeper not found on the host: %r" % sleeper_host)
+        before = st["last_seq"]
+
+        rc = sb.stop(sig, timeout=8)
+        expect_eq(rc, 0, "berthd's exit status")
+        expect(not pid_alive(gw), "the gateway (pid %d) is still alive" % gw)
+        expect(not pid_alive(sleeper_host[0]), "sleeper is still alive")
+        expect(not os.path.exists(sb.socket), "the socket file %s is still there" % sb.socket)
+
+        sb.start(wait="socket")
+        evs = sb.events(before + 1)
+        kinds = event_kinds(evs)
+        note("events after the stop: %r" % [(e["seq"], e["kind"], e["data"]) for e in evs])
+        expect(kinds and kinds[0] == "berthd.stopping", "no berthd.stopping right after seq %d" % before)
+        expect_eq(evs[0]["data"]["signal"], int(sig), "berthd.stopping's signal")
+        restarted = kinds.index("berthd.started")
+        stopped = {e["data"]["name"]: e["data"] for e in evs[1:restarted] if e["kind"] == "service.exited"}
+        expect("gateway" in stopped and "sleeper" in stopped, "not every service exited before berthd: %r" % stopped)
+        expect_eq(stopped["sleeper"].get("signal"), signal.SIGTERM, "how sleeper was stopped")
+
+
+@case("SIGTERM stops everything and berthd exits 0")
+def sigterm():
+    orderly_stop(signal.SIGTERM)
+
+
+@case("SIGINT stops everything and berthd exits 0")
+def sigint():
+    orderly_stop(signal.SIGINT)
+
+
+@case("a service that ignores SIGTERM is killed after the grace period")
+def stubborn_service():
+    extra = "[service stubborn]\ncommand = /bin/sh -c \"trap '' TERM; while :; do sleep 0.1; done\"\n"
+    with Sandbox(extra=extra, wait="socket") as sb:
+        sb.wait_event(lambda e: e["kind"] == "service.started" and e["data"]["name"] == "stubborn")
+        before = sb.state()["last_seq"]
+        expect_eq(sb.stop(signal.SIGTERM, timeout=15), 0, "berthd's exit status")
+        sb.start(wait="socket")
+        evs = sb.events(before + 1)
+        ex = [e["data"] for e in evs if e["kind"] == "service.exited" and e["data"]["name"] == "stubborn"]
+        expect(ex, "no service.exited for stubborn: %r" % event_kinds(evs))
+        expect_eq(ex[0].get("signal"), signal.SIGKILL, "how stubborn was stopped")
+        sb.kill()  # not another grace period for the restarted one
+
+
+run()
