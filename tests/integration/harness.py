@@ -154,6 +154,21 @@ def _alarm_cb(signum, frame):
     raise CaseTimeout("the case ran past its time limit")
 
 
+# What ASan, UBSan and LSan print; berthd and its children share a log.
+_SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
+                    "runtime error:")
+
+
+def _sanitizer_report(sandboxes):
+    """The first sanitizer line in any sandbox's log, or None: a case whose
+    daemons misbehaved under ASan/UBSan fails even if its checks passed."""
+    for sb in sandboxes:
+        for line in sb.log().splitlines():
+            if any(mark in line for mark in _SANITIZER_MARKS):
+                return line.strip()
+    return None
+
+
 def run():
     """Runs every registered case and prints TAP; exits 0 if all passed."""
     global _current
@@ -183,6 +198,9 @@ def run():
             except CaseTimeout:
                 pass
         elapsed = time.monotonic() - started
+        report = _sanitizer_report(_current.sandboxes)
+        if report and status != "not ok":
+            status, detail = "not ok", "a sanitizer reported: " + report
         if status == "ok":
             print("ok %d - %s" % (n, name))
         elif status == "skip":
