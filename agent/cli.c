@@ -106,15 +106,10 @@ static int
 cli_usage_error(struct cli *cli, const char *fmt, ...)
 {
 	va_list ap;
-	char *msg;
 
 	va_start(ap, fmt);
-	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
+	cli_print_vwarn(fmt, ap);
 	va_end(ap);
-	if (msg != NULL)
-		cli_print_warn("%s", msg);
-	free(msg);
 	if (cli->cmd_usage != NULL)
 		fprintf(stderr, "usage: %s\n", cli->cmd_usage);
 	else

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli_conn.h"
+#include "clock.h"
 #include "frame.h"
 #include "xmalloc.h"
 
@@ -95,18 +96,9 @@ static const struct lws_protocols cli_conn_protocols[] = {
 };
 
 static int64_t
-cli_conn_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t
 cli_conn_deadline(int timeout_ms)
 {
-	return timeout_ms < 0 ? -1 : cli_conn_now() + timeout_ms;
+	return timeout_ms < 0 ? -1 : (int64_t)clock_mono_ms() + timeout_ms;
 }
 
 /* What is left of a deadline, in poll(2)'s terms. */
@@ -117,7 +109,7 @@ cli_conn_left(int64_t deadline)
 
 	if (deadline < 0)
 		return -1;
-	left = deadline - cli_conn_now();
+	left = deadline - (int64_t)clock_mono_ms();
 	return left < 0 ? 0 : (int)left;
 }
 

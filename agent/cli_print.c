@@ -34,20 +34,25 @@ cli_print_tame(char *s)
 }
 
 void
-cli_print_warn(const char *fmt, ...)
+cli_print_vwarn(const char *fmt, va_list ap)
 {
-	va_list ap;
 	char *msg;
 
-	va_start(ap, fmt);
 	if (vasprintf(&msg, fmt, ap) < 0)
-		msg = NULL;
-	va_end(ap);
-	if (msg == NULL)
 		return;
 	fflush(stdout);
 	fprintf(stderr, "berth: %s\n", cli_print_tame(msg));
 	free(msg);
+}
+
+void
+cli_print_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	cli_print_vwarn(fmt, ap);
+	va_end(ap);
 }
 
 void

@@ -5,11 +5,13 @@
 #define BERTH_CLI_PRINT_H
 
 #include <msgpack.h>
+#include <stdarg.h>
 #include <stdbool.h>
 
 #include "proto.h"
 
 /* "berth: MESSAGE" on stderr. */
+void cli_print_vwarn(const char *fmt, va_list ap);
 void cli_print_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* Any result as one line of JSON on stdout. */

@@ -1,10 +1,10 @@
 /* ops: berthd's request handlers (see ops.h). */
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "boot.h"
 #include "catalog.h"
+#include "clock.h"
 #include "events.h"
 #include "log.h"
 #include "ops.h"
@@ -15,15 +15,6 @@ static uint64_t ops_started_at; /* wall ms */
 static uint64_t ops_started_mono;
 
 typedef void (*ops_handler)(struct server_conn *, const struct proto_msg *);
-
-static uint64_t
-ops_mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static void
 ops_pack_labels(msgpack_packer *pk)
@@ -108,7 +99,7 @@ ops_state(struct server_conn *c, const struct proto_msg *m)
 	proto_pack_kv_str(pk, "version", BERTH_VERSION);
 	proto_pack_kv_u64(pk, "pid", (uint64_t)getpid());
 	proto_pack_kv_u64(pk, "started_at", ops_started_at);
-	proto_pack_kv_u64(pk, "uptime_ms", ops_mono_ms() - ops_started_mono);
+	proto_pack_kv_u64(pk, "uptime_ms", clock_mono_ms() - ops_started_mono);
 	proto_pack_kv_u64(pk, "first_seq", events_first_seq());
 	proto_pack_kv_u64(pk, "last_seq", events_last_seq());
 	proto_pack_str(pk, "services");
@@ -229,7 +220,7 @@ ops_init(const struct config *cfg)
 
 	ops_cfg = cfg;
 	ops_started_at = proto_now_ms();
-	ops_started_mono = ops_mono_ms();
+	ops_started_mono = clock_mono_ms();
 	for (i = 0; i < catalog_nops; i++)
 		if (catalog_ops[i].server == CATALOG_BERTHD &&
 		    ops_find(catalog_ops[i].name) == NULL)

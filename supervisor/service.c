@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 
 #include "catalog.h"
 #include "child.h"
+#include "clock.h"
 #include "events.h"
 #include "log.h"
 #include "proto.h"
@@ -51,15 +51,6 @@ static struct event_base *service_base;
 static struct service *service_list;
 static void (*service_stopped_cb)(void);
 static bool service_shutting_down;
-
-static uint64_t
-service_mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 static void
 service_set_state(struct service *s, enum service_state st)
@@ -181,7 +172,7 @@ service_start(struct service *s)
 	pid_t pid;
 
 	pid = child_spawn(s->path, s->argv, service_exit_cb, s, &cause);
-	s->started_at = service_mono_ms();
+	s->started_at = clock_mono_ms();
 	if (pid < 0) {
 		log_warn("service %s: %s", s->name, cause);
 		free(cause);
@@ -227,7 +218,7 @@ service_exit_cb(pid_t pid, int status, void *arg)
 		    (long)pid, WEXITSTATUS(status));
 	service_emit_exited(s, pid, status);
 	evtimer_del(s->timer);
-	if (service_mono_ms() - s->started_at >= SERVICE_STABLE_MS)
+	if (clock_mono_ms() - s->started_at >= SERVICE_STABLE_MS)
 		s->backoff_ms = s->backoff_min_ms;
 	if (service_wants_restart(s, status)) {
 		s->restarts++;
@@ -302,8 +293,7 @@ service_pack_one(msgpack_packer *pk, const struct service *s)
 	proto_pack_kv_u64(pk, "pid", (uint64_t)s->pid);
 	proto_pack_kv_u64(pk, "since", s->since);
 	proto_pack_kv_u64(pk, "uptime_ms",
-	    s->state == SERVICE_RUNNING ? service_mono_ms() - s->started_at
-	                                : 0);
+	    s->state == SERVICE_RUNNING ? clock_mono_ms() - s->started_at : 0);
 	proto_pack_kv_u64(pk, "restarts", s->restarts);
 	proto_pack_str(pk, "last_exit");
 	if (!s->exited)

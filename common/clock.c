@@ -1,0 +1,13 @@
+/* clock: the monotonic clock in milliseconds. */
+#include <time.h>
+
+#include "clock.h"
+
+uint64_t
+clock_mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}

@@ -1,0 +1,10 @@
+/* clock: the monotonic clock in milliseconds, for deadlines, backoff and
+ * uptimes (wall-clock timestamps are proto_now_ms). */
+#ifndef BERTH_CLOCK_H
+#define BERTH_CLOCK_H
+
+#include <stdint.h>
+
+uint64_t clock_mono_ms(void);
+
+#endif
