@@ -219,7 +219,7 @@ cli_print_exit(const msgpack_object *e)
 }
 
 static void
-cli_print_services(const msgpack_object *list, uint64_t now)
+cli_print_services(const msgpack_object *list)
 {
 	struct cli_print_table t = {0};
 	const msgpack_object *s;
@@ -241,9 +241,9 @@ cli_print_services(const msgpack_object *list, uint64_t now)
 		    cli_print_u64(s, "pid") == 0
 		        ? xstrdup("-")
 		        : xasprintf("%" PRIu64, cli_print_u64(s, "pid")),
-		    strcmp(state, "running") == 0
-		        ? cli_print_since(now, cli_print_u64(s, "since"))
-		        : xstrdup("-"),
+		    cli_print_u64(s, "pid") == 0
+		        ? xstrdup("-")
+		        : cli_print_duration(cli_print_u64(s, "uptime_ms")),
 		    xasprintf("%" PRIu64, cli_print_u64(s, "restarts")),
 		    cli_print_exit(proto_map_get(s, "last_exit")));
 	}
@@ -304,7 +304,7 @@ cli_print_state(const msgpack_object *result, bool json)
 	free(version);
 	free(boot);
 	printf("\n");
-	cli_print_services(proto_map_get(result, "services"), now);
+	cli_print_services(proto_map_get(result, "services"));
 	cli_print_checks(proto_map_get(result, "checks"), now);
 }
 

@@ -3,33 +3,56 @@
 
 #include "catalog.h"
 
+/* clang-format off */
 const struct catalog_op catalog_ops[] = {
-    {"hello", CATALOG_BERTHD, CATALOG_ANY,
-        "handshake: version, boot id, labels, capabilities"},
-    {"ping", CATALOG_BERTHD, CATALOG_ANY, "liveness round trip"},
-    {"state", CATALOG_BERTHD, CATALOG_ANY,
-        "what runs: services with pids, states and uptimes"},
-    {"events.subscribe", CATALOG_BERTHD, CATALOG_ANY,
-        "replay the journal from a seq, then follow live"},
-    {"events.unsubscribe", CATALOG_BERTHD, CATALOG_ANY,
-        "stop the event stream of this connection"},
-    {"gateway.attach", CATALOG_BERTHD, CATALOG_LOCAL,
-        "mark this connection as carrying a remote WebSocket client"},
-    {"gateway.auth_failed", CATALOG_BERTHD, CATALOG_LOCAL,
-        "record a refused WebSocket upgrade"},
+	{ "hello", CATALOG_BERTHD, CATALOG_ANY,
+	    "handshake: version, boot id, labels, capabilities" },
+	{ "ping", CATALOG_BERTHD, CATALOG_ANY, "liveness round trip" },
+	{ "state", CATALOG_BERTHD, CATALOG_ANY,
+	    "what runs: services with pids, states and uptimes; checks" },
+	{ "events.subscribe", CATALOG_BERTHD, CATALOG_ANY,
+	    "replay the journal from a seq, then follow live" },
+	{ "events.unsubscribe", CATALOG_BERTHD, CATALOG_ANY,
+	    "stop the event stream of this connection" },
+	{ "service.list", CATALOG_BERTHD, CATALOG_ANY,
+	    "every service with its state" },
+	{ "service.status", CATALOG_BERTHD, CATALOG_ANY,
+	    "one service in detail" },
+	{ "service.start", CATALOG_BERTHD, CATALOG_ANY,
+	    "start a stopped or failed service" },
+	{ "service.stop", CATALOG_BERTHD, CATALOG_ANY,
+	    "stop a service; it stays stopped" },
+	{ "service.restart", CATALOG_BERTHD, CATALOG_ANY,
+	    "stop a service and start it again" },
+	{ "check.report", CATALOG_BERTHD, CATALOG_LOCAL,
+	    "a berth program reports a service's readiness" },
+	{ "gateway.attach", CATALOG_BERTHD, CATALOG_LOCAL,
+	    "mark this connection as carrying a remote WebSocket client" },
+	{ "gateway.auth_failed", CATALOG_BERTHD, CATALOG_LOCAL,
+	    "record a refused WebSocket upgrade" },
 };
 const size_t catalog_nops = sizeof catalog_ops / sizeof catalog_ops[0];
 
 const struct catalog_event catalog_events[] = {
-    {EV_BERTHD_STARTED, "berthd started (boot_id, pid, version)"},
-    {EV_BERTHD_STOPPING, "berthd is shutting down (signal)"},
-    {EV_SERVICE_STARTED, "a service was spawned (name, pid)"},
-    {EV_SERVICE_EXITED, "a service exited (name, pid, code or signal, core)"},
-    {EV_SERVICE_RESTARTING, "a service will be restarted (name, delay_ms)"},
-    {EV_AUTH_FAILED, "a WebSocket upgrade was refused (peer, reason)"},
-    {EV_EVENTS_GAP, "the journal no longer holds the requested seqs"},
+	{ EV_BERTHD_STARTED, "berthd started (boot_id, pid, version)" },
+	{ EV_BERTHD_STOPPING, "berthd is shutting down (signal or reason)" },
+	{ EV_SERVICE_STARTING, "a service is being started (name)" },
+	{ EV_SERVICE_STARTED, "a service was spawned (name, pid)" },
+	{ EV_SERVICE_READY, "a service's readiness probe passed (name)" },
+	{ EV_SERVICE_UNREADY, "a ready service's probe fails (name, reason)" },
+	{ EV_SERVICE_EXITED,
+	    "a service exited (name, pid, code or signal, core)" },
+	{ EV_SERVICE_RESTARTING,
+	    "a service will be restarted (name, delay_ms, restarts)" },
+	{ EV_SERVICE_FAILED,
+	    "a service failed for good and will not restart (name, reason)" },
+	{ EV_CHECK_CHANGED,
+	    "a readiness check changed its verdict (name, ok, reason)" },
+	{ EV_AUTH_FAILED, "a WebSocket upgrade was refused (peer, reason)" },
+	{ EV_EVENTS_GAP, "the journal no longer holds the requested seqs" },
 };
 const size_t catalog_nevents = sizeof catalog_events / sizeof catalog_events[0];
+/* clang-format on */
 
 const struct catalog_op *
 catalog_op_find(const char *name)

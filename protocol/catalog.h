@@ -35,9 +35,14 @@ struct catalog_event {
 /* Event kinds, by name; the data of each is in docs/protocol.md. */
 #define EV_BERTHD_STARTED "berthd.started"
 #define EV_BERTHD_STOPPING "berthd.stopping"
+#define EV_SERVICE_STARTING "service.starting"
 #define EV_SERVICE_STARTED "service.started"
+#define EV_SERVICE_READY "service.ready"
+#define EV_SERVICE_UNREADY "service.unready"
 #define EV_SERVICE_EXITED "service.exited"
 #define EV_SERVICE_RESTARTING "service.restarting"
+#define EV_SERVICE_FAILED "service.failed"
+#define EV_CHECK_CHANGED "check.changed"
 #define EV_AUTH_FAILED "auth.failed"
 /* Not journaled: sent to one subscriber whose from_seq the journal no
  * longer holds. Carries seq 0, which no journaled event has. */

@@ -1,6 +1,9 @@
 /* child: spawning processes and reaping every child (see child.h). Owns
  * the table of live children and their exit callbacks. */
+#include <dirent.h>
 #include <errno.h>
+#include <grp.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -39,14 +42,40 @@ child_remove(struct child *c)
 	*c = child_table[--child_n];
 }
 
+/* What the child tells the parent when a step before exec fails. */
+struct child_failure {
+	int step;
+	int err;
+};
+
+static const char *const child_steps[] = {
+    "exec",
+    "chdir",
+    "setgroups",
+    "setgid",
+    "setuid",
+    "dup2",
+};
+
+static _Noreturn void
+child_fail(int errfd, int step)
+{
+	struct child_failure f = {step, errno};
+
+	if (write(errfd, &f, sizeof f) < 0)
+		_exit(127);
+	_exit(127);
+}
+
 /* In the child between fork and exec: undo everything berthd set up. Only
  * async-signal-safe calls here. */
-static void
-child_exec(const char *path, char *const argv[], int errfd)
+static _Noreturn void
+child_exec(const struct child_spec *sp, int errfd)
 {
+	extern char **environ;
 	struct sigaction sa;
 	sigset_t none;
-	int sig, fd, err;
+	int sig, fd;
 
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = SIG_DFL;
@@ -60,31 +89,60 @@ child_exec(const char *path, char *const argv[], int errfd)
 		dup2(fd, STDIN_FILENO);
 		close(fd);
 	}
-	/* The error pipe is close-on-exec; everything else above 2 goes now. */
-	if (errfd > 3)
-		close_range(3, (unsigned)errfd - 1, 0);
-	close_range((unsigned)errfd + 1, ~0U, 0);
-	if (strchr(path, '/') != NULL)
-		execv(path, argv);
+	if (sp->stdout_fd >= 0 && dup2(sp->stdout_fd, STDOUT_FILENO) < 0)
+		child_fail(errfd, 5);
+	if (sp->extra_fd >= 0) {
+		/* Above every fd this function uses, so dup2 clobbers none. */
+		if (sp->extra_fd == sp->extra_fd_at)
+			fcntl(sp->extra_fd, F_SETFD, 0);
+		else if (dup2(sp->extra_fd, sp->extra_fd_at) < 0)
+			child_fail(errfd, 5);
+	}
+	if (chdir(sp->cwd != NULL ? sp->cwd : "/") != 0)
+		child_fail(errfd, 1);
+	if (sp->set_ids) {
+		if (setgroups(sp->ngroups, sp->groups) != 0)
+			child_fail(errfd, 2);
+		if (setgid(sp->gid) != 0)
+			child_fail(errfd, 3);
+		if (setuid(sp->uid) != 0)
+			child_fail(errfd, 4);
+	}
+	/* The error pipe is close-on-exec; everything else above 2 goes now,
+	 * but for the fd handed over. */
+	for (fd = 3; fd < 1024; fd++)
+		if (fd != errfd && (sp->extra_fd < 0 || fd != sp->extra_fd_at))
+			close(fd);
+	close_range(1024, ~0U, 0);
+	if (sp->envp != NULL)
+		environ = (char **)sp->envp;
+	if (strchr(sp->path, '/') != NULL)
+		execv(sp->path, sp->argv);
 	else
-		execvp(path, argv);
-	err = errno;
-	if (write(errfd, &err, sizeof err) < 0)
-		_exit(127);
-	_exit(127);
+		execvp(sp->path, sp->argv);
+	child_fail(errfd, 0);
 }
 
 pid_t
-child_spawn(const char *path, char *const argv[], child_exit_cb cb, void *arg,
-    char **cause)
+child_spawn(
+    const struct child_spec *spec, child_exit_cb cb, void *arg, char **cause)
 {
-	int pfd[2], err;
+	struct child_failure f;
+	int pfd[2];
 	pid_t pid;
 	ssize_t n;
 
+	/* Keep the error pipe clear of the fd number a child is promised. */
 	if (pipe2(pfd, O_CLOEXEC) != 0) {
 		*cause = xasprintf("pipe: %s", strerror(errno));
 		return -1;
+	}
+	if (spec->extra_fd >= 0 &&
+	    (pfd[1] == spec->extra_fd_at || pfd[0] == spec->extra_fd_at)) {
+		int moved =
+		    fcntl(pfd[1], F_DUPFD_CLOEXEC, spec->extra_fd_at + 1);
+		close(pfd[1]);
+		pfd[1] = moved;
 	}
 	pid = fork();
 	if (pid < 0) {
@@ -94,7 +152,7 @@ child_spawn(const char *path, char *const argv[], child_exit_cb cb, void *arg,
 		return -1;
 	}
 	if (pid == 0)
-		child_exec(path, argv, pfd[1]);
+		child_exec(spec, pfd[1]);
 	close(pfd[1]);
 	if (child_n == child_cap) {
 		child_cap = child_cap ? 2 * child_cap : 16;
@@ -104,20 +162,24 @@ child_spawn(const char *path, char *const argv[], child_exit_cb cb, void *arg,
 	child_table[child_n++] = (struct child){pid, cb, arg};
 	/* The pipe closes at exec: zero bytes means the exec happened. */
 	do
-		n = read(pfd[0], &err, sizeof err);
+		n = read(pfd[0], &f, sizeof f);
 	while (n < 0 && errno == EINTR);
 	close(pfd[0]);
-	if (n == sizeof err) {
+	if (n == sizeof f) {
 		/* The child is exiting; its status is of no interest. */
 		child_table[child_n - 1].cb = NULL;
-		*cause =
-		    xasprintf("cannot execute %s: %s", path, strerror(err));
+		if (f.step == 0)
+			*cause = xasprintf("cannot execute %s: %s", spec->path,
+			    strerror(f.err));
+		else
+			*cause = xasprintf("%s before executing %s: %s",
+			    child_steps[f.step], spec->path, strerror(f.err));
 		return -1;
 	}
 	return pid;
 }
 
-void
+bool
 child_reap(void)
 {
 	struct child *c, done;
@@ -128,8 +190,10 @@ child_reap(void)
 		pid = waitpid(-1, &status, WNOHANG);
 		if (pid < 0 && errno == EINTR)
 			continue;
-		if (pid <= 0)
-			break;
+		if (pid < 0)
+			return false;
+		if (pid == 0)
+			return true;
 		c = child_find(pid);
 		if (c == NULL) {
 			log_debug("%s: reaped orphan %ld", __func__, (long)pid);
@@ -142,6 +206,31 @@ child_reap(void)
 	}
 }
 
+/* The parent of pid from /proc/PID/stat, or -1. The command name may hold
+ * spaces and parentheses, so the fields are read after its last ')'. */
+static pid_t
+child_ppid(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+	long ppid;
+
+	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	if (p == NULL || sscanf(p + 1, " %*c %ld", &ppid) != 1)
+		return -1;
+	return (pid_t)ppid;
+}
+
 void
 child_forget(pid_t pid)
 {
@@ -151,10 +240,26 @@ child_forget(pid_t pid)
 		c->cb = NULL;
 }
 
-unsigned
-child_count(void)
+int
+child_sweep(void)
 {
-	return (unsigned)child_n;
+	struct dirent *d;
+	DIR *dir;
+	int n = 0;
+
+	if (getpid() == 1)
+		return kill(-1, SIGKILL) == 0 ? 1 : 0;
+	dir = opendir("/proc");
+	if (dir == NULL)
+		return 0;
+	while ((d = readdir(dir)) != NULL) {
+		pid_t pid = (pid_t)atol(d->d_name);
+		if (pid > 0 && child_ppid(pid) == getpid() &&
+		    kill(pid, SIGKILL) == 0)
+			n++;
+	}
+	closedir(dir);
+	return n;
 }
 
 char *

@@ -6,26 +6,47 @@
 #ifndef BERTH_CHILD_H
 #define BERTH_CHILD_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 /* Called once when a spawned child has exited; status is waitpid's. */
 typedef void (*child_exit_cb)(pid_t pid, int status, void *arg);
 
+/* How to start a child. Everything is borrowed for the call only. */
+struct child_spec {
+	const char *path; /* with a '/': as is; else looked up in PATH */
+	char *const *argv;
+	char *const *envp; /* NULL: berthd's own environment */
+	const char *cwd;   /* NULL: "/" */
+	bool set_ids;      /* switch to uid/gid/groups before exec */
+	uid_t uid;
+	gid_t gid;
+	const gid_t *groups;
+	size_t ngroups;
+	int stdout_fd; /* -1: inherit berthd's stdout */
+	int extra_fd;  /* -1, or an fd to hand over as extra_fd_at */
+	int extra_fd_at;
+};
+
 /*
- * Forks and execs path with argv in a new session (so its process group is
- * its own), with the default signal mask and dispositions, stdin on
- * /dev/null, stdout and stderr inherited, and no other fd. Returns the pid,
- * or -1 with *cause when the fork or the exec failed (an exec failure is
- * reported here, not as an exit).
+ * Forks and execs in a new session (so its process group is its own),
+ * with the default signal mask and dispositions, stdin on /dev/null,
+ * stdout and stderr inherited unless redirected, and no other fd. Returns
+ * the pid, or -1 with *cause when the fork, a set-up step or the exec
+ * failed (reported here, with the step, not as an exit).
  */
-pid_t child_spawn(const char *path, char *const argv[], child_exit_cb cb,
-    void *arg, char **cause);
-/* Reaps every child that has exited (call on SIGCHLD); runs callbacks. */
-void child_reap(void);
+pid_t child_spawn(
+    const struct child_spec *spec, child_exit_cb cb, void *arg, char **cause);
+/* Reaps every child that has exited (call on SIGCHLD); runs callbacks.
+ * Returns false once berthd has no child left at all. */
+bool child_reap(void);
 /* Forgets the callback of pid (its owner is going away). */
 void child_forget(pid_t pid);
-/* How many spawned children have not been reaped yet. */
-unsigned child_count(void);
+/* Sends SIGKILL to every process that is left: as PID 1 every process of
+ * the namespace, else every child (orphans re-parent to a subreaper).
+ * Returns how many were signalled (as PID 1: 1 if any, else 0). */
+int child_sweep(void);
 
 /* Finds a berth program by a bare name: beside the running berthd first
  * (a build tree), then in the install's libexec directory, else the name

@@ -1,6 +1,8 @@
 /* config: berthd's configuration file, a small INI dialect. Owns the
  * parsing of the file and the defaults; see config.h for the grammar. */
 #include <ctype.h>
+#include <signal.h>
+#include <stddef.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -311,38 +313,287 @@ config_key_label(struct config_parser *p, const char *key, const char *val)
 	return 0;
 }
 
+static const char *const config_probe_names[] = {
+    [CONFIG_PROBE_NONE] = "none",
+    [CONFIG_PROBE_TCP] = "tcp",
+    [CONFIG_PROBE_HTTP] = "http",
+    [CONFIG_PROBE_RFB] = "rfb",
+    [CONFIG_PROBE_CDP] = "cdp",
+    [CONFIG_PROBE_NOTIFY_FD] = "notify-fd",
+    [CONFIG_PROBE_SD_NOTIFY] = "sd_notify",
+    [CONFIG_PROBE_EXEC] = "exec",
+    [CONFIG_PROBE_REPORT] = "report",
+};
+#define CONFIG_NPROBES (sizeof config_probe_names / sizeof *config_probe_names)
+
+const char *
+config_probe_name(enum config_probe probe)
+{
+	return config_probe_names[probe];
+}
+
+/* How many arguments each probe type takes after its name: min, max. */
+static const unsigned config_probe_arity[][2] = {
+    [CONFIG_PROBE_NONE] = {0, 0},
+    [CONFIG_PROBE_TCP] = {1, 1},
+    [CONFIG_PROBE_HTTP] = {1, 3},
+    [CONFIG_PROBE_RFB] = {1, 2},
+    [CONFIG_PROBE_CDP] = {1, 1},
+    [CONFIG_PROBE_NOTIFY_FD] = {1, 1},
+    [CONFIG_PROBE_SD_NOTIFY] = {0, 0},
+    [CONFIG_PROBE_EXEC] = {1, CONFIG_MAX_ARGS - 1},
+    [CONFIG_PROBE_REPORT] = {0, 0},
+};
+
+static void
+config_list_free(struct config_list *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	l->v = NULL;
+	l->n = 0;
+}
+
+/* Takes a NULL-terminated vector from config_split as list l. */
+static void
+config_list_take(struct config_list *l, char **v)
+{
+	l->v = v;
+	for (l->n = 0; v[l->n] != NULL; l->n++)
+		;
+}
+
+static int
+config_service_ready(
+    struct config_parser *p, struct config_service *s, const char *val)
+{
+	size_t t;
+	char **v;
+	char *end;
+	long fd;
+
+	if (s->probe != CONFIG_PROBE_NONE || s->probe_args.v != NULL)
+		return config_fail(p, "ready set twice");
+	if (config_split(p, val, &v) < 0)
+		return -1;
+	for (t = 1; t < CONFIG_NPROBES; t++)
+		if (strcmp(v[0], config_probe_names[t]) == 0)
+			break;
+	/* The list keeps what follows the type. */
+	free(v[0]);
+	config_list_take(&s->probe_args, v + 1);
+	s->probe_args.v = memmove(v, v + 1, (s->probe_args.n + 1) * sizeof *v);
+	if (t == CONFIG_NPROBES)
+		return config_fail(p,
+		    "unknown readiness probe \"%s\" (tcp, http, "
+		    "rfb, cdp, notify-fd, sd_notify, exec, report)",
+		    val);
+	s->probe = (enum config_probe)t;
+	if (s->probe_args.n < config_probe_arity[t][0] ||
+	    s->probe_args.n > config_probe_arity[t][1])
+		return config_fail(p,
+		    "ready = %s takes %u to %u arguments, not %zu",
+		    config_probe_names[t], config_probe_arity[t][0],
+		    config_probe_arity[t][1], s->probe_args.n);
+	if (s->probe == CONFIG_PROBE_NOTIFY_FD) {
+		errno = 0;
+		fd = strtol(s->probe_args.v[0], &end, 10);
+		if (*end != '\0' || errno != 0 || fd < 3 || fd > 255)
+			return config_fail(
+			    p, "notify-fd wants an fd number in 3-255");
+		s->notify_fd = (int)fd;
+	}
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	int sig;
+} config_signals[] = {
+    {"TERM", SIGTERM},
+    {"INT", SIGINT},
+    {"HUP", SIGHUP},
+    {"QUIT", SIGQUIT},
+    {"KILL", SIGKILL},
+    {"USR1", SIGUSR1},
+    {"USR2", SIGUSR2},
+    {"WINCH", SIGWINCH},
+};
+
+static int
+config_parse_signal(const char *val, int *sig)
+{
+	const char *name = strncmp(val, "SIG", 3) == 0 ? val + 3 : val;
+	size_t i;
+	char *end;
+	long n;
+
+	for (i = 0; i < sizeof config_signals / sizeof *config_signals; i++)
+		if (strcmp(name, config_signals[i].name) == 0) {
+			*sig = config_signals[i].sig;
+			return 0;
+		}
+	errno = 0;
+	n = strtol(val, &end, 10);
+	if (*val == '\0' || *end != '\0' || errno != 0 || n < 1 || n >= NSIG)
+		return -1;
+	*sig = (int)n;
+	return 0;
+}
+
+/* The keys of a service whose value is milliseconds. */
+static unsigned *
+config_service_ms(struct config_service *s, const char *key)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+	} keys[] = {
+	    {"backoff_min_ms", offsetof(struct config_service, backoff_min_ms)},
+	    {"backoff_max_ms", offsetof(struct config_service, backoff_max_ms)},
+	    {"backoff_reset_ms",
+	        offsetof(struct config_service, backoff_reset_ms)},
+	    {"death_window_ms",
+	        offsetof(struct config_service, death_window_ms)},
+	    {"stop_timeout_ms",
+	        offsetof(struct config_service, stop_timeout_ms)},
+	    {"ready_timeout_ms",
+	        offsetof(struct config_service, probe_timeout_ms)},
+	    {"ready_interval_ms",
+	        offsetof(struct config_service, probe_interval_ms)},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof keys / sizeof *keys; i++)
+		if (strcmp(key, keys[i].key) == 0)
+			return (unsigned *)((char *)s + keys[i].off);
+	return NULL;
+}
+
+static int
+config_service_list(struct config_parser *p, struct config_list *l,
+    const char *key, const char *val)
+{
+	char **v;
+
+	if (l->v != NULL)
+		return config_fail(p, "%s set twice", key);
+	if (config_split(p, val, &v) < 0)
+		return -1;
+	config_list_take(l, v);
+	return 0;
+}
+
+static int
+config_service_env(
+    struct config_parser *p, struct config_service *s, const char *val)
+{
+	const char *eq = strchr(val, '=');
+
+	if (eq == NULL || eq == val ||
+	    strcspn(val, "= \t") != (size_t)(eq - val))
+		return config_fail(p, "env wants KEY=VALUE");
+	if (s->env.n == CONFIG_MAX_ENV)
+		return config_fail(p, "more than %d env lines", CONFIG_MAX_ENV);
+	s->env.v = xreallocarray(s->env.v, s->env.n + 2, sizeof *s->env.v);
+	s->env.v[s->env.n++] = xstrdup(val);
+	s->env.v[s->env.n] = NULL;
+	return 0;
+}
+
+static int
+config_service_flag(
+    struct config_parser *p, bool *dst, const char *key, const char *val)
+{
+	if (config_parse_bool(val, dst) < 0)
+		return config_fail(p, "%s must be yes or no", key);
+	return 0;
+}
+
+static int
+config_service_restart(
+    struct config_parser *p, struct config_service *s, const char *val)
+{
+	if (strcmp(val, "always") == 0)
+		s->restart = CONFIG_RESTART_ALWAYS;
+	else if (strcmp(val, "on-failure") == 0)
+		s->restart = CONFIG_RESTART_ON_FAILURE;
+	else if (strcmp(val, "never") == 0)
+		s->restart = CONFIG_RESTART_NEVER;
+	else
+		return config_fail(p,
+		    "restart must be always, on-failure or "
+		    "never");
+	return 0;
+}
+
+static int
+config_service_deaths(
+    struct config_parser *p, struct config_service *s, const char *val)
+{
+	size_t n;
+
+	if (config_parse_size(val, &n) < 0 || n < 1 || n > 1000 ||
+	    strpbrk(val, "KkMmGg") != NULL)
+		return config_fail(p, "max_deaths must be 1-1000");
+	s->max_deaths = (unsigned)n;
+	return 0;
+}
+
 static int
 config_key_service(struct config_parser *p, const char *key, const char *val)
 {
 	struct config_service *s = p->svc;
+	unsigned *ms;
 
 	if (strcmp(key, "command") == 0) {
 		if (s->argv != NULL)
 			return config_fail(p, "command set twice");
 		return config_split(p, val, &s->argv);
 	}
-	if (strcmp(key, "restart") == 0) {
-		if (strcmp(val, "always") == 0)
-			s->restart = CONFIG_RESTART_ALWAYS;
-		else if (strcmp(val, "on-failure") == 0)
-			s->restart = CONFIG_RESTART_ON_FAILURE;
-		else if (strcmp(val, "never") == 0)
-			s->restart = CONFIG_RESTART_NEVER;
-		else
+	if (strcmp(key, "user") == 0)
+		return config_set_str(p, &s->user, val);
+	if (strcmp(key, "group") == 0)
+		return config_set_str(p, &s->group, val);
+	if (strcmp(key, "cwd") == 0)
+		return config_set_str(p, &s->cwd, val);
+	if (strcmp(key, "env") == 0)
+		return config_service_env(p, s, val);
+	if (strcmp(key, "after") == 0)
+		return config_service_list(p, &s->after, key, val);
+	if (strcmp(key, "requires") == 0)
+		return config_service_list(p, &s->requires, key, val);
+	if (strcmp(key, "ready") == 0)
+		return config_service_ready(p, s, val);
+	if (strcmp(key, "required") == 0)
+		return config_service_flag(p, &s->required, key, val);
+	if (strcmp(key, "main") == 0)
+		return config_service_flag(p, &s->main, key, val);
+	if (strcmp(key, "restart") == 0)
+		return config_service_restart(p, s, val);
+	if (strcmp(key, "max_deaths") == 0)
+		return config_service_deaths(p, s, val);
+	if (strcmp(key, "stop_signal") == 0) {
+		if (config_parse_signal(val, &s->stop_signal) < 0)
 			return config_fail(p,
-			    "restart must be always, "
-			    "on-failure or never");
+			    "stop_signal \"%s\" is not a signal "
+			    "(TERM, INT, HUP, QUIT, KILL, USR1, USR2, WINCH or "
+			    "a "
+			    "number)",
+			    val);
 		return 0;
 	}
-	if (strcmp(key, "backoff_min_ms") == 0 &&
-	    config_parse_ms(val, &s->backoff_min_ms) == 0)
+	if ((ms = config_service_ms(s, key)) != NULL) {
+		if (config_parse_ms(val, ms) < 0)
+			return config_fail(p,
+			    "%s must be milliseconds "
+			    "(0-86400000)",
+			    key);
 		return 0;
-	if (strcmp(key, "backoff_max_ms") == 0 &&
-	    config_parse_ms(val, &s->backoff_max_ms) == 0)
-		return 0;
-	if (strncmp(key, "backoff_", 8) == 0)
-		return config_fail(
-		    p, "%s must be milliseconds (0-86400000)", key);
+	}
 	return config_fail(
 	    p, "unknown key \"%s\" in [service %s]", key, s->name);
 }
@@ -392,6 +643,14 @@ config_section(struct config_parser *p, char *line)
 		p->svc->restart = CONFIG_RESTART_ALWAYS;
 		p->svc->backoff_min_ms = 100;
 		p->svc->backoff_max_ms = 5000;
+		p->svc->backoff_reset_ms = 10000;
+		p->svc->max_deaths = 5;
+		p->svc->death_window_ms = 60000;
+		p->svc->stop_signal = SIGTERM;
+		p->svc->stop_timeout_ms = 5000;
+		p->svc->probe_timeout_ms = 2000;
+		p->svc->probe_interval_ms = 1000;
+		p->svc->required = true;
 		p->svc->line = p->line;
 		p->sec = CONFIG_SEC_SERVICE;
 	} else
@@ -509,6 +768,101 @@ config_load(struct config *cfg, const char *path, char **cause)
 	return r;
 }
 
+static int
+config_service_index(const struct config *cfg, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->nservices; i++)
+		if (strcmp(cfg->services[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* Every dependency of s, after and requires alike, by index i < n. */
+static const char *
+config_dep(const struct config_service *s, size_t i)
+{
+	return i < s->after.n ? s->after.v[i] : s->requires.v[i - s->after.n];
+}
+
+/* Depth-first search from service i; a service met again while still on
+ * the path closes a cycle, which is spelt out from the path. */
+static int
+config_find_cycle(const struct config *cfg, int i, int *color, int *path,
+    int depth, char **cause)
+{
+	const struct config_service *s = &cfg->services[i];
+	size_t d, k;
+	int j;
+
+	color[i] = 1;
+	path[depth] = i;
+	for (d = 0; d < s->after.n + s->requires.n; d++) {
+		j = config_service_index(cfg, config_dep(s, d));
+		if (color[j] == 1) {
+			char *msg = xstrdup(cfg->services[j].name), *next;
+			for (k = 0; path[k] != j; k++)
+				;
+			for (k++; k <= (size_t)depth; k++) {
+				next = xasprintf("%s -> %s", msg,
+				    cfg->services[path[k]].name);
+				free(msg);
+				msg = next;
+			}
+			*cause = xasprintf("%s: dependency cycle: %s -> %s",
+			    cfg->path != NULL ? cfg->path : "config", msg,
+			    cfg->services[j].name);
+			free(msg);
+			return -1;
+		}
+		if (color[j] == 0 &&
+		    config_find_cycle(cfg, j, color, path, depth + 1, cause) <
+		        0)
+			return -1;
+	}
+	color[i] = 2;
+	return 0;
+}
+
+/* Unknown dependencies, cycles, more than one main service. */
+static int
+config_check_graph(const struct config *cfg, char **cause)
+{
+	const char *name = cfg->path != NULL ? cfg->path : "config";
+	int color[CONFIG_MAX_SERVICES] = {0}, path[CONFIG_MAX_SERVICES];
+	const struct config_service *main = NULL;
+	size_t i, d;
+
+	for (i = 0; i < cfg->nservices; i++) {
+		const struct config_service *s = &cfg->services[i];
+		for (d = 0; d < s->after.n + s->requires.n; d++) {
+			const char *dep = config_dep(s, d);
+			if (config_service_index(cfg, dep) < 0) {
+				*cause = xasprintf(
+				    "%s:%d: service \"%s\" depends on "
+				    "unknown service \"%s\"",
+				    name, s->line, s->name, dep);
+				return -1;
+			}
+		}
+		if (s->main && main != NULL) {
+			*cause =
+			    xasprintf("%s:%d: services \"%s\" and \"%s\" are "
+			              "both main",
+			        name, s->line, main->name, s->name);
+			return -1;
+		}
+		if (s->main)
+			main = s;
+	}
+	for (i = 0; i < cfg->nservices; i++)
+		if (color[i] == 0 &&
+		    config_find_cycle(cfg, (int)i, color, path, 0, cause) < 0)
+			return -1;
+	return 0;
+}
+
 int
 config_finish(struct config *cfg, char **cause)
 {
@@ -531,6 +885,8 @@ config_finish(struct config *cfg, char **cause)
 			return -1;
 		}
 	}
+	if (config_check_graph(cfg, cause) < 0)
+		return -1;
 	if (cfg->token_file == NULL)
 		cfg->token_file = xasprintf("%s/token", cfg->state_dir);
 	if (cfg->socket == NULL)
@@ -575,12 +931,18 @@ config_free(struct config *cfg)
 		free(cfg->labels[i].value);
 	}
 	for (i = 0; i < cfg->nservices; i++) {
-		free(cfg->services[i].name);
-		for (j = 0; cfg->services[i].argv != NULL &&
-		     cfg->services[i].argv[j] != NULL;
-		     j++)
-			free(cfg->services[i].argv[j]);
-		free(cfg->services[i].argv);
+		struct config_service *s = &cfg->services[i];
+		free(s->name);
+		for (j = 0; s->argv != NULL && s->argv[j] != NULL; j++)
+			free(s->argv[j]);
+		free(s->argv);
+		free(s->user);
+		free(s->group);
+		free(s->cwd);
+		config_list_free(&s->env);
+		config_list_free(&s->after);
+		config_list_free(&s->requires);
+		config_list_free(&s->probe_args);
 	}
 	memset(cfg, 0, sizeof *cfg);
 }

@@ -4,7 +4,11 @@
  *   [gateway]  listen, client_queue, command
  *   [journal]  max_bytes, segment_bytes, sync
  *   [labels]   any key = value
- *   [service NAME]  command, restart, backoff_min_ms, backoff_max_ms
+ *   [service NAME]  command, user, group, cwd, env (repeatable), after,
+ *                   requires, ready, ready_timeout_ms, ready_interval_ms,
+ *                   required, main, restart, backoff_min_ms,
+ *                   backoff_max_ms, backoff_reset_ms, max_deaths,
+ *                   death_window_ms, stop_signal, stop_timeout_ms
  *
  * One "key = value" per line; "#" or ";" starts a comment line; values run
  * to the end of the line (no inline comments). A command is split on
@@ -21,6 +25,7 @@
 #define CONFIG_MAX_LABELS 64
 #define CONFIG_MAX_SERVICES 64
 #define CONFIG_MAX_ARGS 64
+#define CONFIG_MAX_ENV 64
 /* The longest value of any key, and the longest label key or value. */
 #define CONFIG_MAX_VALUE 4096
 #define CONFIG_MAX_LABEL 256
@@ -39,13 +44,47 @@ struct config_label {
 	char *value;
 };
 
+enum config_probe {
+	CONFIG_PROBE_NONE,      /* ready once spawned */
+	CONFIG_PROBE_TCP,       /* berth-probe tcp HOST:PORT */
+	CONFIG_PROBE_HTTP,      /* berth-probe http URL [STATUS [BODY]] */
+	CONFIG_PROBE_RFB,       /* berth-probe rfb HOST:PORT [WxH] */
+	CONFIG_PROBE_CDP,       /* berth-probe cdp HOST:PORT */
+	CONFIG_PROBE_NOTIFY_FD, /* a newline on fd N */
+	CONFIG_PROBE_SD_NOTIFY, /* READY=1 on $NOTIFY_SOCKET */
+	CONFIG_PROBE_EXEC,      /* a command exits 0 */
+	CONFIG_PROBE_REPORT,    /* a berth program sends check.report */
+};
+
+/* A NULL-terminated list of strings; the config owns them. */
+struct config_list {
+	char **v;
+	size_t n;
+};
+
 struct config_service {
 	char *name;
 	char **argv; /* NULL-terminated; argv[0] as written */
+	char *user, *group, *cwd;
+	struct config_list env;      /* KEY=VALUE */
+	struct config_list after;    /* start once these are ready */
+	struct config_list requires; /* the same, and fail if they fail */
+	enum config_probe probe;
+	struct config_list probe_args; /* the ready = line after its type */
+	int notify_fd;
+	unsigned probe_timeout_ms;
+	unsigned probe_interval_ms;
 	enum config_restart restart;
 	unsigned backoff_min_ms;
 	unsigned backoff_max_ms;
-	int line; /* where the section starts, for later errors */
+	unsigned backoff_reset_ms; /* ready this long: backoff starts over */
+	unsigned max_deaths;       /* this many exits within death_window_ms */
+	unsigned death_window_ms;  /* ... and the service has failed */
+	int stop_signal;
+	unsigned stop_timeout_ms;
+	bool required; /* counts for /readyz */
+	bool main;     /* berthd's exit status is this service's */
+	int line;      /* where the section starts, for later errors */
 };
 
 struct config {
@@ -81,6 +120,9 @@ void config_free(struct config *cfg);
 /* Overrides the gateway's ADDR:PORT (the --listen option), checked as the
  * file's key is. Returns 0 or -1 with *cause. */
 int config_set_listen(struct config *cfg, const char *listen, char **cause);
+
+/* The name of a probe type as written after "ready =". */
+const char *config_probe_name(enum config_probe probe);
 
 /* Parses "8M", "64K", "1G" or plain bytes. Returns 0 or -1. */
 int config_parse_size(const char *s, size_t *out);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "boot.h"
@@ -30,7 +31,14 @@
 #include "xmalloc.h"
 
 static struct event_base *berthd_base;
+static struct event *berthd_deadline;
 static int berthd_stopping;
+static bool berthd_sweeping;
+static struct service *berthd_main;
+static struct config_service berthd_gateway;
+
+/* How long escapees may take to die after the final SIGKILL. */
+#define BERTHD_SWEEP_MS 2000
 
 static void
 berthd_usage(FILE *f)
@@ -41,30 +49,84 @@ berthd_usage(FILE *f)
 }
 
 static void
+berthd_deadline_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+	log_warn("processes still left after SIGKILL; exiting anyway");
+	event_base_loopexit(berthd_base, NULL);
+}
+
+/* Every service is down: kill whatever escaped their process groups
+ * (daemons that called setsid), reap it, and leave the loop. */
+static void
 berthd_stopped_cb(void)
 {
-	event_base_loopexit(berthd_base, NULL);
+	struct timeval tv = {
+	    BERTHD_SWEEP_MS / 1000, (BERTHD_SWEEP_MS % 1000) * 1000};
+	int n = child_sweep();
+
+	if (n > 0)
+		log_info("swept %s left after the services",
+		    getpid() == 1 ? "the processes" : "the children");
+	berthd_sweeping = true;
+	if (!child_reap()) {
+		event_base_loopexit(berthd_base, NULL);
+		return;
+	}
+	berthd_deadline = evtimer_new(berthd_base, berthd_deadline_cb, NULL);
+	evtimer_add(berthd_deadline, &tv);
+}
+
+static void
+berthd_shutdown(const char *why, int sig)
+{
+	msgpack_packer *pk;
+
+	if (berthd_stopping++)
+		return;
+	log_info("%s: shutting down", why);
+	pk = events_begin(EV_BERTHD_STOPPING);
+	msgpack_pack_map(pk, 2);
+	proto_pack_kv_i64(pk, "signal", sig);
+	proto_pack_kv_str(pk, "reason", why);
+	events_commit();
+	service_shutdown(berthd_stopped_cb);
 }
 
 static void
 berthd_signal_cb(evutil_socket_t sig, short what, void *arg)
 {
-	msgpack_packer *pk;
-
 	(void)what;
 	(void)arg;
 	if (sig == SIGCHLD) {
-		child_reap();
+		if (!child_reap() && berthd_sweeping)
+			event_base_loopexit(berthd_base, NULL);
 		return;
 	}
-	if (berthd_stopping++)
-		return;
-	log_info("%s: shutting down", strsignal((int)sig));
-	pk = events_begin(EV_BERTHD_STOPPING);
-	msgpack_pack_map(pk, 1);
-	proto_pack_kv_i64(pk, "signal", sig);
-	events_commit();
-	service_stop_all(berthd_stopped_cb);
+	berthd_shutdown(strsignal((int)sig), (int)sig);
+}
+
+/* The main service is gone for good: so is the sandbox. */
+static void
+berthd_main_exit_cb(int status)
+{
+	(void)status;
+	berthd_shutdown("the main service exited", 0);
+}
+
+/* berthd's exit status: the main service's, shell style, else 0. */
+static int
+berthd_exit_status(void)
+{
+	int status;
+
+	if (berthd_main == NULL || !service_last_exit(berthd_main, &status))
+		return 0;
+	if (WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	return WEXITSTATUS(status);
 }
 
 /* mkdir -p for one level, mode 0700; an existing directory is fine. */
@@ -87,25 +149,52 @@ berthd_emit_started(void)
 	events_commit();
 }
 
+/* The gateway is a service like the others, but berth's own: it never
+ * fails for good, is not a readiness check, and stops last. */
+static void
+berthd_gateway_config(const struct config *cfg, int debug)
+{
+	static char queue[32];
+	static char *argv[12];
+	struct config_service *g = &berthd_gateway;
+	size_t n = 0;
+
+	snprintf(queue, sizeof queue, "%zu", cfg->client_queue);
+	argv[n++] = child_berth_program(cfg->gateway_command);
+	argv[n++] = "--listen";
+	argv[n++] = cfg->listen;
+	argv[n++] = "--token-file";
+	argv[n++] = cfg->token_file;
+	argv[n++] = "--socket";
+	argv[n++] = cfg->socket;
+	argv[n++] = "--client-queue";
+	argv[n++] = queue;
+	if (debug)
+		argv[n++] = "--debug";
+	argv[n] = NULL;
+	memset(g, 0, sizeof *g);
+	g->name = "gateway";
+	g->argv = argv;
+	g->restart = CONFIG_RESTART_ALWAYS;
+	g->backoff_min_ms = 100;
+	g->backoff_max_ms = 5000;
+	g->backoff_reset_ms = 10000;
+	g->stop_signal = SIGTERM;
+	g->stop_timeout_ms = 5000;
+}
+
 static void
 berthd_add_services(const struct config *cfg, int debug)
 {
-	char queue[32];
-	char *gw = child_berth_program(cfg->gateway_command);
-	char *argv[] = {gw, "--listen", cfg->listen, "--token-file",
-	    cfg->token_file, "--socket", cfg->socket, "--client-queue", queue,
-	    debug ? "--debug" : NULL, NULL};
-	char *path;
+	struct service *s;
 	size_t i;
 
-	snprintf(queue, sizeof queue, "%zu", cfg->client_queue);
-	service_add("gateway", gw, argv, CONFIG_RESTART_ALWAYS, 100, 5000);
-	free(gw);
+	berthd_gateway_config(cfg, debug);
+	service_add(&berthd_gateway, true);
 	for (i = 0; i < cfg->nservices; i++) {
-		const struct config_service *s = &cfg->services[i];
-		path = s->argv[0];
-		service_add(s->name, path, s->argv, s->restart,
-		    s->backoff_min_ms, s->backoff_max_ms);
+		s = service_add(&cfg->services[i], false);
+		if (cfg->services[i].main)
+			berthd_main = s;
 	}
 }
 
@@ -187,7 +276,7 @@ main(int argc, char **argv)
 	struct config cfg;
 	char *cause = NULL;
 	bool fresh;
-	int debug = 0;
+	int debug = 0, status;
 	size_t i;
 
 	log_init("berthd", 0);
@@ -221,7 +310,7 @@ main(int argc, char **argv)
 	log_info("berthd %s, pid %ld, boot %s%s, socket %s", BERTH_VERSION,
 	    (long)getpid(), boot_id(), fresh ? " (new)" : "", cfg.socket);
 	berthd_emit_started();
-	service_init(berthd_base);
+	service_init(berthd_base, cfg.state_dir, berthd_main_exit_cb);
 	berthd_add_services(&cfg, debug);
 	service_start_all();
 	/* A child that exited before the SIGCHLD event existed. */
@@ -229,13 +318,17 @@ main(int argc, char **argv)
 
 	event_base_dispatch(berthd_base);
 
+	status = berthd_exit_status();
 	server_shutdown();
 	service_free_all();
+	free(berthd_gateway.argv != NULL ? berthd_gateway.argv[0] : NULL);
+	if (berthd_deadline != NULL)
+		event_free(berthd_deadline);
 	for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
 		event_free(sigev[i]);
 	event_base_free(berthd_base);
 	events_shutdown();
 	config_free(&cfg);
-	log_info("stopped");
-	return 0;
+	log_info("stopped (exit status %d)", status);
+	return status;
 }

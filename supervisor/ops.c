@@ -1,4 +1,5 @@
 /* ops: berthd's request handlers (see ops.h). */
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -104,9 +105,8 @@ ops_state(struct server_conn *c, const struct proto_msg *m)
 	proto_pack_kv_u64(pk, "last_seq", events_last_seq());
 	proto_pack_str(pk, "services");
 	service_pack_list(pk);
-	/* Readiness checks arrive with the service graph. */
 	proto_pack_str(pk, "checks");
-	msgpack_pack_map(pk, 0);
+	service_pack_checks(pk);
 	server_reply_end(c);
 }
 
@@ -189,6 +189,113 @@ ops_gateway_auth_failed(struct server_conn *c, const struct proto_msg *m)
 	server_reply_end(c);
 }
 
+static void
+ops_service_list(struct server_conn *c, const struct proto_msg *m)
+{
+	msgpack_packer *pk = server_reply_begin(c, m->id);
+
+	msgpack_pack_map(pk, 1);
+	proto_pack_str(pk, "services");
+	service_pack_list(pk);
+	server_reply_end(c);
+}
+
+/* The service named by the "name" argument, or NULL after an error reply;
+ * its name is copied to name. */
+static struct service *
+ops_service_arg(struct server_conn *c, const struct proto_msg *m,
+    char name[CONFIG_MAX_NAME + 1])
+{
+	struct service *s;
+
+	if (proto_arg_str(m->args, "name", name, CONFIG_MAX_NAME + 1) <= 0) {
+		server_reply_error(c, m->id, PROTO_E_BAD_ARGS,
+		    "%s needs \"name\" (a service name)", m->op);
+		return NULL;
+	}
+	s = service_find(name);
+	if (s == NULL)
+		server_reply_error(
+		    c, m->id, PROTO_E_NOT_FOUND, "no service \"%s\"", name);
+	return s;
+}
+
+static void
+ops_service_status(struct server_conn *c, const struct proto_msg *m)
+{
+	char name[CONFIG_MAX_NAME + 1];
+	struct service *s = ops_service_arg(c, m, name);
+
+	if (s == NULL)
+		return;
+	service_pack_status(server_reply_begin(c, m->id), s);
+	server_reply_end(c);
+}
+
+/* service.start, .stop and .restart: act, then answer with the state. */
+static void
+ops_service_act(struct server_conn *c, const struct proto_msg *m,
+    int (*act)(struct service *, const char **, char **))
+{
+	char name[CONFIG_MAX_NAME + 1];
+	struct service *s = ops_service_arg(c, m, name);
+	const char *code;
+	char *cause = NULL;
+
+	if (s == NULL)
+		return;
+	if (act(s, &code, &cause) < 0) {
+		server_reply_error(c, m->id, code, "%s", cause);
+		free(cause);
+		return;
+	}
+	service_pack_status(server_reply_begin(c, m->id), s);
+	server_reply_end(c);
+}
+
+static void
+ops_service_start(struct server_conn *c, const struct proto_msg *m)
+{
+	ops_service_act(c, m, service_start);
+}
+
+static void
+ops_service_stop(struct server_conn *c, const struct proto_msg *m)
+{
+	ops_service_act(c, m, service_stop);
+}
+
+static void
+ops_service_restart(struct server_conn *c, const struct proto_msg *m)
+{
+	ops_service_act(c, m, service_restart);
+}
+
+static void
+ops_check_report(struct server_conn *c, const struct proto_msg *m)
+{
+	char name[CONFIG_MAX_NAME + 1], reason[256] = "";
+	struct service *s;
+	bool ok;
+
+	if ((s = ops_service_arg(c, m, name)) == NULL)
+		return;
+	if (proto_arg_bool(m->args, "ok", &ok) <= 0 ||
+	    proto_arg_str(m->args, "reason", reason, sizeof reason) < 0) {
+		server_reply_error(c, m->id, PROTO_E_BAD_ARGS,
+		    "check.report needs \"ok\" (a boolean) and optionally "
+		    "\"reason\" (a string)");
+		return;
+	}
+	if (service_report(s, ok, reason) < 0) {
+		server_reply_error(c, m->id, PROTO_E_CONFLICT,
+		    "service \"%s\" is not probed by report", name);
+		return;
+	}
+	msgpack_pack_map(server_reply_begin(c, m->id), 0);
+	server_reply_end(c);
+}
+
 static const struct {
 	const char *name;
 	ops_handler fn;
@@ -198,6 +305,12 @@ static const struct {
     {"state", ops_state},
     {"events.subscribe", ops_subscribe},
     {"events.unsubscribe", ops_unsubscribe},
+    {"service.list", ops_service_list},
+    {"service.status", ops_service_status},
+    {"service.start", ops_service_start},
+    {"service.stop", ops_service_stop},
+    {"service.restart", ops_service_restart},
+    {"check.report", ops_check_report},
     {"gateway.attach", ops_gateway_attach},
     {"gateway.auth_failed", ops_gateway_auth_failed},
 };

@@ -1,118 +1,469 @@
-/* service: supervised processes (see service.h). Owns the list of
- * services, their restart timers and their states. */
+/* service: the service graph (see service.h). Owns every service, its
+ * state, its timers, its probe and the order of starts and stops. */
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "catalog.h"
 #include "child.h"
 #include "clock.h"
 #include "events.h"
 #include "log.h"
+#include "readiness.h"
 #include "proto.h"
 #include "service.h"
 #include "xmalloc.h"
 
 enum service_state {
-	SERVICE_RUNNING,
-	SERVICE_BACKOFF,
+	SERVICE_WAITING,  /* for its dependencies */
+	SERVICE_STARTING, /* spawned, not ready yet */
+	SERVICE_READY,
+	SERVICE_UNREADY, /* was ready; its probe now fails */
+	SERVICE_BACKOFF, /* exited; will start again */
 	SERVICE_STOPPING,
 	SERVICE_STOPPED,
-	SERVICE_FAILED,
+	SERVICE_FAILED, /* for good: too many exits, or a requirement failed */
 };
 
 static const char *const service_state_names[] = {
-    "running",
+    "waiting",
+    "starting",
+    "ready",
+    "unready",
     "backoff",
     "stopping",
     "stopped",
     "failed",
 };
 
+#define SERVICE_REASON_MAX 256
+#define SERVICE_MAX_GROUPS 64
+
 struct service {
-	char *name;
-	char *path;
-	char **argv;
-	enum config_restart restart;
-	unsigned backoff_min_ms, backoff_max_ms, backoff_ms;
+	const struct config_service *cfg;
+	bool internal;
 	enum service_state state;
+	char reason[SERVICE_REASON_MAX];
+	uint64_t since; /* wall ms of the last state change */
 	pid_t pid;
-	uint64_t since;      /* wall ms of the last state change */
 	uint64_t started_at; /* monotonic ms of the last spawn */
+	uint64_t ready_at;   /* monotonic ms it last became ready, 0 if not */
 	uint64_t restarts;
 	bool exited; /* last_status is valid */
 	int last_status;
-	struct event *timer; /* restart delay, or SIGKILL deadline */
+	bool done;        /* exited 0 and not restarted: a finished one-shot */
+	bool stop_wanted; /* stopped on purpose: no restart */
+	bool restart_wanted; /* service.restart: start again once stopped */
+	unsigned backoff_ms;
+	uint64_t *deaths; /* monotonic ms of the last max_deaths exits */
+	unsigned ndeaths;
+	bool check_ok; /* the readiness check, as last announced */
+	uint64_t check_since;
+	struct event *timer; /* the restart delay, or the SIGKILL deadline */
+	struct readiness *probe;
 	struct service *next;
 };
 
 static struct event_base *service_base;
+static char *service_state_dir;
 static struct service *service_list;
-static void (*service_stopped_cb)(void);
-static bool service_shutting_down;
+static void (*service_main_exit)(int);
+static void (*service_done)(void);
+static bool service_stopping_all;
 
-static void
-service_set_state(struct service *s, enum service_state st)
-{
-	s->state = st;
-	s->since = proto_now_ms();
-}
-
+static void service_schedule(void);
+static void service_shutdown_step(void);
 static void service_timer_cb(evutil_socket_t, short, void *);
 static void service_exit_cb(pid_t, int, void *);
+static void service_probe_cb(void *, bool, const char *);
+
+static bool
+service_active(const struct service *s)
+{
+	return s->state == SERVICE_STARTING || s->state == SERVICE_READY ||
+	    s->state == SERVICE_UNREADY || s->state == SERVICE_STOPPING;
+}
+
+static void
+service_emit_name(const char *kind, const struct service *s)
+{
+	msgpack_packer *pk = events_begin(kind);
+
+	msgpack_pack_map(pk, 1);
+	proto_pack_kv_str(pk, "name", s->cfg->name);
+	events_commit();
+}
+
+static void
+service_emit_reason(const char *kind, const struct service *s)
+{
+	msgpack_packer *pk = events_begin(kind);
+
+	msgpack_pack_map(pk, 2);
+	proto_pack_kv_str(pk, "name", s->cfg->name);
+	proto_pack_kv_str(pk, "reason", s->reason);
+	events_commit();
+}
+
+/* Announces the readiness check when its verdict changes. */
+static void
+service_update_check(struct service *s)
+{
+	bool ok = s->state == SERVICE_READY;
+	msgpack_packer *pk;
+
+	if (s->internal || !s->cfg->required || ok == s->check_ok)
+		return;
+	s->check_ok = ok;
+	s->check_since = proto_now_ms();
+	pk = events_begin(EV_CHECK_CHANGED);
+	msgpack_pack_map(pk, 3);
+	proto_pack_kv_str(pk, "name", s->cfg->name);
+	proto_pack_kv_bool(pk, "ok", ok);
+	proto_pack_kv_str(pk, "reason", ok ? "" : s->reason);
+	events_commit();
+}
+
+static void service_set(struct service *s, enum service_state st,
+    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void
+service_set(struct service *s, enum service_state st, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(s->reason, sizeof s->reason, fmt, ap);
+	va_end(ap);
+	if (st != s->state)
+		s->since = proto_now_ms();
+	s->state = st;
+	service_update_check(s);
+}
 
 void
-service_init(struct event_base *base)
+service_init(
+    struct event_base *base, const char *state_dir, void (*on_main_exit)(int))
 {
 	service_base = base;
+	service_state_dir = xstrdup(state_dir);
+	service_main_exit = on_main_exit;
 }
 
 struct service *
-service_add(const char *name, const char *path, char *const argv[],
-    enum config_restart restart, unsigned backoff_min_ms,
-    unsigned backoff_max_ms)
+service_add(const struct config_service *cfg, bool internal)
 {
 	struct service *s = xcalloc(1, sizeof *s), **tail;
-	size_t n = 0, i;
 
-	while (argv[n] != NULL)
-		n++;
-	s->name = xstrdup(name);
-	s->path = xstrdup(path);
-	s->argv = xcalloc(n + 1, sizeof *s->argv);
-	for (i = 0; i < n; i++)
-		s->argv[i] = xstrdup(argv[i]);
-	s->restart = restart;
-	s->backoff_min_ms = backoff_min_ms;
-	s->backoff_max_ms = backoff_max_ms;
-	s->backoff_ms = backoff_min_ms;
+	s->cfg = cfg;
+	s->internal = internal;
+	s->backoff_ms = cfg->backoff_min_ms;
+	s->deaths =
+	    xcalloc(cfg->max_deaths ? cfg->max_deaths : 1, sizeof *s->deaths);
 	s->timer = evtimer_new(service_base, service_timer_cb, s);
-	service_set_state(s, SERVICE_STOPPED);
+	s->probe = readiness_new(
+	    service_base, cfg, service_state_dir, service_probe_cb, s);
+	s->state = SERVICE_WAITING;
+	s->since = s->check_since = proto_now_ms();
+	snprintf(s->reason, sizeof s->reason, "not started");
 	for (tail = &service_list; *tail != NULL; tail = &(*tail)->next)
 		;
 	*tail = s;
 	return s;
 }
 
+struct service *
+service_find(const char *name)
+{
+	struct service *s;
+
+	for (s = service_list; s != NULL; s = s->next)
+		if (strcmp(s->cfg->name, name) == 0)
+			return s;
+	return NULL;
+}
+
+/* The environment of a child: berthd's, then the user's identity, then
+ * the service's env lines, then the probe's. Later entries of the same
+ * name win. The caller frees the vector and its strings. */
+static char **
+service_environ(
+    const struct service *s, const struct passwd *pw, const char *extra)
+{
+	extern char **environ;
+	size_t n = 0, cap = 16, i, j;
+	char **env = xcalloc(cap, sizeof *env), *add[CONFIG_MAX_ENV + 6];
+	size_t nadd = 0;
+	char *set[4] = {NULL};
+
+	if (pw != NULL) {
+		set[0] = xasprintf("HOME=%s", pw->pw_dir);
+		set[1] = xasprintf("USER=%s", pw->pw_name);
+		set[2] = xasprintf("LOGNAME=%s", pw->pw_name);
+		for (i = 0; i < 3; i++)
+			add[nadd++] = set[i];
+	}
+	for (i = 0; i < s->cfg->env.n; i++)
+		add[nadd++] = s->cfg->env.v[i];
+	if (extra != NULL)
+		add[nadd++] = (char *)extra;
+	for (i = 0; environ[i] != NULL; i++) {
+		size_t klen = strcspn(environ[i], "=");
+		for (j = 0; j < nadd; j++)
+			if (strncmp(add[j], environ[i], klen + 1) == 0)
+				break;
+		if (j < nadd)
+			continue;
+		if (n + 1 >= cap)
+			env = xreallocarray(env, cap *= 2, sizeof *env);
+		env[n++] = xstrdup(environ[i]);
+	}
+	for (j = 0; j < nadd; j++) {
+		size_t klen = strcspn(add[j], "=");
+		for (i = j + 1; i < nadd; i++)
+			if (strncmp(add[i], add[j], klen + 1) == 0)
+				break;
+		if (i < nadd)
+			continue;
+		if (n + 1 >= cap)
+			env = xreallocarray(env, cap *= 2, sizeof *env);
+		env[n++] = xstrdup(add[j]);
+	}
+	env[n] = NULL;
+	for (i = 0; i < 3; i++)
+		free(set[i]);
+	return env;
+}
+
+/* Resolves user and group into spec. -1 with cause if either is unknown. */
+static int
+service_identity(const struct service *s, struct child_spec *spec,
+    gid_t *groups, struct passwd **pwp, char **cause)
+{
+	struct passwd *pw = NULL;
+	struct group *gr;
+	int ngroups = SERVICE_MAX_GROUPS;
+
+	*pwp = NULL;
+	if (s->cfg->user == NULL && s->cfg->group == NULL)
+		return 0;
+	spec->set_ids = true;
+	spec->uid = getuid();
+	spec->gid = getgid();
+	if (s->cfg->user != NULL) {
+		pw = getpwnam(s->cfg->user);
+		if (pw == NULL) {
+			*cause = xasprintf("unknown user \"%s\"", s->cfg->user);
+			return -1;
+		}
+		spec->uid = pw->pw_uid;
+		spec->gid = pw->pw_gid;
+	}
+	if (s->cfg->group != NULL) {
+		gr = getgrnam(s->cfg->group);
+		if (gr == NULL) {
+			*cause =
+			    xasprintf("unknown group \"%s\"", s->cfg->group);
+			return -1;
+		}
+		spec->gid = gr->gr_gid;
+	}
+	if (pw != NULL &&
+	    getgrouplist(pw->pw_name, spec->gid, groups, &ngroups) >= 0)
+		spec->ngroups = (size_t)ngroups;
+	else {
+		groups[0] = spec->gid;
+		spec->ngroups = 1;
+	}
+	spec->groups = groups;
+	*pwp = pw;
+	return 0;
+}
+
 static void
-service_emit_started(struct service *s)
+service_emit_started(const struct service *s)
 {
 	msgpack_packer *pk = events_begin(EV_SERVICE_STARTED);
 
 	msgpack_pack_map(pk, 2);
-	proto_pack_kv_str(pk, "name", s->name);
+	proto_pack_kv_str(pk, "name", s->cfg->name);
 	proto_pack_kv_u64(pk, "pid", (uint64_t)s->pid);
 	events_commit();
 }
 
+static void service_after_exit(struct service *s, int status, const char *why);
+
+/* Spawns s now. A spawn that fails counts as an exit with status 127. */
 static void
-service_emit_exited(struct service *s, pid_t pid, int status)
+service_spawn(struct service *s)
+{
+	struct child_spec spec = {.stdout_fd = -1, .extra_fd = -1};
+	gid_t groups[SERVICE_MAX_GROUPS];
+	const char *probe_env = NULL;
+	struct passwd *pw;
+	char *cause = NULL, **env = NULL;
+	size_t i;
+
+	service_set(s, SERVICE_STARTING, "starting");
+	service_emit_name(EV_SERVICE_STARTING, s);
+	spec.path = s->cfg->argv[0];
+	spec.argv = s->cfg->argv;
+	spec.cwd = s->cfg->cwd;
+	if (service_identity(s, &spec, groups, &pw, &cause) == 0 &&
+	    readiness_prepare(s->probe, &spec, &probe_env, &cause) == 0) {
+		env = service_environ(s, pw, probe_env);
+		spec.envp = env;
+		s->pid = child_spawn(&spec, service_exit_cb, s, &cause);
+	} else
+		s->pid = -1;
+	for (i = 0; env != NULL && env[i] != NULL; i++)
+		free(env[i]);
+	free(env);
+	s->started_at = clock_mono_ms();
+	s->ready_at = 0;
+	if (s->pid < 0) {
+		s->pid = 0;
+		readiness_start(s->probe, false);
+		log_warn("service %s: %s", s->cfg->name, cause);
+		service_after_exit(s, 127 << 8, cause);
+		free(cause);
+		return;
+	}
+	log_info("service %s started, pid %ld", s->cfg->name, (long)s->pid);
+	service_emit_started(s);
+	readiness_start(s->probe, true);
+}
+
+/* Whether dep lets a dependent start: ready, or a finished one-shot. */
+static bool
+service_dep_ok(const struct service *dep)
+{
+	return dep->state == SERVICE_READY || dep->state == SERVICE_UNREADY ||
+	    dep->done;
+}
+
+/* Checks s's dependencies: 1 all met, 0 still waiting (reason set), -1 a
+ * requirement failed (reason set). */
+static int
+service_deps(struct service *s, char *why, size_t len)
+{
+	const struct config_list *lists[2] = {
+	    &s->cfg->requires, &s->cfg->after};
+	struct service *dep;
+	size_t l, i;
+
+	for (l = 0; l < 2; l++)
+		for (i = 0; i < lists[l]->n; i++) {
+			dep = service_find(lists[l]->v[i]);
+			if (dep == NULL || service_dep_ok(dep))
+				continue;
+			/* An "after" whose service will not come is no reason
+			 * to wait; a requirement that failed fails us. */
+			if (dep->state == SERVICE_FAILED && l == 0) {
+				snprintf(why, len, "requires %s, which failed",
+				    dep->cfg->name);
+				return -1;
+			}
+			if (dep->state == SERVICE_FAILED ||
+			    (l == 1 && dep->state == SERVICE_STOPPED))
+				continue;
+			snprintf(why, len, "waiting for %s", dep->cfg->name);
+			return 0;
+		}
+	return 1;
+}
+
+static void
+service_fail(struct service *s, const char *reason)
+{
+	service_set(s, SERVICE_FAILED, "%s", reason);
+	log_warn("service %s failed: %s", s->cfg->name, reason);
+	service_emit_reason(EV_SERVICE_FAILED, s);
+}
+
+/* Starts every waiting service whose dependencies are met. A start can
+ * fail at once and change what others wait for, so loop until still. */
+static void
+service_schedule(void)
+{
+	char why[SERVICE_REASON_MAX];
+	struct service *s;
+	bool again = true;
+
+	if (service_stopping_all)
+		return;
+	while (again) {
+		again = false;
+		for (s = service_list; s != NULL; s = s->next) {
+			if (s->state != SERVICE_WAITING)
+				continue;
+			switch (service_deps(s, why, sizeof why)) {
+			case 1:
+				service_spawn(s);
+				again = true;
+				break;
+			case -1:
+				service_fail(s, why);
+				again = true;
+				break;
+			default:
+				if (strcmp(why, s->reason) != 0)
+					service_set(
+					    s, SERVICE_WAITING, "%s", why);
+				break;
+			}
+		}
+	}
+}
+
+void
+service_start_all(void)
+{
+	service_schedule();
+}
+
+static void
+service_probe_cb(void *arg, bool ok, const char *reason)
+{
+	struct service *s = arg;
+
+	if (ok) {
+		if (s->state != SERVICE_STARTING && s->state != SERVICE_UNREADY)
+			return;
+		s->ready_at = clock_mono_ms();
+		service_set(s, SERVICE_READY, "%s", "");
+		log_info("service %s ready", s->cfg->name);
+		service_emit_name(EV_SERVICE_READY, s);
+		service_schedule();
+		return;
+	}
+	if (s->state == SERVICE_STARTING) {
+		/* Not ready yet is no news; keep the reason for /readyz. */
+		snprintf(s->reason, sizeof s->reason, "starting: %s", reason);
+		return;
+	}
+	if (s->state != SERVICE_READY &&
+	    !(s->state == SERVICE_UNREADY && strcmp(s->reason, reason) != 0))
+		return;
+	s->ready_at = 0;
+	service_set(s, SERVICE_UNREADY, "%s", reason);
+	log_warn("service %s unready: %s", s->cfg->name, reason);
+	service_emit_reason(EV_SERVICE_UNREADY, s);
+}
+
+static void
+service_emit_exited(const struct service *s, pid_t pid, int status)
 {
 	msgpack_packer *pk = events_begin(EV_SERVICE_EXITED);
 
 	msgpack_pack_map(pk, WIFSIGNALED(status) ? 4 : 3);
-	proto_pack_kv_str(pk, "name", s->name);
+	proto_pack_kv_str(pk, "name", s->cfg->name);
 	proto_pack_kv_u64(pk, "pid", (uint64_t)pid);
 	if (WIFSIGNALED(status)) {
 		proto_pack_kv_i64(pk, "signal", WTERMSIG(status));
@@ -122,24 +473,10 @@ service_emit_exited(struct service *s, pid_t pid, int status)
 	events_commit();
 }
 
-static void
-service_emit_restarting(struct service *s)
-{
-	msgpack_packer *pk = events_begin(EV_SERVICE_RESTARTING);
-
-	msgpack_pack_map(pk, 3);
-	proto_pack_kv_str(pk, "name", s->name);
-	proto_pack_kv_u64(pk, "delay_ms", s->backoff_ms);
-	proto_pack_kv_u64(pk, "restarts", s->restarts);
-	events_commit();
-}
-
 static bool
-service_wants_restart(const struct service *s, int status)
+service_policy_restarts(const struct service *s, int status)
 {
-	if (service_shutting_down)
-		return false;
-	switch (s->restart) {
+	switch (s->cfg->restart) {
 	case CONFIG_RESTART_ALWAYS: return true;
 	case CONFIG_RESTART_ON_FAILURE:
 		return !WIFEXITED(status) || WEXITSTATUS(status) != 0;
@@ -148,58 +485,98 @@ service_wants_restart(const struct service *s, int status)
 	return false;
 }
 
-/* Schedules the next start after the current backoff, then doubles it. */
+/* Records an exit; true if that makes max_deaths within the window. */
+static bool
+service_too_many_deaths(struct service *s)
+{
+	unsigned max = s->cfg->max_deaths;
+	uint64_t now = clock_mono_ms();
+
+	if (max == 0)
+		return false;
+	if (s->ndeaths == max) {
+		memmove(
+		    s->deaths, s->deaths + 1, (max - 1) * sizeof *s->deaths);
+		s->ndeaths--;
+	}
+	s->deaths[s->ndeaths++] = now;
+	return s->ndeaths == max &&
+	    now - s->deaths[0] <= s->cfg->death_window_ms;
+}
+
 static void
-service_schedule_restart(struct service *s)
+service_schedule_restart(struct service *s, const char *exit_desc)
 {
 	struct timeval tv = {
 	    s->backoff_ms / 1000, (suseconds_t)(s->backoff_ms % 1000) * 1000};
+	msgpack_packer *pk;
 
-	service_set_state(s, SERVICE_BACKOFF);
-	service_emit_restarting(s);
+	s->restarts++;
+	service_set(s, SERVICE_BACKOFF, "%s; restarting in %u ms", exit_desc,
+	    s->backoff_ms);
+	pk = events_begin(EV_SERVICE_RESTARTING);
+	msgpack_pack_map(pk, 3);
+	proto_pack_kv_str(pk, "name", s->cfg->name);
+	proto_pack_kv_u64(pk, "delay_ms", s->backoff_ms);
+	proto_pack_kv_u64(pk, "restarts", s->restarts);
+	events_commit();
 	evtimer_add(s->timer, &tv);
-	s->backoff_ms = s->backoff_ms * 2 > s->backoff_max_ms
-	    ? s->backoff_max_ms
+	s->backoff_ms = s->backoff_ms > s->cfg->backoff_max_ms / 2
+	    ? s->cfg->backoff_max_ms
 	    : s->backoff_ms * 2;
 	if (s->backoff_ms == 0)
 		s->backoff_ms = 1;
 }
 
+/* What happens after s's process is gone, or never came (why says why). */
 static void
-service_start(struct service *s)
+service_after_exit(struct service *s, int status, const char *why)
 {
-	char *cause = NULL;
-	pid_t pid;
+	char desc[SERVICE_REASON_MAX];
+	bool again;
 
-	pid = child_spawn(s->path, s->argv, service_exit_cb, s, &cause);
-	s->started_at = clock_mono_ms();
-	if (pid < 0) {
-		log_warn("service %s: %s", s->name, cause);
-		free(cause);
-		s->exited = true;
-		s->last_status = 127 << 8;
-		if (service_wants_restart(s, s->last_status)) {
-			s->restarts++;
-			service_schedule_restart(s);
-		} else
-			service_set_state(s, SERVICE_FAILED);
+	s->exited = true;
+	s->last_status = status;
+	s->done = false;
+	evtimer_del(s->timer);
+	if (why != NULL)
+		snprintf(desc, sizeof desc, "%s", why);
+	else if (WIFSIGNALED(status))
+		snprintf(
+		    desc, sizeof desc, "killed by signal %d", WTERMSIG(status));
+	else
+		snprintf(desc, sizeof desc, "exited with status %d",
+		    WEXITSTATUS(status));
+	if (s->ready_at != 0 &&
+	    clock_mono_ms() - s->ready_at >= s->cfg->backoff_reset_ms)
+		s->backoff_ms = s->cfg->backoff_min_ms;
+	s->ready_at = 0;
+	if (s->stop_wanted || service_stopping_all) {
+		again = s->restart_wanted && !service_stopping_all;
+		s->stop_wanted = s->restart_wanted = false;
+		service_set(s, again ? SERVICE_WAITING : SERVICE_STOPPED, "%s",
+		    again ? "restarting" : "stopped");
+		if (again)
+			service_schedule();
+		else
+			service_shutdown_step();
 		return;
 	}
-	s->pid = pid;
-	service_set_state(s, SERVICE_RUNNING);
-	log_info("service %s started, pid %ld", s->name, (long)pid);
-	service_emit_started(s);
-}
-
-static bool
-service_all_stopped(void)
-{
-	struct service *s;
-
-	for (s = service_list; s != NULL; s = s->next)
-		if (s->state == SERVICE_RUNNING || s->state == SERVICE_STOPPING)
-			return false;
-	return true;
+	if (service_too_many_deaths(s)) {
+		snprintf(desc + strlen(desc), sizeof desc - strlen(desc),
+		    " (%u exits within %u ms)", s->cfg->max_deaths,
+		    s->cfg->death_window_ms);
+		service_fail(s, desc);
+	} else if (service_policy_restarts(s, status)) {
+		service_schedule_restart(s, desc);
+		return;
+	} else {
+		s->done = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+		service_set(s, SERVICE_STOPPED, "%s", desc);
+	}
+	if (s->cfg->main && service_main_exit != NULL)
+		service_main_exit(status);
+	service_schedule();
 }
 
 static void
@@ -208,29 +585,15 @@ service_exit_cb(pid_t pid, int status, void *arg)
 	struct service *s = arg;
 
 	s->pid = 0;
-	s->exited = true;
-	s->last_status = status;
+	readiness_stop(s->probe);
 	if (WIFSIGNALED(status))
-		log_info("service %s (pid %ld) killed by signal %d", s->name,
-		    (long)pid, WTERMSIG(status));
+		log_info("service %s (pid %ld) killed by signal %d",
+		    s->cfg->name, (long)pid, WTERMSIG(status));
 	else
-		log_info("service %s (pid %ld) exited with status %d", s->name,
-		    (long)pid, WEXITSTATUS(status));
+		log_info("service %s (pid %ld) exited with status %d",
+		    s->cfg->name, (long)pid, WEXITSTATUS(status));
 	service_emit_exited(s, pid, status);
-	evtimer_del(s->timer);
-	if (clock_mono_ms() - s->started_at >= SERVICE_STABLE_MS)
-		s->backoff_ms = s->backoff_min_ms;
-	if (service_wants_restart(s, status)) {
-		s->restarts++;
-		service_schedule_restart(s);
-	} else
-		service_set_state(s, SERVICE_STOPPED);
-	if (service_shutting_down && service_stopped_cb != NULL &&
-	    service_all_stopped()) {
-		void (*done)(void) = service_stopped_cb;
-		service_stopped_cb = NULL;
-		done();
-	}
+	service_after_exit(s, status, NULL);
 }
 
 static void
@@ -240,62 +603,169 @@ service_timer_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (s->state == SERVICE_BACKOFF)
-		service_start(s);
-	else if (s->state == SERVICE_STOPPING && s->pid > 0) {
-		log_warn("service %s did not stop in %d ms: SIGKILL", s->name,
-		    SERVICE_STOP_TIMEOUT_MS);
+	if (s->state == SERVICE_BACKOFF) {
+		service_set(s, SERVICE_WAITING, "restarting");
+		service_schedule();
+	} else if (s->state == SERVICE_STOPPING && s->pid > 0) {
+		log_warn("service %s did not stop in %u ms: SIGKILL",
+		    s->cfg->name, s->cfg->stop_timeout_ms);
 		kill(-s->pid, SIGKILL);
+		kill(s->pid, SIGKILL);
 	}
 }
 
-void
-service_start_all(void)
+/* Sends s its stop signal (to its process group, whatever it started
+ * goes with it) and arms the SIGKILL deadline. Not running: stopped now. */
+static void
+service_signal_stop(struct service *s)
 {
-	struct service *s;
+	struct timeval tv = {s->cfg->stop_timeout_ms / 1000,
+	    (suseconds_t)(s->cfg->stop_timeout_ms % 1000) * 1000};
 
-	for (s = service_list; s != NULL; s = s->next)
-		service_start(s);
+	evtimer_del(s->timer);
+	if (!service_active(s)) {
+		if (s->state != SERVICE_FAILED)
+			service_set(s, SERVICE_STOPPED, "stopped");
+		return;
+	}
+	if (s->state == SERVICE_STOPPING)
+		return;
+	s->stop_wanted = true;
+	readiness_stop(s->probe);
+	service_set(s, SERVICE_STOPPING, "stopping");
+	if (kill(-s->pid, s->cfg->stop_signal) != 0)
+		kill(s->pid, s->cfg->stop_signal);
+	evtimer_add(s->timer, &tv);
 }
 
-void
-service_stop_all(void (*done)(void))
+/* Whether an active service still depends on s. */
+static bool
+service_needed(const struct service *s)
 {
-	struct timeval tv = {SERVICE_STOP_TIMEOUT_MS / 1000,
-	    (SERVICE_STOP_TIMEOUT_MS % 1000) * 1000};
-	struct service *s;
+	const struct service *o;
+	size_t i;
 
-	service_shutting_down = true;
-	for (s = service_list; s != NULL; s = s->next) {
-		evtimer_del(s->timer);
-		if (s->state != SERVICE_RUNNING) {
-			if (s->state == SERVICE_BACKOFF)
-				service_set_state(s, SERVICE_STOPPED);
+	for (o = service_list; o != NULL; o = o->next) {
+		if (o == s || !service_active(o))
 			continue;
-		}
-		service_set_state(s, SERVICE_STOPPING);
-		/* The group: whatever the service started goes with it. */
-		kill(-s->pid, SIGTERM);
-		evtimer_add(s->timer, &tv);
+		for (i = 0; i < o->cfg->after.n; i++)
+			if (strcmp(o->cfg->after.v[i], s->cfg->name) == 0)
+				return true;
+		for (i = 0; i < o->cfg->requires.n; i++)
+			if (strcmp(o->cfg->requires.v[i], s->cfg->name) == 0)
+				return true;
 	}
-	if (service_all_stopped())
+	return false;
+}
+
+/* One round of the ordered shutdown: stop what nothing depends on any
+ * more (berth's own service last); finish when nothing runs. */
+static void
+service_shutdown_step(void)
+{
+	struct service *s;
+	bool others = false, any = false;
+	void (*done)(void);
+
+	if (!service_stopping_all)
+		return;
+	for (s = service_list; s != NULL; s = s->next)
+		if (!s->internal && service_active(s))
+			others = true;
+	for (s = service_list; s != NULL; s = s->next) {
+		if (!service_active(s) && s->state != SERVICE_STOPPED &&
+		    s->state != SERVICE_FAILED)
+			service_signal_stop(s);
+		if (service_active(s))
+			any = true;
+		if (service_active(s) && s->state != SERVICE_STOPPING &&
+		    !service_needed(s) && (!s->internal || !others))
+			service_signal_stop(s);
+	}
+	if (!any && service_done != NULL) {
+		done = service_done;
+		service_done = NULL;
 		done();
-	else
-		service_stopped_cb = done;
+	}
+}
+
+void
+service_shutdown(void (*done)(void))
+{
+	service_stopping_all = true;
+	service_done = done;
+	service_shutdown_step();
+}
+
+int
+service_start(struct service *s, const char **code, char **cause)
+{
+	if (service_stopping_all) {
+		*code = PROTO_E_CONFLICT;
+		*cause = xstrdup("berthd is shutting down");
+		return -1;
+	}
+	if (s->state == SERVICE_STOPPING) {
+		s->restart_wanted = true;
+		return 0;
+	}
+	if (s->state == SERVICE_STOPPED || s->state == SERVICE_FAILED ||
+	    s->state == SERVICE_BACKOFF) {
+		evtimer_del(s->timer);
+		s->ndeaths = 0;
+		s->done = false;
+		s->backoff_ms = s->cfg->backoff_min_ms;
+		service_set(s, SERVICE_WAITING, "starting");
+		service_schedule();
+	}
+	return 0;
+}
+
+int
+service_stop(struct service *s, const char **code, char **cause)
+{
+	if (s->internal) {
+		*code = PROTO_E_FORBIDDEN;
+		*cause = xasprintf(
+		    "%s is berth's own; restart it instead", s->cfg->name);
+		return -1;
+	}
+	s->restart_wanted = false;
+	service_signal_stop(s);
+	return 0;
+}
+
+int
+service_restart(struct service *s, const char **code, char **cause)
+{
+	if (!service_active(s))
+		return service_start(s, code, cause);
+	if (service_stopping_all) {
+		*code = PROTO_E_CONFLICT;
+		*cause = xstrdup("berthd is shutting down");
+		return -1;
+	}
+	service_signal_stop(s);
+	s->restart_wanted = true;
+	return 0;
+}
+
+int
+service_report(struct service *s, bool ok, const char *reason)
+{
+	return readiness_report(s->probe, ok, reason);
+}
+
+bool
+service_last_exit(const struct service *s, int *status)
+{
+	*status = s->last_status;
+	return s->exited;
 }
 
 static void
-service_pack_one(msgpack_packer *pk, const struct service *s)
+service_pack_exit(msgpack_packer *pk, const struct service *s)
 {
-	msgpack_pack_map(pk, 7);
-	proto_pack_kv_str(pk, "name", s->name);
-	proto_pack_kv_str(pk, "state", service_state_names[s->state]);
-	proto_pack_kv_u64(pk, "pid", (uint64_t)s->pid);
-	proto_pack_kv_u64(pk, "since", s->since);
-	proto_pack_kv_u64(pk, "uptime_ms",
-	    s->state == SERVICE_RUNNING ? clock_mono_ms() - s->started_at : 0);
-	proto_pack_kv_u64(pk, "restarts", s->restarts);
-	proto_pack_str(pk, "last_exit");
 	if (!s->exited)
 		msgpack_pack_nil(pk);
 	else if (WIFSIGNALED(s->last_status)) {
@@ -308,6 +778,24 @@ service_pack_one(msgpack_packer *pk, const struct service *s)
 	}
 }
 
+/* The fields every view of a service has; n more follow in the map. */
+static void
+service_pack_head(msgpack_packer *pk, const struct service *s, size_t more)
+{
+	msgpack_pack_map(pk, 9 + more);
+	proto_pack_kv_str(pk, "name", s->cfg->name);
+	proto_pack_kv_str(pk, "state", service_state_names[s->state]);
+	proto_pack_kv_str(pk, "reason", s->reason);
+	proto_pack_kv_u64(pk, "pid", s->pid > 0 ? (uint64_t)s->pid : 0);
+	proto_pack_kv_u64(pk, "since", s->since);
+	proto_pack_kv_u64(
+	    pk, "uptime_ms", s->pid > 0 ? clock_mono_ms() - s->started_at : 0);
+	proto_pack_kv_u64(pk, "restarts", s->restarts);
+	proto_pack_kv_bool(pk, "required", !s->internal && s->cfg->required);
+	proto_pack_str(pk, "last_exit");
+	service_pack_exit(pk, s);
+}
+
 void
 service_pack_list(msgpack_packer *pk)
 {
@@ -318,26 +806,78 @@ service_pack_list(msgpack_packer *pk)
 		n++;
 	msgpack_pack_array(pk, n);
 	for (s = service_list; s != NULL; s = s->next)
-		service_pack_one(pk, s);
+		service_pack_head(pk, s, 0);
+}
+
+static void
+service_pack_strings(
+    msgpack_packer *pk, const char *key, char *const *v, size_t n)
+{
+	size_t i;
+
+	proto_pack_str(pk, key);
+	msgpack_pack_array(pk, n);
+	for (i = 0; i < n; i++)
+		proto_pack_str(pk, v[i]);
+}
+
+void
+service_pack_status(msgpack_packer *pk, const struct service *s)
+{
+	size_t argc = 0;
+
+	while (s->cfg->argv[argc] != NULL)
+		argc++;
+	service_pack_head(pk, s, 6);
+	service_pack_strings(pk, "command", s->cfg->argv, argc);
+	service_pack_strings(pk, "after", s->cfg->after.v, s->cfg->after.n);
+	service_pack_strings(
+	    pk, "requires", s->cfg->requires.v, s->cfg->requires.n);
+	proto_pack_kv_str(pk, "probe", config_probe_name(s->cfg->probe));
+	proto_pack_kv_str(pk, "restart_policy",
+	    s->cfg->restart == CONFIG_RESTART_ALWAYS           ? "always"
+	        : s->cfg->restart == CONFIG_RESTART_ON_FAILURE ? "on-failure"
+	                                                       : "never");
+	proto_pack_kv_bool(pk, "main", s->cfg->main);
+}
+
+void
+service_pack_checks(msgpack_packer *pk)
+{
+	const struct service *s;
+	size_t n = 0;
+
+	for (s = service_list; s != NULL; s = s->next)
+		if (!s->internal && s->cfg->required)
+			n++;
+	msgpack_pack_map(pk, n);
+	for (s = service_list; s != NULL; s = s->next) {
+		if (s->internal || !s->cfg->required)
+			continue;
+		proto_pack_str(pk, s->cfg->name);
+		msgpack_pack_map(pk, 3);
+		proto_pack_kv_bool(pk, "ok", s->state == SERVICE_READY);
+		proto_pack_kv_str(
+		    pk, "reason", s->state == SERVICE_READY ? "" : s->reason);
+		proto_pack_kv_u64(pk, "since", s->check_since);
+	}
 }
 
 void
 service_free_all(void)
 {
 	struct service *s, *next;
-	size_t i;
 
 	for (s = service_list; s != NULL; s = next) {
 		next = s->next;
 		if (s->pid > 0)
 			child_forget(s->pid);
+		readiness_free(s->probe);
 		event_free(s->timer);
-		for (i = 0; s->argv[i] != NULL; i++)
-			free(s->argv[i]);
-		free(s->argv);
-		free(s->name);
-		free(s->path);
+		free(s->deaths);
 		free(s);
 	}
 	service_list = NULL;
+	free(service_state_dir);
+	service_state_dir = NULL;
 }

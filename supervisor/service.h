@@ -1,10 +1,17 @@
-/* service: a supervised process — spawn, restart with backoff, stop.
+/* service: the service graph — start in dependency order the moment each
+ * dependency is ready, watch readiness, restart by policy, stop in
+ * reverse order.
  *
- * First cut of the service manager: every service starts at boot and is
- * restarted by its policy with exponential backoff (a floor, doubling to
- * a cap, back to the floor once it has stayed up a while). Ownership:
- * service_add copies what it is given; service_free_all frees every
- * service. */
+ * A service waits until every service it names in after/requires is ready
+ * (or, for a one-shot, has exited 0), then starts; all that can start,
+ * start at once. Its probe (probe.h) says when it is ready and whether it
+ * stays so. When it exits it is restarted by its policy with exponential
+ * backoff (floor, doubling, cap; back to the floor after it stayed ready
+ * backoff_reset_ms), until max_deaths exits within death_window_ms make
+ * it failed for good — which fails every service that requires it.
+ *
+ * Ownership: services borrow their config_service (the config outlives
+ * them); service_free_all frees everything else. */
 #ifndef BERTH_SERVICE_H
 #define BERTH_SERVICE_H
 
@@ -14,25 +21,39 @@
 
 #include "config.h"
 
-/* A service that stayed up this long restarts after the floor again. */
-#define SERVICE_STABLE_MS 10000
-/* How long a stopping service has between its SIGTERM and SIGKILL. */
-#define SERVICE_STOP_TIMEOUT_MS 5000
-
 struct service;
 
-void service_init(struct event_base *base);
-/* Adds a service; path is what to exec (a bare name is looked up in PATH),
- * argv its arguments (argv[0] included). */
-struct service *service_add(const char *name, const char *path,
-    char *const argv[], enum config_restart restart, unsigned backoff_min_ms,
-    unsigned backoff_max_ms);
+/* state_dir holds the sd_notify sockets. on_main_exit is called when the
+ * main service has exited for good (status as from waitpid). */
+void service_init(struct event_base *base, const char *state_dir,
+    void (*on_main_exit)(int status));
+/* Adds a service. internal: berth's own (the gateway), not a readiness
+ * check, stopped last, never stopped by service.stop. */
+struct service *service_add(const struct config_service *cfg, bool internal);
+/* Starts what can start; the rest waits for its dependencies. */
 void service_start_all(void);
-/* Stops every service (SIGTERM to its process group, SIGKILL after the
- * timeout) and calls done once none is left running. */
-void service_stop_all(void (*done)(void));
-/* Packs the array of services for the state op. */
+/* Stops every service in reverse dependency order, each with its stop
+ * signal and SIGKILL after its timeout, and calls done once all are
+ * down. Nothing restarts from then on. */
+void service_shutdown(void (*done)(void));
+
+struct service *service_find(const char *name);
+/* Ops: 0, or -1 with *code (a PROTO_E_* code) and *cause (freed by the
+ * caller). */
+int service_start(struct service *s, const char **code, char **cause);
+int service_stop(struct service *s, const char **code, char **cause);
+int service_restart(struct service *s, const char **code, char **cause);
+/* A check.report for s. -1 if s's probe is not "report". */
+int service_report(struct service *s, bool ok, const char *reason);
+
+/* Whether s has exited since berthd started, and its last status. */
+bool service_last_exit(const struct service *s, int *status);
+
+/* The array of services (state, service.list) and one in detail. */
 void service_pack_list(msgpack_packer *pk);
+void service_pack_status(msgpack_packer *pk, const struct service *s);
+/* The readiness checks: one per required service, by name. */
+void service_pack_checks(msgpack_packer *pk);
 void service_free_all(void);
 
 #endif

@@ -64,7 +64,7 @@ def state_json():
         (doc,) = json_lines(out)
         names = {s["name"]: s for s in doc["services"]}
         expect_eq(sorted(names), ["gateway", "sleeper"], "service names")
-        expect_eq(names["sleeper"]["state"], "running", "sleeper's state")
+        expect_eq(names["sleeper"]["state"], "ready", "sleeper's state")
         expect_eq(doc["pid"], 1, "pid")
         rc, text, _ = berth("--socket", sb.socket, "state")
         expect_eq(rc, 0, "exit status (text)")

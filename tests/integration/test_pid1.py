@@ -59,7 +59,7 @@ def orphans_reaped():
 
 @case("a failing service restarts with doubling, capped backoff")
 def backoff():
-    extra = '[service flaky]\ncommand = /bin/sh -c "exit 1"\nbackoff_min_ms = 50\nbackoff_max_ms = 400\n'
+    extra = '[service flaky]\ncommand = /bin/sh -c "exit 1"\nbackoff_min_ms = 50\nbackoff_max_ms = 400\nmax_deaths = 100\n'
     with Sandbox(extra=extra, wait="socket") as sb:
         c = sb.unix(timeout=10)
         c.subscribe(1)

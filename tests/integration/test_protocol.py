@@ -25,8 +25,10 @@ from harness import (  # noqa: E402
     ws_upgrade,
 )
 
-REMOTE_OPS = ["hello", "ping", "state", "events.subscribe", "events.unsubscribe"]
-LOCAL_OPS = ["gateway.attach", "gateway.auth_failed"]
+REMOTE_OPS = ["hello", "ping", "state", "events.subscribe", "events.unsubscribe",
+              "service.list", "service.status", "service.start", "service.stop",
+              "service.restart"]
+LOCAL_OPS = ["check.report", "gateway.attach", "gateway.auth_failed"]
 
 
 def check_hello(h, capabilities):
@@ -49,7 +51,7 @@ def check_state(st, boot_id):
     expect(st["last_seq"] >= 2, "last_seq below 2 (berthd.started, service.started): %r" % st["last_seq"])
     gw = [s for s in st["services"] if s["name"] == "gateway"]
     expect(len(gw) == 1, "no gateway service in %r" % st["services"])
-    expect_eq(gw[0]["state"], "running", "the gateway's state")
+    expect_eq(gw[0]["state"], "ready", "the gateway's state")
     expect(gw[0]["pid"] > 1, "the gateway's pid: %r" % gw[0]["pid"])
     for key in ("since", "uptime_ms", "restarts", "last_exit"):
         expect(key in gw[0], "service lacks %s: %r" % (key, gw[0]))
