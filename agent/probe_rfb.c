@@ -1,0 +1,388 @@
+/* probe_rfb: ready when a VNC server completes the RFB handshake up to
+ * ServerInit (with the wanted screen size). A port that accepts proves
+ * nothing; a server that says who it is and how big its screen is does. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "probe.h"
+#include "xmalloc.h"
+
+#define PROBE_RFB_NONE 1
+#define PROBE_RFB_VNC_AUTH 2
+/* Enough for the whole handshake's longest message, and some. */
+#define PROBE_RFB_BUF (2 * PROBE_RFB_MAX_MSG)
+
+/* The check's state, allocated by parse and kept for good. */
+struct probe_rfb_check {
+	struct probe_addr addr;
+	unsigned width; /* 0: any */
+	unsigned height;
+};
+
+static enum probe_verdict probe_rfb_fail(struct probe_rfb *r, const char *fmt,
+    ...) __attribute__((format(printf, 2, 3)));
+static enum probe_verdict
+probe_rfb_fail(struct probe_rfb *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->err, sizeof r->err, fmt, ap);
+	va_end(ap);
+	r->state = PROBE_RFB_FAILED;
+	return PROBE_FAIL;
+}
+
+static uint32_t
+probe_rfb_u32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	    (uint32_t)p[2] << 8 | p[3];
+}
+
+void
+probe_rfb_init(struct probe_rfb *r, unsigned want_w, unsigned want_h)
+{
+	memset(r, 0, sizeof *r);
+	r->state = PROBE_RFB_VERSION;
+	r->want_w = want_w;
+	r->want_h = want_h;
+}
+
+const char *
+probe_rfb_awaited(const struct probe_rfb *r)
+{
+	switch (r->state) {
+	case PROBE_RFB_VERSION: return "the version";
+	case PROBE_RFB_TYPES: return "the security types";
+	case PROBE_RFB_TYPE33: return "the security type";
+	case PROBE_RFB_RESULT: return "the security result";
+	case PROBE_RFB_SERVERINIT: return "ServerInit";
+	case PROBE_RFB_DONE:
+	case PROBE_RFB_FAILED: break;
+	}
+	return "nothing";
+}
+
+/*
+ * A reason string, a u32 length then text, at buf[at]: *total is where
+ * it ends. MORE until all of it is there; FAIL if it is over the limit.
+ */
+static enum probe_verdict
+probe_rfb_reason(struct probe_rfb *r, const uint8_t *buf, size_t len, size_t at,
+    size_t *total)
+{
+	uint32_t n;
+
+	if (len < at + 4)
+		return PROBE_MORE;
+	n = probe_rfb_u32(buf + at);
+	if (n > PROBE_RFB_MAX_TEXT)
+		return probe_rfb_fail(
+		    r, "a reason of %u bytes, over %d", n, PROBE_RFB_MAX_TEXT);
+	*total = at + 4 + n;
+	return len < *total ? PROBE_MORE : PROBE_DONE;
+}
+
+/* "RFB 003.008\n". 3.3 and 3.7 are answered in kind, anything newer with
+ * 3.8; as RFC 6143 says, 3.4 to 3.6 are 3.3 in disguise. */
+static enum probe_verdict
+probe_rfb_version(
+    struct probe_rfb *r, const uint8_t *buf, size_t len, size_t *used)
+{
+	unsigned major = 0, minor = 0;
+	int i;
+
+	if (len < 12)
+		return PROBE_MORE;
+	if (memcmp(buf, "RFB ", 4) != 0 || buf[7] != '.' || buf[11] != '\n')
+		return probe_rfb_fail(r,
+		    "not an RFB server (it said \"%.11s\")", (const char *)buf);
+	for (i = 4; i < 11; i++) {
+		if (i == 7)
+			continue;
+		if (buf[i] < '0' || buf[i] > '9')
+			return probe_rfb_fail(
+			    r, "bad version \"%.11s\"", (const char *)buf);
+		if (i < 7)
+			major = major * 10 + (buf[i] - '0');
+		else
+			minor = minor * 10 + (buf[i] - '0');
+	}
+	if (major < 3 || (major == 3 && minor < 3))
+		return probe_rfb_fail(
+		    r, "unsupported version %u.%u", major, minor);
+	if (major > 3 || minor >= 8)
+		r->minor = 8;
+	else
+		r->minor = minor == 7 ? 7 : 3;
+	r->outlen = (size_t)snprintf(
+	    (char *)r->out, sizeof r->out, "RFB 003.%03d\n", r->minor);
+	r->state = r->minor == 3 ? PROBE_RFB_TYPE33 : PROBE_RFB_TYPES;
+	*used = 12;
+	return PROBE_MORE;
+}
+
+/* None is chosen; 3.8 then sends a SecurityResult, 3.7 goes straight on
+ * to the initialisation, so ClientInit (shared) goes out at once. */
+static enum probe_verdict
+probe_rfb_none(struct probe_rfb *r)
+{
+	r->out[r->outlen++] = 1;
+	if (r->minor == 8) {
+		r->state = PROBE_RFB_RESULT;
+		return PROBE_MORE;
+	}
+	r->out[r->outlen++] = 1;
+	r->state = PROBE_RFB_SERVERINIT;
+	return PROBE_MORE;
+}
+
+/* 3.7 and 3.8: a count, then the types; a count of 0 is a refusal. */
+static enum probe_verdict
+probe_rfb_types(
+    struct probe_rfb *r, const uint8_t *buf, size_t len, size_t *used)
+{
+	enum probe_verdict v;
+	char offered[80];
+	size_t i, n, off = 0, total;
+
+	if (len < 1)
+		return PROBE_MORE;
+	if (buf[0] == 0) {
+		if ((v = probe_rfb_reason(r, buf, len, 1, &total)) !=
+		    PROBE_DONE)
+			return v;
+		return probe_rfb_fail(r, "security type count 0: %.*s",
+		    (int)(total - 5), (const char *)buf + 5);
+	}
+	n = buf[0];
+	if (len < 1 + n)
+		return PROBE_MORE;
+	*used = 1 + n;
+	if (memchr(buf + 1, PROBE_RFB_NONE, n) != NULL)
+		return probe_rfb_none(r);
+	if (memchr(buf + 1, PROBE_RFB_VNC_AUTH, n) != NULL)
+		return probe_rfb_fail(
+		    r, "the server needs a password (VNC authentication)");
+	offered[0] = '\0';
+	for (i = 0; i < n && off < sizeof offered - 8; i++)
+		off += (size_t)snprintf(offered + off, sizeof offered - off,
+		    "%s%u", i == 0 ? "" : " ", buf[1 + i]);
+	return probe_rfb_fail(r,
+	    "no security type without a password "
+	    "(offered: %s%s)",
+	    offered, i < n ? " ..." : "");
+}
+
+/* 3.3: the server chose, a u32; 0 is a refusal with a reason. None has
+ * no SecurityResult in 3.3. */
+static enum probe_verdict
+probe_rfb_type33(
+    struct probe_rfb *r, const uint8_t *buf, size_t len, size_t *used)
+{
+	enum probe_verdict v;
+	size_t total;
+	uint32_t type;
+
+	if (len < 4)
+		return PROBE_MORE;
+	type = probe_rfb_u32(buf);
+	if (type == 0) {
+		if ((v = probe_rfb_reason(r, buf, len, 4, &total)) !=
+		    PROBE_DONE)
+			return v;
+		return probe_rfb_fail(r, "security type 0: %.*s",
+		    (int)(total - 8), (const char *)buf + 8);
+	}
+	if (type == PROBE_RFB_VNC_AUTH)
+		return probe_rfb_fail(
+		    r, "the server needs a password (VNC authentication)");
+	if (type != PROBE_RFB_NONE)
+		return probe_rfb_fail(r, "unknown security type %u", type);
+	*used = 4;
+	r->out[r->outlen++] = 1;
+	r->state = PROBE_RFB_SERVERINIT;
+	return PROBE_MORE;
+}
+
+/* 3.8's SecurityResult: 0, or a failure with a reason. */
+static enum probe_verdict
+probe_rfb_result(
+    struct probe_rfb *r, const uint8_t *buf, size_t len, size_t *used)
+{
+	enum probe_verdict v;
+	size_t total;
+	uint32_t status;
+
+	if (len < 4)
+		return PROBE_MORE;
+	status = probe_rfb_u32(buf);
+	if (status != 0) {
+		if ((v = probe_rfb_reason(r, buf, len, 4, &total)) !=
+		    PROBE_DONE)
+			return v;
+		return probe_rfb_fail(r, "security result %u: %.*s", status,
+		    (int)(total - 8), (const char *)buf + 8);
+	}
+	*used = 4;
+	r->out[r->outlen++] = 1;
+	r->state = PROBE_RFB_SERVERINIT;
+	return PROBE_MORE;
+}
+
+/* Width, height, a pixel format, a name. */
+static enum probe_verdict
+probe_rfb_serverinit(
+    struct probe_rfb *r, const uint8_t *buf, size_t len, size_t *used)
+{
+	uint32_t namelen;
+	unsigned bpp;
+
+	if (len < 24)
+		return PROBE_MORE;
+	r->width = (unsigned)buf[0] << 8 | buf[1];
+	r->height = (unsigned)buf[2] << 8 | buf[3];
+	bpp = buf[4];
+	if (bpp != 8 && bpp != 16 && bpp != 32)
+		return probe_rfb_fail(
+		    r, "ServerInit with %u bits per pixel", bpp);
+	namelen = probe_rfb_u32(buf + 20);
+	if (namelen > PROBE_RFB_MAX_TEXT)
+		return probe_rfb_fail(r, "a desktop name of %u bytes, over %d",
+		    namelen, PROBE_RFB_MAX_TEXT);
+	if (len < 24 + (size_t)namelen)
+		return PROBE_MORE;
+	*used = 24 + (size_t)namelen;
+	if (r->want_w != 0 && (r->width != r->want_w || r->height != r->want_h))
+		return probe_rfb_fail(r, "framebuffer %ux%u, want %ux%u",
+		    r->width, r->height, r->want_w, r->want_h);
+	r->state = PROBE_RFB_DONE;
+	return PROBE_DONE;
+}
+
+enum probe_verdict
+probe_rfb_step(
+    struct probe_rfb *r, const uint8_t *buf, size_t len, size_t *used)
+{
+	*used = 0;
+	switch (r->state) {
+	case PROBE_RFB_VERSION: return probe_rfb_version(r, buf, len, used);
+	case PROBE_RFB_TYPES: return probe_rfb_types(r, buf, len, used);
+	case PROBE_RFB_TYPE33: return probe_rfb_type33(r, buf, len, used);
+	case PROBE_RFB_RESULT: return probe_rfb_result(r, buf, len, used);
+	case PROBE_RFB_SERVERINIT:
+		return probe_rfb_serverinit(r, buf, len, used);
+	case PROBE_RFB_DONE: return PROBE_DONE;
+	case PROBE_RFB_FAILED: break;
+	}
+	return PROBE_FAIL;
+}
+
+/* The check. */
+
+static int
+probe_rfb_size(const char *s, unsigned *w, unsigned *h)
+{
+	char *end;
+	unsigned long v;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	v = strtoul(s, &end, 10);
+	if (*end != 'x' || v < 1 || v > 65535 || end[1] < '0' || end[1] > '9')
+		return -1;
+	*w = (unsigned)v;
+	v = strtoul(end + 1, &end, 10);
+	if (*end != '\0' || v < 1 || v > 65535)
+		return -1;
+	*h = (unsigned)v;
+	return 0;
+}
+
+static void *
+probe_rfb_parse(int argc, char **argv, char **cause)
+{
+	struct probe_rfb_check *c = xcalloc(1, sizeof *c);
+
+	if (argc > 1 && probe_rfb_size(argv[1], &c->width, &c->height) != 0) {
+		*cause = xasprintf("%s is not WIDTHxHEIGHT", argv[1]);
+		free(c);
+		return NULL;
+	}
+	if (probe_addr_parse(&c->addr, argv[0], -1, cause) != 0) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+/*
+ * Steps the handshake over the connection: each step takes a whole
+ * message from what was read, or needs more; what it leaves in out is
+ * sent before the next step, since RFB takes turns.
+ */
+static int
+probe_rfb_check(void *state, struct probe_io *io, char **cause)
+{
+	struct probe_rfb_check *c = state;
+	struct probe_rfb r;
+	uint8_t buf[PROBE_RFB_BUF];
+	enum probe_verdict v;
+	size_t len = 0, used;
+	ssize_t n;
+
+	if (probe_io_connect(io, &c->addr, cause) != 0)
+		return -1;
+	probe_rfb_init(&r, c->width, c->height);
+	for (;;) {
+		v = probe_rfb_step(&r, buf, len, &used);
+		len -= used;
+		memmove(buf, buf + used, len);
+		if (r.outlen > 0 &&
+		    probe_io_write(io, r.out, r.outlen, cause) != 0)
+			return -1;
+		r.outlen = 0;
+		if (v == PROBE_DONE)
+			return 0;
+		if (v == PROBE_FAIL) {
+			*cause = xasprintf("rfb: %s", r.err);
+			return -1;
+		}
+		if (used > 0)
+			continue;
+		snprintf(io->doing, sizeof io->doing, "rfb: waiting for %s",
+		    probe_rfb_awaited(&r));
+		if ((n = probe_io_read(
+		         io, buf + len, sizeof buf - len, cause)) < 0)
+			return -1;
+		if (n == 0) {
+			*cause = xasprintf(
+			    "rfb: the server closed the connection before %s",
+			    probe_rfb_awaited(&r));
+			return -1;
+		}
+		len += (size_t)n;
+	}
+}
+
+static void
+probe_rfb_free(void *state)
+{
+	struct probe_rfb_check *c = state;
+
+	probe_addr_free(&c->addr);
+	free(c);
+}
+
+const struct probe_type probe_rfb_type = {
+    .name = "rfb",
+    .args = "HOST:PORT [WIDTHxHEIGHT]",
+    .minargs = 1,
+    .maxargs = 2,
+    .parse = probe_rfb_parse,
+    .check = probe_rfb_check,
+    .free = probe_rfb_free,
+};
