@@ -810,9 +810,9 @@ config_find_cycle(const struct config *cfg, int i, int *color, int *path,
 				free(msg);
 				msg = next;
 			}
-			*cause = xasprintf("%s: dependency cycle: %s -> %s",
-			    cfg->path != NULL ? cfg->path : "config", msg,
-			    cfg->services[j].name);
+			*cause = xasprintf("%s:%d: dependency cycle: %s -> %s",
+			    cfg->path != NULL ? cfg->path : "config",
+			    cfg->services[j].line, msg, cfg->services[j].name);
 			free(msg);
 			return -1;
 		}
