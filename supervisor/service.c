@@ -556,10 +556,9 @@ service_after_exit(struct service *s, int status, const char *why)
 		s->stop_wanted = s->restart_wanted = false;
 		service_set(s, again ? SERVICE_WAITING : SERVICE_STOPPED, "%s",
 		    again ? "restarting" : "stopped");
-		if (again)
-			service_schedule();
-		else
-			service_shutdown_step();
+		/* A stopped "after" dependency is no longer waited for. */
+		service_schedule();
+		service_shutdown_step();
 		return;
 	}
 	if (service_too_many_deaths(s)) {
