@@ -129,12 +129,16 @@ berthd_exit_status(void)
 	return WEXITSTATUS(status);
 }
 
-/* mkdir -p for one level, mode 0700; an existing directory is fine. */
+/* The state directory: searchable by all (services running as other
+ * users reach their notify sockets in it), listable by root only; what
+ * is secret in it has modes of its own. */
 static void
 berthd_mkdir(const char *dir)
 {
-	if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+	if (mkdir(dir, 0711) != 0 && errno != EEXIST)
 		log_fatal("cannot create %s: %s", dir, strerror(errno));
+	if (chmod(dir, 0711) != 0)
+		log_fatal("cannot chmod %s: %s", dir, strerror(errno));
 }
 
 static void

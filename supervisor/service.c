@@ -66,6 +66,8 @@ struct service {
 	unsigned ndeaths;
 	bool check_ok; /* the readiness check, as last announced */
 	uint64_t check_since;
+	char check_reason[SERVICE_REASON_MAX];
+	char dep_failed[SERVICE_REASON_MAX]; /* fail, not stop, once down */
 	struct event *timer; /* the restart delay, or the SIGKILL deadline */
 	struct readiness *probe;
 	struct service *next;
@@ -112,27 +114,32 @@ service_emit_reason(const char *kind, const struct service *s)
 	events_commit();
 }
 
-/* Announces the readiness check when its verdict changes. */
+/* Announces the readiness check when its verdict changes, or the reason
+ * of a failing one does: /readyz must never show a stale reason. */
 static void
 service_update_check(struct service *s)
 {
 	bool ok = s->state == SERVICE_READY;
 	msgpack_packer *pk;
 
-	if (s->internal || !s->cfg->required || ok == s->check_ok)
+	if (s->internal || !s->cfg->required)
 		return;
+	if (ok == s->check_ok &&
+	    (ok || strcmp(s->reason, s->check_reason) == 0))
+		return;
+	if (ok != s->check_ok)
+		s->check_since = proto_now_ms();
 	s->check_ok = ok;
-	s->check_since = proto_now_ms();
+	snprintf(
+	    s->check_reason, sizeof s->check_reason, "%s", ok ? "" : s->reason);
 	pk = events_begin(EV_CHECK_CHANGED);
 	msgpack_pack_map(pk, 3);
 	proto_pack_kv_str(pk, "name", s->cfg->name);
 	proto_pack_kv_bool(pk, "ok", ok);
-	proto_pack_kv_str(pk, "reason", ok ? "" : s->reason);
+	proto_pack_kv_str(pk, "reason", s->check_reason);
 	events_commit();
 }
 
-static void service_set(struct service *s, enum service_state st,
-    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void
 service_set(struct service *s, enum service_state st, const char *fmt, ...)
 {
@@ -379,12 +386,38 @@ service_deps(struct service *s, char *why, size_t len)
 	return 1;
 }
 
+static void service_signal_stop(struct service *s);
+
+/* Fails s for good, and with it every service that requires it: a waiting
+ * or backing-off one at once, a running one once it has stopped. */
 static void
 service_fail(struct service *s, const char *reason)
 {
+	char why[SERVICE_REASON_MAX];
+	struct service *o;
+	size_t i;
+
+	evtimer_del(s->timer);
 	service_set(s, SERVICE_FAILED, "%s", reason);
 	log_warn("service %s failed: %s", s->cfg->name, reason);
 	service_emit_reason(EV_SERVICE_FAILED, s);
+	snprintf(why, sizeof why, "requires %s, which failed", s->cfg->name);
+	for (o = service_list; o != NULL; o = o->next) {
+		if (o->state == SERVICE_FAILED || o->state == SERVICE_STOPPED)
+			continue;
+		for (i = 0; i < o->cfg->requires.n; i++)
+			if (strcmp(o->cfg->requires.v[i], s->cfg->name) == 0)
+				break;
+		if (i == o->cfg->requires.n)
+			continue;
+		if (o->state == SERVICE_WAITING || o->state == SERVICE_BACKOFF)
+			service_fail(o, why);
+		else {
+			snprintf(
+			    o->dep_failed, sizeof o->dep_failed, "%s", why);
+			service_signal_stop(o);
+		}
+	}
 }
 
 /* Starts every waiting service whose dependencies are met. A start can
@@ -437,24 +470,26 @@ service_probe_cb(void *arg, bool ok, const char *reason)
 		if (s->state != SERVICE_STARTING && s->state != SERVICE_UNREADY)
 			return;
 		s->ready_at = clock_mono_ms();
-		service_set(s, SERVICE_READY, "%s", "");
 		log_info("service %s ready", s->cfg->name);
+		/* The service's own event first, then the check's verdict. */
 		service_emit_name(EV_SERVICE_READY, s);
+		service_set(s, SERVICE_READY, "%s", "");
 		service_schedule();
 		return;
 	}
 	if (s->state == SERVICE_STARTING) {
-		/* Not ready yet is no news; keep the reason for /readyz. */
-		snprintf(s->reason, sizeof s->reason, "starting: %s", reason);
+		/* Not ready yet is no news, but /readyz shows why. */
+		service_set(s, SERVICE_STARTING, "starting: %s", reason);
 		return;
 	}
 	if (s->state != SERVICE_READY &&
 	    !(s->state == SERVICE_UNREADY && strcmp(s->reason, reason) != 0))
 		return;
 	s->ready_at = 0;
-	service_set(s, SERVICE_UNREADY, "%s", reason);
+	snprintf(s->reason, sizeof s->reason, "%s", reason);
 	log_warn("service %s unready: %s", s->cfg->name, reason);
 	service_emit_reason(EV_SERVICE_UNREADY, s);
+	service_set(s, SERVICE_UNREADY, "%s", reason);
 }
 
 static void
@@ -551,6 +586,14 @@ service_after_exit(struct service *s, int status, const char *why)
 	    clock_mono_ms() - s->ready_at >= s->cfg->backoff_reset_ms)
 		s->backoff_ms = s->cfg->backoff_min_ms;
 	s->ready_at = 0;
+	if (s->dep_failed[0] != '\0' && !service_stopping_all) {
+		s->stop_wanted = s->restart_wanted = false;
+		snprintf(desc, sizeof desc, "%s", s->dep_failed);
+		s->dep_failed[0] = '\0';
+		service_fail(s, desc);
+		service_schedule();
+		return;
+	}
 	if (s->stop_wanted || service_stopping_all) {
 		again = s->restart_wanted && !service_stopping_all;
 		s->stop_wanted = s->restart_wanted = false;
@@ -603,7 +646,10 @@ service_timer_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	if (s->state == SERVICE_BACKOFF) {
-		service_set(s, SERVICE_WAITING, "restarting");
+		/* Straight on to starting (or waiting, with its reason): no
+		 * verdict of its own to announce in between. */
+		s->state = SERVICE_WAITING;
+		s->since = proto_now_ms();
 		service_schedule();
 	} else if (s->state == SERVICE_STOPPING && s->pid > 0) {
 		log_warn("service %s did not stop in %u ms: SIGKILL",
@@ -713,6 +759,7 @@ service_start(struct service *s, const char **code, char **cause)
 		evtimer_del(s->timer);
 		s->ndeaths = 0;
 		s->done = false;
+		s->dep_failed[0] = '\0';
 		s->backoff_ms = s->cfg->backoff_min_ms;
 		service_set(s, SERVICE_WAITING, "starting");
 		service_schedule();
