@@ -752,7 +752,8 @@ class Sandbox:
     one). wait: "healthz" (the gateway answers 200), "socket" (berthd
     answers hello on its Unix socket) or None (do not wait: for a berthd
     expected to fail, see wait_exit). args: more berthd options.
-    listen: pass --listen (default True).
+    listen: pass --listen (default True). pid1: run berthd as PID 1 of a
+    new PID namespace (default), or as a plain process, a child subreaper.
     """
 
     def __init__(
@@ -765,6 +766,7 @@ class Sandbox:
         args=(),
         listen=True,
         debug=False,
+        pid1=True,
     ):
         self.dir = tempfile.mkdtemp(prefix="berth-it-")
         self.state_dir = os.path.join(self.dir, "state")
@@ -777,6 +779,7 @@ class Sandbox:
         self.args = list(args)
         self.listen = listen
         self.debug = debug
+        self.pid1 = pid1
         self.clients = []
         self._log_saved = None
         if _current is not None:
@@ -803,7 +806,8 @@ class Sandbox:
     # -- lifetime
 
     def command(self):
-        cmd = ["unshare", "-p", "-f", "--mount-proc", BERTHD, "--config", self.config_path]
+        cmd = ["unshare", "-p", "-f", "--mount-proc"] if self.pid1 else []
+        cmd += [BERTHD, "--config", self.config_path]
         if self.listen:
             cmd += ["--listen", "127.0.0.1:%d" % self.port]
         cmd += ["--token-file", self.token_file, "--state-dir", self.state_dir]
@@ -874,6 +878,9 @@ class Sandbox:
 
     def berthd_pid(self, timeout=5.0):
         """berthd's pid on the host: the child of unshare, once exec'd."""
+
+        if not self.pid1:
+            return self.proc.pid
 
         def find():
             self._check_running("berthd's pid")

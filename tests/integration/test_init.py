@@ -332,6 +332,42 @@ def setsid_escapee():
     expect("swept" in log, "berthd did not sweep")
 
 
+@case("as a plain process (child subreaper): orphans are reaped, an escapee is swept at shutdown")
+def subreaper():
+    d = scratch()
+    # An orphan that exits later (re-parented to berthd, then reaped), and
+    # an escapee in a session of its own that ignores TERM and HUP.
+    sh = write_script(
+        d,
+        "both.sh",
+        "(sleep 0.3 &)\n"
+        "setsid /bin/sh -c 'trap \"\" TERM HUP; exec sleep 1002' &\n"
+        "exec sleep 1000\n",
+    )
+    extra = "[service both]\ncommand = /bin/sh %s\n" % sh
+    with Sandbox(extra=extra, wait="socket", pid1=False, debug=True) as sb:
+        berthd = sb.berthd_pid()
+        expect(berthd != 1 and sb.state()["pid"] == berthd, "berthd must run as a plain process")
+
+        def orphan_reaped():
+            return "reaped orphan" in sb.log()
+
+        wait_for(orphan_reaped, 10, "berthd to reap the orphaned sleep 0.3")
+
+        def escapee():
+            for pid in host_processes():
+                if proc_argv(pid) == ["sleep", "1002"]:
+                    return pid
+            return None
+
+        esc = wait_for(escapee, 5, "the escaped sleep 1002")
+        expect_eq(sb.stop(signal.SIGTERM), 0, "berthd's exit status")
+        expect(not pid_alive(esc), "the escapee (pid %d) is still alive" % esc)
+    log = sb.log()
+    expect("reaped orphan %d\n" % esc in log, "berthd did not reap the escapee (pid %d)" % esc)
+    expect("swept" in log, "berthd did not sweep")
+
+
 @case("shutdown stops services in parallel: as slow as the slowest, not the sum")
 def parallel_shutdown():
     d = scratch()
