@@ -24,6 +24,17 @@ struct child {
 
 static struct child *child_table;
 static size_t child_n, child_cap;
+/* Written before fork, so the child has it without formatting. */
+static char child_oom[16] = "";
+static size_t child_oom_len;
+
+void
+child_set_oom_score_adj(int adj)
+{
+	int n = snprintf(child_oom, sizeof child_oom, "%d\n", adj);
+
+	child_oom_len = n > 0 ? (size_t)n : 0;
+}
 
 static struct child *
 child_find(pid_t pid)
@@ -84,6 +95,14 @@ child_exec(const struct child_spec *sp, int errfd)
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	setsid();
+	if (child_oom_len > 0) {
+		fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			if (write(fd, child_oom, child_oom_len) < 0)
+				child_oom_len = 0;
+			close(fd);
+		}
+	}
 	fd = open("/dev/null", O_RDONLY);
 	if (fd >= 0 && fd != STDIN_FILENO) {
 		dup2(fd, STDIN_FILENO);

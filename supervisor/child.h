@@ -38,6 +38,9 @@ struct child_spec {
  */
 pid_t child_spawn(
     const struct child_spec *spec, child_exit_cb cb, void *arg, char **cause);
+/* The oom_score_adj every child gets before exec (berthd's own is lower,
+ * and children would inherit it). */
+void child_set_oom_score_adj(int adj);
 /* Reaps every child that has exited (call on SIGCHLD); runs callbacks.
  * Returns false once berthd has no child left at all. */
 bool child_reap(void);

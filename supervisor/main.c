@@ -263,12 +263,17 @@ berthd_become_reaper(void)
 	if (getpid() != 1 && prctl(PR_SET_CHILD_SUBREAPER, 1) != 0)
 		log_warn(
 		    "cannot become a child subreaper: %s", strerror(errno));
-	/* Let the kernel kill anything else before berthd. */
+	/* Let the kernel kill anything else before berthd: -1000 for berthd
+	 * and 0 for its children; without CAP_SYS_RESOURCE berthd cannot go
+	 * below 0, so its children go to 1000 instead. */
 	f = fopen("/proc/self/oom_score_adj", "w");
-	if (f != NULL) {
-		fputs("-1000\n", f);
-		fclose(f);
-	}
+	if (f == NULL || fputs("-1000\n", f) < 0 || fclose(f) != 0) {
+		log_warn("cannot set berthd's oom_score_adj to -1000 (%s); its "
+		         "children get 1000",
+		    strerror(errno));
+		child_set_oom_score_adj(1000);
+	} else
+		child_set_oom_score_adj(0);
 }
 
 int

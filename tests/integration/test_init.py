@@ -332,6 +332,25 @@ def setsid_escapee():
     expect("swept" in log, "berthd did not sweep")
 
 
+@case("the OOM killer takes any service before berthd")
+def oom_score():
+    extra = "[service plain]\ncommand = sleep 1000\n"
+    with Sandbox(extra=extra, wait="socket") as sb:
+        svc = host_pid(sb, started(sb, "plain")["pid"])
+        with open("/proc/%d/oom_score_adj" % sb.berthd_pid()) as f:
+            mine = int(f.read())
+        with open("/proc/%d/oom_score_adj" % svc) as f:
+            theirs = int(f.read())
+        note("berthd %d, service %d" % (mine, theirs))
+        # Without CAP_SYS_RESOURCE berthd cannot go below 0: then its
+        # children are raised instead, and berthd says so.
+        if mine == -1000:
+            expect_eq(theirs, 0, "the service's oom_score_adj")
+        else:
+            expect_eq(theirs, 1000, "the service's oom_score_adj")
+            expect("oom_score_adj" in sb.log(), "berthd did not say it could not lower its oom_score_adj")
+
+
 @case("as a plain process (child subreaper): orphans are reaped, an escapee is swept at shutdown")
 def subreaper():
     d = scratch()
