@@ -160,9 +160,15 @@ def sigint():
 
 @case("a service that ignores SIGTERM is killed after the grace period")
 def stubborn_service():
-    extra = "[service stubborn]\ncommand = /bin/sh -c \"trap '' TERM; while :; do sleep 0.1; done\"\n"
+    # Ready only once its trap is set: a TERM before that would kill it.
+    extra = (
+        "[service stubborn]\n"
+        "command = /bin/sh -c \"trap '' TERM; echo >&3; while :; do sleep 0.1; done\"\n"
+        "ready = notify-fd 3\n"
+        "stop_timeout_ms = 1000\n"
+    )
     with Sandbox(extra=extra, wait="socket") as sb:
-        sb.wait_event(lambda e: e["kind"] == "service.started" and e["data"]["name"] == "stubborn")
+        sb.wait_event(lambda e: e["kind"] == "service.ready" and e["data"]["name"] == "stubborn")
         before = sb.state()["last_seq"]
         expect_eq(sb.stop(signal.SIGTERM, timeout=15), 0, "berthd's exit status")
         sb.start(wait="socket")
