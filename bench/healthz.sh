@@ -14,18 +14,12 @@ for tool in wrk nginx unshare curl; do
 	command -v "$tool" >/dev/null || { echo "bench: needs $tool (apt-get install wrk nginx-light)" >&2; exit 1; }
 done
 
-dir=$(mktemp -d)
+. "$src/bench/lib.sh"
+bench_need berthd berth-gateway
+dir=$bench_dir
 bport=$((20000 + RANDOM % 10000)) nport=$((bport + 1))
-upid='' npid=''
-cleanup() {
-	[ -n "$npid" ] && kill "$npid" 2>/dev/null
-	if [ -n "$upid" ]; then
-		kill -TERM $(cat "/proc/$upid/task/$upid/children" 2>/dev/null) 2>/dev/null || true
-		wait "$upid" 2>/dev/null || true
-	fi
-	rm -rf "$dir"
-}
-trap cleanup EXIT
+npid=''
+trap '[ -n "$npid" ] && kill "$npid" 2>/dev/null; bench_cleanup' EXIT
 
 unshare -p -f --mount-proc "$build/berthd" --config "$src/images/minimal/berth.conf" \
 	--listen "127.0.0.1:$bport" --state-dir "$dir/state" 2>"$dir/berthd.log" &
@@ -46,9 +40,9 @@ for _ in $(seq 50); do
 	sleep 0.1
 done
 
-berthd_pid=$(awk '{print $1}' "/proc/$upid/task/$upid/children")
+berthd_pid=$(bench_init_pid)
 gateway_pid=$(tr ' ' '\n' <"/proc/$berthd_pid/task/$berthd_pid/children" |
-	while read -r p; do grep -q berth-gateway /proc/$p/cmdline 2>/dev/null && echo "$p"; done | head -1)
+	while read -r p; do grep -q berth-gateway "/proc/$p/cmdline" 2>/dev/null && echo "$p"; done | head -1)
 rss() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
 idle_b=$(rss "$berthd_pid") idle_g=$(rss "$gateway_pid")
 
@@ -60,15 +54,14 @@ run() {
 			if (u == "us") v /= 1000; else if (u == "s") v *= 1000; p99 = v }
 		END { printf "%s %.3f\n", rps, p99 }'
 }
-median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
 
 : >"$dir/b" && : >"$dir/n"
-for i in $(seq "$runs"); do
+for _ in $(seq "$runs"); do
 	run "http://127.0.0.1:$bport/healthz" >>"$dir/b"
 	run "http://127.0.0.1:$nport/healthz" >>"$dir/n"
 done
-b_rps=$(cut -d' ' -f1 "$dir/b" | median) b_p99=$(cut -d' ' -f2 "$dir/b" | median)
-n_rps=$(cut -d' ' -f1 "$dir/n" | median) n_p99=$(cut -d' ' -f2 "$dir/n" | median)
+b_rps=$(cut -d' ' -f1 "$dir/b" | bench_median) b_p99=$(cut -d' ' -f2 "$dir/b" | bench_median)
+n_rps=$(cut -d' ' -f1 "$dir/n" | bench_median) n_p99=$(cut -d' ' -f2 "$dir/n" | bench_median)
 load_b=$(rss "$berthd_pid") load_g=$(rss "$gateway_pid")
 
 echo "healthz: wrk -t$threads -c$conns -d${duration}s, median of $runs runs each"

@@ -17,32 +17,13 @@ runs=${RUNS:-3} nservices=${SERVICES:-20}
 if ! command -v tini >/dev/null || ! command -v dumb-init >/dev/null; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y tini dumb-init >/dev/null
 fi
-for prog in berthd berth-gateway berth; do
-	[ -x "$build/$prog" ] || { echo "bench: no $build/$prog (make it first)" >&2; exit 1; }
-done
-
-dir=$(mktemp -d)
-upid=''
-stop() {
-	if [ -n "$upid" ]; then
-		local kids=()
-		read -ra kids <"/proc/$upid/task/$upid/children" 2>/dev/null || true
-		[ "${#kids[@]}" -eq 0 ] || kill -TERM "${kids[@]}" 2>/dev/null || true
-		wait "$upid" 2>/dev/null || true
-	fi
-	upid=''
-}
-cleanup() {
-	stop
-	rm -rf "$dir"
-}
-trap cleanup EXIT
+. "$src/bench/lib.sh"
+bench_need berthd berth-gateway berth
+dir=$bench_dir
 
 rss() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
 pss() { awk '/^Pss:/ {print $2}' "/proc/$1/smaps_rollup"; }
 # The init's host pid: the child of unshare.
-init_pid() { awk '{print $1}' "/proc/$upid/task/$upid/children" 2>/dev/null; }
-median() { sort -g | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : int((a[NR / 2] + a[NR / 2 + 1]) / 2)}'; }
 wait_until() { # SECONDS CMD...: polls CMD every 50 ms
 	local deadline=$((SECONDS + $1))
 	shift
@@ -69,7 +50,7 @@ berthd_run() {
 	# Every service and the gateway ready.
 	wait_until 10 sh -c "'$build/berth' --socket '$run/state/berthd.sock' --json state 2>/dev/null |
 		grep -o '\"state\":\"ready\"' | wc -l | grep -qx $((n + 1))"
-	pid=$(init_pid)
+	pid=$(bench_init_pid)
 	sleep 0.5 # let the first requests' allocations settle
 	gw=''
 	read -ra kids <"/proc/$pid/task/$pid/children" || true
@@ -77,7 +58,7 @@ berthd_run() {
 		grep -q berth-gateway "/proc/$c/cmdline" 2>/dev/null && gw=$c
 	done
 	echo "$(rss "$pid") $(pss "$pid") $(rss "$gw")"
-	stop
+	bench_stop
 }
 
 # A peer init with one sleep 1000: prints "RSS PSS".
@@ -86,11 +67,11 @@ peer_run() {
 	unshare -p -f --mount-proc "$@" sleep 1000 &
 	upid=$!
 	wait_until 10 grep -q . "/proc/$upid/task/$upid/children"
-	pid=$(init_pid)
+	pid=$(bench_init_pid)
 	wait_until 10 grep -q . "/proc/$pid/task/$pid/children"
 	sleep 0.5
 	echo "$(rss "$pid") $(pss "$pid")"
-	stop
+	bench_stop
 }
 
 : >"$dir/bn" && : >"$dir/b0" && : >"$dir/tini" && : >"$dir/dumb"
@@ -100,7 +81,7 @@ for _ in $(seq "$runs"); do
 	peer_run tini -s -- >>"$dir/tini"
 	peer_run dumb-init >>"$dir/dumb"
 done
-col() { cut -d' ' -f"$2" "$dir/$1" | median; }
+col() { cut -d' ' -f"$2" "$dir/$1" | bench_median; }
 bn=$(col bn 1) bnp=$(col bn 2) gw=$(col bn 3)
 b0=$(col b0 1) b0p=$(col b0 2)
 ti=$(col tini 1) tip=$(col tini 2)

@@ -20,26 +20,9 @@ py=/usr/bin/python3
 for tool in unshare "$py"; do
 	command -v "$tool" >/dev/null || { echo "bench: needs $tool" >&2; exit 1; }
 done
-for prog in berthd berth-gateway berth-probe berth; do
-	[ -x "$build/$prog" ] || { echo "bench: no $build/$prog (make it first)" >&2; exit 1; }
-done
-
-dir=$(mktemp -d)
-upid=''
-stop_berthd() {
-	if [ -n "$upid" ]; then
-		local kids=()
-		read -ra kids <"/proc/$upid/task/$upid/children" 2>/dev/null || true
-		[ "${#kids[@]}" -eq 0 ] || kill -TERM "${kids[@]}" 2>/dev/null || true
-		wait "$upid" 2>/dev/null || true
-	fi
-	upid=''
-}
-cleanup() {
-	stop_berthd
-	rm -rf "$dir"
-}
-trap cleanup EXIT
+. "$src/bench/lib.sh"
+bench_need berthd berth-gateway berth-probe berth
+dir=$bench_dir
 
 free_port() { "$py" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
@@ -142,7 +125,7 @@ one_run() { # WAIT_MS -> prints "READYZ_LAG_MS JOURNAL_LAG_MS FLOOR_MS"
 		{ echo "bench: the poller failed; berthd's log:" >&2; cat "$run/berthd.log" >&2; exit 1; }
 	tlisten=$(cat "$run/listen")
 	tready=$(ready_ts "$run/state/berthd.sock")
-	stop_berthd
+	bench_stop
 	awk -v a="$t200" -v l="$tlisten" -v j="$tready" -v o="$topen" \
 		'BEGIN { printf "%.3f %.3f %.3f\n", (a - l) / 1e6, j - l / 1e6, (o - l) / 1e6 }'
 }
