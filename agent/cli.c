@@ -69,6 +69,7 @@ static int cli_cmd_simple(struct cli *, const struct cli_cmd *, int, char **);
 static int cli_cmd_ping(struct cli *, const struct cli_cmd *, int, char **);
 static int cli_cmd_events(struct cli *, const struct cli_cmd *, int, char **);
 static int cli_cmd_help(struct cli *, const struct cli_cmd *, int, char **);
+static int cli_cmd_service(struct cli *, const struct cli_cmd *, int, char **);
 
 static const struct cli_cmd cli_cmds[] = {
     {"ping", "", "check that berthd answers, and how fast", cli_cmd_ping, NULL,
@@ -80,6 +81,10 @@ static const struct cli_cmd cli_cmds[] = {
         "journal holds; with --follow, new ones only);\n"
         "--follow keeps printing them live",
         cli_cmd_events, NULL, NULL},
+    {"service", "list | status|start|stop|restart NAME",
+        "list the services, show one, or start, stop or\n"
+        "restart it",
+        cli_cmd_service, NULL, NULL},
     {"help", "", "show this help", cli_cmd_help, NULL, NULL},
 };
 
@@ -407,6 +412,66 @@ cli_cmd_simple(
 	status = cli_call(cli, conn, cmd->op, NULL, NULL, &resp, &cause);
 	if (status == CLI_CONN_OK)
 		cmd->print(resp->result, cli->json);
+	cli_conn_close(conn);
+	return status == CLI_CONN_OK ? CLI_EXIT_OK : cli_fail(status, cause);
+}
+
+static void
+cli_pack_name_cb(msgpack_packer *pk, void *ctx)
+{
+	msgpack_pack_map(pk, 1);
+	proto_pack_kv_str(pk, "name", ctx);
+}
+
+/* berth service ACTION [NAME]: list takes no name, the others one. */
+static int
+cli_cmd_service(
+    struct cli *cli, const struct cli_cmd *cmd, int argc, char **argv)
+{
+	static const char *const actions[] = {
+	    "list", "status", "start", "stop", "restart"};
+	const struct proto_msg *resp;
+	struct cli_conn *conn;
+	const char *action, *name;
+	char *cause, op[32];
+	size_t i;
+	int c, status;
+
+	(void)cmd;
+	/* Global options may come before, between and after the words. */
+	while ((c = cli_getopt(cli, argc, argv, NULL)) != -1)
+		if (c == CLI_OPT_DONE)
+			return cli_opt_status;
+	action = optind < argc ? argv[optind++] : NULL;
+	while ((c = cli_getopt(cli, argc, argv, NULL)) != -1)
+		if (c == CLI_OPT_DONE)
+			return cli_opt_status;
+	for (i = 0; action != NULL && i < sizeof actions / sizeof *actions; i++)
+		if (strcmp(action, actions[i]) == 0)
+			break;
+	if (action == NULL || i == sizeof actions / sizeof *actions)
+		return cli_usage_error(cli,
+		    "service wants list, status, start, "
+		    "stop or restart");
+	name = i > 0 && optind < argc ? argv[optind++] : NULL;
+	if (i > 0 && name == NULL)
+		return cli_usage_error(cli, "service %s wants a name", action);
+	while ((c = cli_getopt(cli, argc, argv, NULL)) != -1)
+		if (c == CLI_OPT_DONE)
+			return cli_opt_status;
+	if ((status = cli_args_end(cli, argc, argv)) != CLI_EXIT_OK)
+		return status;
+	if ((status = cli_open(cli, &conn, &cause)) != CLI_CONN_OK)
+		return cli_fail(status, cause);
+	snprintf(op, sizeof op, "service.%s", action);
+	status = cli_call(cli, conn, op, name != NULL ? cli_pack_name_cb : NULL,
+	    (void *)name, &resp, &cause);
+	if (status == CLI_CONN_OK) {
+		if (i == 0)
+			cli_print_service_list(resp->result, cli->json);
+		else
+			cli_print_service(resp->result, cli->json);
+	}
 	cli_conn_close(conn);
 	return status == CLI_CONN_OK ? CLI_EXIT_OK : cli_fail(status, cause);
 }

@@ -372,3 +372,34 @@ cli_print_gap(const struct proto_msg *msg, bool json)
 	    cli_print_u64(msg->data, "lost"),
 	    cli_print_u64(msg->data, "first_seq"));
 }
+
+void
+cli_print_service_list(const msgpack_object *result, bool json)
+{
+	if (json) {
+		cli_print_json(result);
+		return;
+	}
+	cli_print_services(proto_map_get(result, "services"));
+}
+
+/* One service as "key: value" lines, in the order berthd sent them. */
+void
+cli_print_service(const msgpack_object *result, bool json)
+{
+	const msgpack_object *k;
+	uint32_t i;
+
+	if (json || result->type != MSGPACK_OBJECT_MAP) {
+		cli_print_json(result);
+		return;
+	}
+	for (i = 0; i < result->via.map.size; i++) {
+		k = &result->via.map.ptr[i].key;
+		if (k->type == MSGPACK_OBJECT_STR)
+			printf(
+			    "%-15.*s ", (int)k->via.str.size, k->via.str.ptr);
+		cli_print_value(&result->via.map.ptr[i].val);
+		fputc('\n', stdout);
+	}
+}

@@ -164,4 +164,44 @@ def follow_across_gateway_kill():
         expect_eq(evs, json.loads(json.dumps(sb.events(1))), "the followed events against the journal")
 
 
+@case("service list, status, stop, start and restart, with their exit statuses")
+def service_commands():
+    with Sandbox(extra="[service sleeper]\ncommand = sleep 1000\n") as sb:
+        rc, out, _ = berth("--socket", sb.socket, "service", "list")
+        expect_eq(rc, 0, "list: exit status")
+        expect("sleeper" in out and "gateway" in out, "list names both services: %r" % out)
+        rc, out, _ = berth("--socket", sb.socket, "service", "status", "sleeper", "--json")
+        expect_eq(rc, 0, "status: exit status")
+        (doc,) = json_lines(out)
+        expect_eq(doc["state"], "ready", "status: state")
+        expect_eq(doc["command"], ["sleep", "1000"], "status: command")
+        first_pid = doc["pid"]
+        rc, _, _ = berth("--socket", sb.socket, "service", "stop", "sleeper")
+        expect_eq(rc, 0, "stop: exit status")
+        sb.wait_event(lambda e: e["kind"] == "service.exited" and e["data"]["name"] == "sleeper")
+        wait_for(lambda: [s for s in sb.state()["services"] if s["name"] == "sleeper"][0]["state"] == "stopped",
+                 10, "sleeper stopped")
+        rc, _, _ = berth("--socket", sb.socket, "service", "start", "sleeper")
+        expect_eq(rc, 0, "start: exit status")
+
+        def new_pid():
+            s = [s for s in sb.state()["services"] if s["name"] == "sleeper"][0]
+            return s["pid"] if s["state"] == "ready" and s["pid"] != first_pid else None
+
+        second_pid = wait_for(new_pid, 10, "sleeper started again")
+        rc, _, _ = berth("--url", sb.url, "--token-file", sb.token_file, "service", "restart", "sleeper")
+        expect_eq(rc, 0, "restart over the WebSocket: exit status")
+        wait_for(lambda: (lambda p: p if p not in (None, second_pid) else None)(new_pid()), 10,
+                 "sleeper restarted")
+        rc, _, err = berth("--socket", sb.socket, "service", "status", "nope")
+        expect_eq(rc, 1, "an unknown service: exit status")
+        expect("not_found" in err, "the error names not_found: %r" % err)
+        rc, _, _ = berth("--url", sb.url, "--token-file", sb.token_file, "service", "stop", "gateway")
+        expect_eq(rc, 1, "stopping the gateway: exit status")
+        rc, _, _ = berth("--socket", sb.socket, "service", "frobnicate")
+        expect_eq(rc, 2, "an unknown action: exit status")
+        rc, _, _ = berth("--socket", sb.socket, "service", "stop")
+        expect_eq(rc, 2, "stop without a name: exit status")
+
+
 run()
