@@ -44,6 +44,11 @@ struct catalog_event {
 #define EV_SERVICE_FAILED "service.failed"
 #define EV_CHECK_CHANGED "check.changed"
 #define EV_AUTH_FAILED "auth.failed"
+#define EV_PTY_OPENED "pty.opened"
+#define EV_PTY_ATTACHED "pty.attached"
+#define EV_PTY_DETACHED "pty.detached"
+#define EV_PTY_EXITED "pty.exited"
+#define EV_PTY_CLOSED "pty.closed"
 /* Not journaled: sent to one subscriber whose from_seq the journal no
  * longer holds. Carries seq 0, which no journaled event has. */
 #define EV_EVENTS_GAP "events.gap"

@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -66,6 +67,7 @@ static const char *const child_steps[] = {
     "setgid",
     "setuid",
     "dup2",
+    "setting the controlling terminal",
 };
 
 static _Noreturn void
@@ -103,10 +105,19 @@ child_exec(const struct child_spec *sp, int errfd)
 			close(fd);
 		}
 	}
-	fd = open("/dev/null", O_RDONLY);
-	if (fd >= 0 && fd != STDIN_FILENO) {
-		dup2(fd, STDIN_FILENO);
-		close(fd);
+	if (sp->use_tty) {
+		/* setsid above made this a session leader with no terminal. */
+		if (ioctl(sp->tty_fd, TIOCSCTTY, 0) != 0 ||
+		    dup2(sp->tty_fd, STDIN_FILENO) < 0 ||
+		    dup2(sp->tty_fd, STDOUT_FILENO) < 0 ||
+		    dup2(sp->tty_fd, STDERR_FILENO) < 0)
+			child_fail(errfd, 6);
+	} else {
+		fd = open("/dev/null", O_RDONLY);
+		if (fd >= 0 && fd != STDIN_FILENO) {
+			dup2(fd, STDIN_FILENO);
+			close(fd);
+		}
 	}
 	if (sp->stdout_fd >= 0 && dup2(sp->stdout_fd, STDOUT_FILENO) < 0)
 		child_fail(errfd, 5);

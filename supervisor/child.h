@@ -27,12 +27,15 @@ struct child_spec {
 	int stdout_fd; /* -1: inherit berthd's stdout */
 	int extra_fd;  /* -1, or an fd to hand over as extra_fd_at */
 	int extra_fd_at;
+	bool use_tty; /* tty_fd, a PTY slave, becomes the child's */
+	int tty_fd;   /* controlling terminal and its fds 0, 1 and 2 */
 };
 
 /*
  * Forks and execs in a new session (so its process group is its own),
  * with the default signal mask and dispositions, stdin on /dev/null,
- * stdout and stderr inherited unless redirected, and no other fd. Returns
+ * stdout and stderr inherited unless redirected (or all three on a
+ * terminal, use_tty), and no other fd. Returns
  * the pid, or -1 with *cause when the fork, a set-up step or the exec
  * failed (reported here, with the step, not as an exit).
  */

@@ -25,6 +25,7 @@
 #include "log.h"
 #include "ops.h"
 #include "proto.h"
+#include "pty.h"
 #include "server.h"
 #include "service.h"
 #include "token.h"
@@ -314,6 +315,7 @@ main(int argc, char **argv)
 		evsignal_add(sigev[i], NULL);
 	}
 	ops_init(&cfg);
+	pty_init(berthd_base);
 	if (server_listen(berthd_base, cfg.socket, &cause) < 0)
 		log_fatal("%s", cause);
 	log_info("berthd %s, pid %ld, boot %s%s, socket %s", BERTH_VERSION,
@@ -328,6 +330,7 @@ main(int argc, char **argv)
 	event_base_dispatch(berthd_base);
 
 	status = berthd_exit_status();
+	pty_shutdown();
 	server_shutdown();
 	service_free_all();
 	free(berthd_gateway.argv != NULL ? berthd_gateway.argv[0] : NULL);

@@ -9,6 +9,7 @@
 #include "events.h"
 #include "log.h"
 #include "ops.h"
+#include "pty.h"
 #include "service.h"
 
 static const struct config *ops_cfg;
@@ -311,6 +312,14 @@ static const struct {
     {"service.stop", ops_service_stop},
     {"service.restart", ops_service_restart},
     {"check.report", ops_check_report},
+    {"pty.open", pty_op_open},
+    {"pty.attach", pty_op_attach},
+    {"pty.detach", pty_op_detach},
+    {"pty.input", pty_op_input},
+    {"pty.resize", pty_op_resize},
+    {"pty.signal", pty_op_signal},
+    {"pty.close", pty_op_close},
+    {"pty.list", pty_op_list},
     {"gateway.attach", ops_gateway_attach},
     {"gateway.auth_failed", ops_gateway_auth_failed},
 };

@@ -20,6 +20,7 @@
 #include "log.h"
 #include "ops.h"
 #include "proto.h"
+#include "pty.h"
 #include "server.h"
 #include "xmalloc.h"
 
@@ -31,16 +32,23 @@ static msgpack_packer server_pk;
 
 static void server_free(struct server_conn *c);
 
-/* Writes one framed message from the reply buffer to c. */
-static void
-server_send_buffer(struct server_conn *c)
+size_t
+server_out_room(const struct server_conn *c)
+{
+	size_t len = evbuffer_get_length(bufferevent_get_output(c->bev));
+
+	return c->closing || len >= SERVER_OUT_HIGH ? 0 : SERVER_OUT_HIGH - len;
+}
+
+void
+server_send(struct server_conn *c, const void *msg, size_t len)
 {
 	uint8_t hdr[FRAME_HDR];
 	struct evbuffer *out = bufferevent_get_output(c->bev);
 
-	frame_header(hdr, (uint32_t)server_sb.size);
+	frame_header(hdr, (uint32_t)len);
 	evbuffer_add(out, hdr, sizeof hdr);
-	evbuffer_add(out, server_sb.data, server_sb.size);
+	evbuffer_add(out, msg, len);
 }
 
 msgpack_packer *
@@ -55,7 +63,7 @@ server_reply_begin(struct server_conn *c, uint64_t id)
 void
 server_reply_end(struct server_conn *c)
 {
-	server_send_buffer(c);
+	server_send(c, server_sb.data, server_sb.size);
 }
 
 void
@@ -70,7 +78,7 @@ server_reply_error(
 	va_end(ap);
 	msgpack_sbuffer_clear(&server_sb);
 	proto_pack_error(&server_pk, id, code, "%s", msg);
-	server_send_buffer(c);
+	server_send(c, server_sb.data, server_sb.size);
 }
 
 /* Tells a subscriber that seqs [c->next_seq, first) are gone for good. */
@@ -83,7 +91,7 @@ server_send_gap(struct server_conn *c, uint64_t first)
 	proto_pack_kv_u64(&server_pk, "requested", c->next_seq);
 	proto_pack_kv_u64(&server_pk, "first_seq", first);
 	proto_pack_kv_u64(&server_pk, "lost", first - c->next_seq);
-	server_send_buffer(c);
+	server_send(c, server_sb.data, server_sb.size);
 }
 
 /* Moves journal records into c's output until it holds SERVER_OUT_HIGH
@@ -131,6 +139,7 @@ server_subscribe(struct server_conn *c, uint64_t from_seq)
 	c->cursor = journal_cursor_open(events_journal(), from_seq);
 	c->next_seq = from_seq;
 	server_pump(c);
+	pty_conn_pump(c);
 }
 
 void
@@ -236,6 +245,7 @@ server_free(struct server_conn *c)
 	if (c->next != NULL)
 		c->next->prev = c->prev;
 	server_unsubscribe(c);
+	pty_conn_gone(c);
 	bufferevent_free(c->bev);
 	free(c);
 }

@@ -22,6 +22,7 @@
 #define SERVER_OUT_LOW (256 * 1024)
 
 struct journal_cursor;
+struct pty_viewer;
 
 struct server_conn {
 	struct bufferevent *bev;
@@ -30,6 +31,7 @@ struct server_conn {
 	bool closing; /* flush what is queued, then free */
 	char peer[64];
 	struct journal_cursor *cursor; /* non-NULL while subscribed */
+	struct pty_viewer *viewers;    /* owned by pty.c */
 	uint64_t next_seq;             /* the seq the subscriber expects */
 	struct server_conn *prev, *next;
 };
@@ -46,6 +48,12 @@ msgpack_packer *server_reply_begin(struct server_conn *c, uint64_t id);
 void server_reply_end(struct server_conn *c);
 void server_reply_error(struct server_conn *c, uint64_t id, const char *code,
     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* How many more bytes c's output takes before it is full (0 if full or
+ * closing): producers that can wait (journal, PTY rings) stop there. */
+size_t server_out_room(const struct server_conn *c);
+/* Queues one whole message (framed here) on c. */
+void server_send(struct server_conn *c, const void *msg, size_t len);
 
 /* Starts (or moves) c's event stream at from_seq; call after replying. */
 void server_subscribe(struct server_conn *c, uint64_t from_seq);

@@ -27,7 +27,8 @@ from harness import (  # noqa: E402
 
 REMOTE_OPS = ["hello", "ping", "state", "events.subscribe", "events.unsubscribe",
               "service.list", "service.status", "service.start", "service.stop",
-              "service.restart"]
+              "service.restart", "pty.open", "pty.attach", "pty.detach", "pty.input",
+              "pty.resize", "pty.signal", "pty.close", "pty.list"]
 LOCAL_OPS = ["check.report", "gateway.attach", "gateway.auth_failed"]
 
 

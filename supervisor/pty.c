@@ -1,0 +1,1092 @@
+/* pty: terminal sessions that outlive their viewers (see pty.h). Owns the
+ * sessions, their PTY masters, rings, berth-vt children and viewers. */
+#include <errno.h>
+#include <event2/buffer.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include "catalog.h"
+#include "child.h"
+#include "clock.h"
+#include "events.h"
+#include "frame.h"
+#include "log.h"
+#include "pty.h"
+#include "rand.h"
+#include "ring.h"
+#include "xmalloc.h"
+
+/* A data message carries at most this much of the ring. */
+#define PTY_CHUNK (64u << 10)
+/* Input waiting for the PTY to take it, per session. */
+#define PTY_INPUT_BACKLOG (1u << 20)
+/* After the process exits, how long its output may still drain. */
+#define PTY_DRAIN_MS 1000
+/* After SIGHUP on close, how long until SIGKILL. */
+#define PTY_KILL_MS 2000
+/* How long a screen snapshot from berth-vt may take. */
+#define PTY_SNAPSHOT_MS 2000
+#define PTY_SNAPSHOT_MAX (16u << 20)
+
+struct pty_viewer {
+	struct pty_session *s;
+	struct server_conn *conn;
+	uint64_t offset; /* the next byte this viewer gets */
+	bool readonly;
+	struct pty_viewer *next_in_session;
+	struct pty_viewer *next_in_conn;
+};
+
+struct pty_session {
+	char id[PTY_ID_LEN + 1];
+	char **argv;
+	pid_t pid;
+	int master;
+	struct event *rev, *wev;
+	struct evbuffer *input;
+	struct ring ring;
+	unsigned cols, rows;
+	bool exited, eio, reported, closing;
+	int status;
+	uint64_t created;
+	unsigned ttl;
+	struct event *ttl_timer, *drain_timer, *kill_timer;
+	struct pty_viewer *viewers;
+	unsigned nviewers;
+	pid_t vt_pid; /* berth-vt, 0 if none */
+	int vt_in, vt_out;
+	struct pty_session *next;
+};
+
+static struct event_base *pty_base;
+static struct pty_session *pty_sessions;
+static msgpack_sbuffer pty_sb;
+static msgpack_packer pty_pk;
+
+void
+pty_init(struct event_base *base)
+{
+	pty_base = base;
+	msgpack_sbuffer_init(&pty_sb);
+	msgpack_packer_init(&pty_pk, &pty_sb, msgpack_sbuffer_write);
+}
+
+static struct pty_session *
+pty_find(const char *id)
+{
+	struct pty_session *s;
+
+	for (s = pty_sessions; s != NULL; s = s->next)
+		if (strcmp(s->id, id) == 0 && !s->closing)
+			return s;
+	return NULL;
+}
+
+/* The session named by "id", or NULL after an error reply. */
+static struct pty_session *
+pty_arg_session(struct server_conn *c, const struct proto_msg *m)
+{
+	char id[PTY_ID_LEN + 2];
+	struct pty_session *s;
+
+	if (proto_arg_str(m->args, "id", id, sizeof id) <= 0) {
+		server_reply_error(c, m->id, PROTO_E_BAD_ARGS,
+		    "%s needs \"id\" (a session id)", m->op);
+		return NULL;
+	}
+	if ((s = pty_find(id)) == NULL)
+		server_reply_error(
+		    c, m->id, PROTO_E_NOT_FOUND, "no pty session \"%s\"", id);
+	return s;
+}
+
+static void
+pty_emit_id(const char *kind, const struct pty_session *s, const char *key,
+    uint64_t val)
+{
+	msgpack_packer *pk = events_begin(kind);
+
+	msgpack_pack_map(pk, key != NULL ? 2 : 1);
+	proto_pack_kv_str(pk, "id", s->id);
+	if (key != NULL)
+		proto_pack_kv_u64(pk, key, val);
+	events_commit();
+}
+
+/* ---- berth-vt: the session's terminal model ---- */
+
+static void
+pty_vt_exit_cb(pid_t pid, int status, void *arg)
+{
+	struct pty_session *s = arg;
+
+	(void)status;
+	if (s->vt_pid == pid) {
+		log_warn("pty %s: berth-vt exited; screen mode is unavailable",
+		    s->id);
+		s->vt_pid = 0;
+	}
+}
+
+static void
+pty_vt_close(struct pty_session *s)
+{
+	if (s->vt_in >= 0)
+		close(s->vt_in);
+	if (s->vt_out >= 0)
+		close(s->vt_out);
+	s->vt_in = s->vt_out = -1;
+	if (s->vt_pid > 0) {
+		child_forget(s->vt_pid);
+		kill(s->vt_pid, SIGKILL);
+	}
+	s->vt_pid = 0;
+}
+
+/* Writes all of buf to fd (blocking in poll up to deadline). */
+static int
+pty_write_all(int fd, const void *buf, size_t len, uint64_t deadline)
+{
+	const uint8_t *p = buf;
+	struct pollfd pfd = {fd, POLLOUT, 0};
+	ssize_t n;
+
+	while (len > 0) {
+		n = write(fd, p, len);
+		if (n > 0) {
+			p += n;
+			len -= (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno != EAGAIN && errno != EINTR)
+			return -1;
+		uint64_t now = clock_mono_ms();
+		if (now >= deadline || poll(&pfd, 1, (int)(deadline - now)) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static int
+pty_vt_record(struct pty_session *s, char type, const void *data, size_t len)
+{
+	uint8_t hdr[1 + FRAME_HDR];
+	uint64_t deadline = clock_mono_ms() + PTY_SNAPSHOT_MS;
+
+	if (s->vt_pid == 0)
+		return -1;
+	hdr[0] = (uint8_t)type;
+	frame_header(hdr + 1, (uint32_t)len);
+	if (pty_write_all(s->vt_in, hdr, sizeof hdr, deadline) < 0 ||
+	    pty_write_all(s->vt_in, data, len, deadline) < 0) {
+		log_warn(
+		    "pty %s: berth-vt does not keep up; dropping it", s->id);
+		pty_vt_close(s);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+pty_vt_start(struct pty_session *s)
+{
+	struct child_spec spec = {.stdout_fd = -1, .extra_fd = -1};
+	char cols[8], rows[8], *cause = NULL;
+	char *path = child_berth_program("berth-vt");
+	char *argv[] = {path, cols, rows, NULL};
+	int in[2], out[2];
+
+	s->vt_in = s->vt_out = -1;
+	snprintf(cols, sizeof cols, "%u", s->cols);
+	snprintf(rows, sizeof rows, "%u", s->rows);
+	if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0) {
+		log_warn("pty %s: pipe: %s", s->id, strerror(errno));
+		free(path);
+		return;
+	}
+	spec.path = path;
+	spec.argv = argv;
+	spec.stdout_fd = out[1];
+	/* berth-vt reads its records on stdin and answers on stdout. */
+	spec.extra_fd = in[0];
+	spec.extra_fd_at = STDIN_FILENO;
+	s->vt_pid = child_spawn(&spec, pty_vt_exit_cb, s, &cause);
+	close(in[0]);
+	close(out[1]);
+	free(path);
+	if (s->vt_pid < 0) {
+		log_warn(
+		    "pty %s: %s; screen mode is unavailable", s->id, cause);
+		free(cause);
+		s->vt_pid = 0;
+		close(in[1]);
+		close(out[0]);
+		return;
+	}
+	s->vt_in = in[1];
+	s->vt_out = out[0];
+	fcntl(s->vt_in, F_SETFL, O_NONBLOCK);
+}
+
+/* Reads one snapshot answer: u32 length + bytes. NULL on failure. */
+static uint8_t *
+pty_vt_snapshot(struct pty_session *s, size_t *len)
+{
+	uint64_t deadline = clock_mono_ms() + PTY_SNAPSHOT_MS;
+	struct pollfd pfd = {0, POLLIN, 0};
+	uint8_t hdr[FRAME_HDR], *buf = NULL;
+	size_t have = 0, want = FRAME_HDR;
+	ssize_t n;
+
+	if (pty_vt_record(s, 'S', "", 0) < 0)
+		return NULL;
+	pfd.fd = s->vt_out;
+	while (have < want) {
+		uint64_t now = clock_mono_ms();
+		if (now >= deadline ||
+		    poll(&pfd, 1, (int)(deadline - now)) <= 0)
+			goto fail;
+		n = read(s->vt_out,
+		    buf == NULL ? hdr + have : buf + have - FRAME_HDR,
+		    buf == NULL ? FRAME_HDR - have : want - have);
+		if (n <= 0)
+			goto fail;
+		have += (size_t)n;
+		if (buf == NULL && have == FRAME_HDR) {
+			want = FRAME_HDR + frame_length(hdr);
+			if (want - FRAME_HDR > PTY_SNAPSHOT_MAX)
+				goto fail;
+			buf = xmalloc(want - FRAME_HDR + 1);
+		}
+	}
+	*len = want - FRAME_HDR;
+	return buf;
+fail:
+	log_warn("pty %s: no screen from berth-vt", s->id);
+	free(buf);
+	pty_vt_close(s);
+	return NULL;
+}
+
+/* ---- viewers ---- */
+
+/* Sends v's connection what it has room for, from v's offset on. */
+static void
+pty_viewer_pump(struct pty_viewer *v)
+{
+	char stream[PTY_ID_LEN + 8];
+	const uint8_t *data;
+	uint64_t at;
+	size_t n;
+
+	snprintf(stream, sizeof stream, "pty/%s", v->s->id);
+	while (server_out_room(v->conn) > 0) {
+		n = ring_read(&v->s->ring, v->offset, PTY_CHUNK, &data, &at);
+		if (n == 0)
+			break;
+		msgpack_sbuffer_clear(&pty_sb);
+		proto_pack_data(&pty_pk, stream, at, data, n);
+		server_send(v->conn, pty_sb.data, pty_sb.size);
+		v->offset = at + n;
+	}
+}
+
+void
+pty_conn_pump(struct server_conn *c)
+{
+	struct pty_viewer *v;
+
+	for (v = c->viewers; v != NULL; v = v->next_in_conn)
+		pty_viewer_pump(v);
+}
+
+static void
+pty_session_pump(struct pty_session *s)
+{
+	struct pty_viewer *v;
+
+	for (v = s->viewers; v != NULL; v = v->next_in_session)
+		pty_viewer_pump(v);
+}
+
+static void pty_close_session(struct pty_session *s, const char *reason);
+
+static void
+pty_ttl_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	pty_close_session(arg, "ttl");
+}
+
+static void
+pty_arm_ttl(struct pty_session *s)
+{
+	struct timeval tv = {(time_t)s->ttl, 0};
+
+	if (s->nviewers == 0 && !s->closing)
+		evtimer_add(s->ttl_timer, &tv);
+}
+
+/* Unlinks v from its session and its connection and frees it. */
+static void
+pty_viewer_free(struct pty_viewer *v)
+{
+	struct pty_viewer **pp;
+	struct pty_session *s = v->s;
+
+	for (pp = &s->viewers; *pp != v; pp = &(*pp)->next_in_session)
+		;
+	*pp = v->next_in_session;
+	for (pp = &v->conn->viewers; *pp != v; pp = &(*pp)->next_in_conn)
+		;
+	*pp = v->next_in_conn;
+	s->nviewers--;
+	free(v);
+	pty_emit_id(EV_PTY_DETACHED, s, "viewers", s->nviewers);
+	pty_arm_ttl(s);
+}
+
+static struct pty_viewer *
+pty_viewer_of(struct pty_session *s, struct server_conn *c)
+{
+	struct pty_viewer *v;
+
+	for (v = s->viewers; v != NULL; v = v->next_in_session)
+		if (v->conn == c)
+			return v;
+	return NULL;
+}
+
+void
+pty_conn_gone(struct server_conn *c)
+{
+	while (c->viewers != NULL)
+		pty_viewer_free(c->viewers);
+}
+
+/* ---- the PTY itself ---- */
+
+static void
+pty_report_exit(struct pty_session *s)
+{
+	msgpack_packer *pk;
+
+	if (s->reported || !s->exited)
+		return;
+	s->reported = true;
+	evtimer_del(s->drain_timer);
+	pk = events_begin(EV_PTY_EXITED);
+	msgpack_pack_map(pk, WIFSIGNALED(s->status) ? 4 : 3);
+	proto_pack_kv_str(pk, "id", s->id);
+	proto_pack_kv_u64(pk, "pid", (uint64_t)s->pid);
+	if (WIFSIGNALED(s->status)) {
+		proto_pack_kv_i64(pk, "signal", WTERMSIG(s->status));
+		proto_pack_kv_bool(pk, "core", WCOREDUMP(s->status));
+	} else
+		proto_pack_kv_i64(pk, "code", WEXITSTATUS(s->status));
+	events_commit();
+	if (s->closing)
+		pty_close_session(s, "closed");
+}
+
+static void
+pty_read_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct pty_session *s = arg;
+	uint8_t buf[PTY_CHUNK];
+	ssize_t n;
+
+	(void)what;
+	n = read(fd, buf, sizeof buf);
+	if (n > 0) {
+		ring_write(&s->ring, buf, (size_t)n);
+		pty_vt_record(s, 'D', buf, (size_t)n);
+		pty_session_pump(s);
+		return;
+	}
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	/* EIO: the last slave is closed; everything written has been read. */
+	s->eio = true;
+	event_del(s->rev);
+	if (s->exited)
+		pty_report_exit(s);
+}
+
+static void
+pty_drain_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	/* A grandchild still holds the slave: report the exit anyway. */
+	pty_report_exit(arg);
+}
+
+static void
+pty_exit_cb(pid_t pid, int status, void *arg)
+{
+	struct pty_session *s = arg;
+	struct timeval tv = {PTY_DRAIN_MS / 1000, (PTY_DRAIN_MS % 1000) * 1000};
+
+	(void)pid;
+	s->exited = true;
+	s->status = status;
+	if (s->eio)
+		pty_report_exit(s);
+	else
+		evtimer_add(s->drain_timer, &tv);
+}
+
+static void
+pty_write_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct pty_session *s = arg;
+
+	(void)what;
+	if (evbuffer_write(s->input, fd) < 0 && errno != EAGAIN) {
+		evbuffer_drain(s->input, evbuffer_get_length(s->input));
+		return;
+	}
+	if (evbuffer_get_length(s->input) > 0)
+		event_add(s->wev, NULL);
+}
+
+static void
+pty_kill_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct pty_session *s = arg;
+
+	(void)fd;
+	(void)what;
+	if (!s->exited)
+		kill(-s->pid, SIGKILL);
+}
+
+static void
+pty_free(struct pty_session *s)
+{
+	struct pty_session **pp;
+	size_t i;
+
+	for (pp = &pty_sessions; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == s) {
+			*pp = s->next;
+			break;
+		}
+	while (s->viewers != NULL)
+		pty_viewer_free(s->viewers);
+	if (!s->exited)
+		child_forget(s->pid);
+	pty_vt_close(s);
+	event_free(s->rev);
+	event_free(s->wev);
+	event_free(s->ttl_timer);
+	event_free(s->drain_timer);
+	event_free(s->kill_timer);
+	evbuffer_free(s->input);
+	close(s->master);
+	ring_free(&s->ring);
+	for (i = 0; s->argv[i] != NULL; i++)
+		free(s->argv[i]);
+	free(s->argv);
+	free(s);
+}
+
+/* Ends a session: its process gets SIGHUP (SIGKILL later); the session
+ * goes once the exit is reported. */
+static void
+pty_close_session(struct pty_session *s, const char *reason)
+{
+	struct timeval tv = {PTY_KILL_MS / 1000, (PTY_KILL_MS % 1000) * 1000};
+	msgpack_packer *pk;
+
+	if (!s->reported) {
+		if (!s->closing) {
+			s->closing = true;
+			kill(-s->pid, SIGHUP);
+			evtimer_add(s->kill_timer, &tv);
+		}
+		return;
+	}
+	pk = events_begin(EV_PTY_CLOSED);
+	msgpack_pack_map(pk, 2);
+	proto_pack_kv_str(pk, "id", s->id);
+	proto_pack_kv_str(pk, "reason", s->closing ? "closed" : reason);
+	events_commit();
+	pty_free(s);
+}
+
+static void
+pty_set_size(struct pty_session *s, unsigned cols, unsigned rows)
+{
+	struct winsize ws = {(unsigned short)rows, (unsigned short)cols, 0, 0};
+	uint8_t z[4] = {(uint8_t)(cols >> 8), (uint8_t)cols,
+	    (uint8_t)(rows >> 8), (uint8_t)rows};
+
+	s->cols = cols;
+	s->rows = rows;
+	ioctl(s->master, TIOCSWINSZ, &ws);
+	pty_vt_record(s, 'Z', z, sizeof z);
+}
+
+/* ---- ops ---- */
+
+static void
+pty_pack_argv(msgpack_packer *pk, char **argv)
+{
+	size_t n = 0;
+
+	while (argv[n] != NULL)
+		n++;
+	msgpack_pack_array(pk, n);
+	for (n = 0; argv[n] != NULL; n++)
+		proto_pack_str(pk, argv[n]);
+}
+
+/* The argv to run: the given one, or the user's login shell. */
+static char **
+pty_argv(const msgpack_object *args, const struct passwd *pw, char **why)
+{
+	const msgpack_object *a = proto_map_get(args, "argv");
+	const char *shell =
+	    pw != NULL && pw->pw_shell[0] != '\0' ? pw->pw_shell : "/bin/sh";
+	char **argv;
+	uint32_t i;
+
+	if (a == NULL) {
+		argv = xcalloc(3, sizeof *argv);
+		argv[0] = xstrdup(shell);
+		argv[1] = xstrdup("-l");
+		return argv;
+	}
+	if (a->type != MSGPACK_OBJECT_ARRAY || a->via.array.size == 0 ||
+	    a->via.array.size > 256) {
+		*why = "argv must be a list of 1-256 strings";
+		return NULL;
+	}
+	argv = xcalloc(a->via.array.size + 1, sizeof *argv);
+	for (i = 0; i < a->via.array.size; i++) {
+		const msgpack_object *o = &a->via.array.ptr[i];
+		if (o->type != MSGPACK_OBJECT_STR ||
+		    memchr(o->via.str.ptr, '\0', o->via.str.size) != NULL) {
+			*why = "argv must be a list of strings";
+			while (i-- > 0)
+				free(argv[i]);
+			free(argv);
+			return NULL;
+		}
+		argv[i] = xstrndup(o->via.str.ptr, o->via.str.size);
+	}
+	return argv;
+}
+
+/* The environment: berthd's, TERM, the user's identity, then env. */
+static char **
+pty_env(const msgpack_object *args, const struct passwd *pw, char **why)
+{
+	extern char **environ;
+	const msgpack_object *e = proto_map_get(args, "env");
+	size_t n = 0, cap = 64, i;
+	char **env;
+
+	if (e != NULL &&
+	    (e->type != MSGPACK_OBJECT_MAP || e->via.map.size > 256)) {
+		*why = "env must be a map of at most 256 strings";
+		return NULL;
+	}
+	env = xcalloc(cap, sizeof *env);
+	for (i = 0; environ[i] != NULL; i++) {
+		if (n + 8 >= cap)
+			env = xreallocarray(env, cap *= 2, sizeof *env);
+		env[n++] = xstrdup(environ[i]);
+	}
+	env[n++] = xstrdup("TERM=xterm-256color");
+	if (pw != NULL) {
+		env[n++] = xasprintf("HOME=%s", pw->pw_dir);
+		env[n++] = xasprintf("USER=%s", pw->pw_name);
+		env[n++] = xasprintf("LOGNAME=%s", pw->pw_name);
+		env[n++] = xasprintf("SHELL=%s", pw->pw_shell);
+	}
+	for (i = 0; e != NULL && i < e->via.map.size; i++) {
+		const msgpack_object *k = &e->via.map.ptr[i].key;
+		const msgpack_object *v = &e->via.map.ptr[i].val;
+		if (k->type != MSGPACK_OBJECT_STR ||
+		    v->type != MSGPACK_OBJECT_STR || k->via.str.size == 0 ||
+		    memchr(k->via.str.ptr, '=', k->via.str.size) != NULL ||
+		    memchr(k->via.str.ptr, '\0', k->via.str.size) != NULL ||
+		    memchr(v->via.str.ptr, '\0', v->via.str.size) != NULL) {
+			*why = "env must map names (without =) to strings";
+			for (i = 0; i < n; i++)
+				free(env[i]);
+			free(env);
+			return NULL;
+		}
+		if (n + 2 >= cap)
+			env = xreallocarray(env, cap *= 2, sizeof *env);
+		env[n++] = xasprintf("%.*s=%.*s", (int)k->via.str.size,
+		    k->via.str.ptr, (int)v->via.str.size, v->via.str.ptr);
+	}
+	env[n] = NULL;
+	/* Later entries win: drop earlier ones of the same name. */
+	for (i = 0; i < n; i++) {
+		size_t j, klen = strcspn(env[i], "=");
+		for (j = i + 1; j < n; j++)
+			if (strncmp(env[i], env[j], klen + 1) == 0)
+				break;
+		if (j < n) {
+			free(env[i]);
+			env[i] = NULL;
+		}
+	}
+	for (i = 0, cap = 0; i < n; i++)
+		if (env[i] != NULL)
+			env[cap++] = env[i];
+	env[cap] = NULL;
+	return env;
+}
+
+static void
+pty_strv_free(char **v)
+{
+	size_t i;
+
+	for (i = 0; v != NULL && v[i] != NULL; i++)
+		free(v[i]);
+	free(v);
+}
+
+/* Reads an optional size argument in [lo, hi]; -1 after an error reply. */
+static int
+pty_arg_range(struct server_conn *c, const struct proto_msg *m, const char *key,
+    uint64_t lo, uint64_t hi, uint64_t *out)
+{
+	if (proto_arg_u64(m->args, key, out) < 0 || *out < lo || *out > hi) {
+		server_reply_error(c, m->id, PROTO_E_BAD_ARGS,
+		    "%s must be an integer in %llu-%llu", key,
+		    (unsigned long long)lo, (unsigned long long)hi);
+		return -1;
+	}
+	return 0;
+}
+
+/* Opens the master and spawns argv on its slave. */
+static int
+pty_spawn(struct pty_session *s, char **argv, char **env, const char *cwd,
+    const struct passwd *pw, char **cause)
+{
+	struct child_spec spec = {.stdout_fd = -1, .extra_fd = -1};
+	gid_t gid;
+	int slave;
+	char *name;
+
+	s->master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+	if (s->master < 0 || grantpt(s->master) != 0 ||
+	    unlockpt(s->master) != 0 || (name = ptsname(s->master)) == NULL) {
+		*cause = xasprintf("cannot open a pty: %s", strerror(errno));
+		return -1;
+	}
+	slave = open(name, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (slave < 0) {
+		*cause = xasprintf("cannot open %s: %s", name, strerror(errno));
+		return -1;
+	}
+	spec.path = argv[0];
+	spec.argv = argv;
+	spec.envp = env;
+	spec.cwd = cwd != NULL ? cwd : pw != NULL ? pw->pw_dir : "/";
+	spec.use_tty = true;
+	spec.tty_fd = slave;
+	if (pw != NULL) {
+		gid = pw->pw_gid;
+		spec.set_ids = true;
+		spec.uid = pw->pw_uid;
+		spec.gid = gid;
+		spec.groups = &gid;
+		spec.ngroups = 1;
+	}
+	pty_set_size(s, s->cols, s->rows);
+	s->pid = child_spawn(&spec, pty_exit_cb, s, cause);
+	close(slave);
+	return s->pid < 0 ? -1 : 0;
+}
+
+void
+pty_op_open(struct server_conn *c, const struct proto_msg *m)
+{
+	char user[64] = "", cwd[4096] = "", *why = NULL, *cause = NULL;
+	uint64_t cols = 80, rows = 24, ttl = 3600, ringsz = PTY_RING_DEFAULT;
+	struct passwd *pw = NULL;
+	struct pty_session *s;
+	char **argv, **env;
+	msgpack_packer *pk;
+	uint8_t rnd[PTY_ID_LEN / 2];
+
+	if (pty_arg_range(c, m, "cols", 1, PTY_SIZE_MAX, &cols) < 0 ||
+	    pty_arg_range(c, m, "rows", 1, PTY_SIZE_MAX, &rows) < 0 ||
+	    pty_arg_range(c, m, "ttl_detached", 1, 30 * 86400, &ttl) < 0 ||
+	    pty_arg_range(c, m, "ring", PTY_RING_MIN, PTY_RING_MAX, &ringsz) <
+	        0)
+		return;
+	if (proto_arg_str(m->args, "user", user, sizeof user) < 0 ||
+	    proto_arg_str(m->args, "cwd", cwd, sizeof cwd) < 0) {
+		server_reply_error(
+		    c, m->id, PROTO_E_BAD_ARGS, "user and cwd must be strings");
+		return;
+	}
+	if (user[0] != '\0' && (pw = getpwnam(user)) == NULL) {
+		server_reply_error(
+		    c, m->id, PROTO_E_BAD_ARGS, "unknown user \"%s\"", user);
+		return;
+	}
+	if ((argv = pty_argv(m->args, pw, &why)) == NULL ||
+	    (env = pty_env(m->args, pw, &why)) == NULL) {
+		pty_strv_free(argv);
+		server_reply_error(c, m->id, PROTO_E_BAD_ARGS, "%s", why);
+		return;
+	}
+	s = xcalloc(1, sizeof *s);
+	rand_bytes(rnd, sizeof rnd);
+	snprintf(s->id, sizeof s->id, "%02x%02x%02x%02x", rnd[0], rnd[1],
+	    rnd[2], rnd[3]);
+	s->argv = argv;
+	s->cols = (unsigned)cols;
+	s->rows = (unsigned)rows;
+	s->ttl = (unsigned)ttl;
+	s->created = proto_now_ms();
+	s->master = s->vt_in = s->vt_out = -1;
+	ring_init(&s->ring, (size_t)ringsz);
+	s->input = evbuffer_new();
+	s->ttl_timer = evtimer_new(pty_base, pty_ttl_cb, s);
+	s->drain_timer = evtimer_new(pty_base, pty_drain_cb, s);
+	s->kill_timer = evtimer_new(pty_base, pty_kill_cb, s);
+	if (pty_spawn(s, argv, env, cwd[0] != '\0' ? cwd : NULL, pw, &cause) <
+	    0) {
+		pty_strv_free(env);
+		server_reply_error(c, m->id, PROTO_E_BAD_ARGS, "%s", cause);
+		free(cause);
+		s->exited = true;
+		s->rev = event_new(pty_base, -1, 0, pty_read_cb, s);
+		s->wev = event_new(pty_base, -1, 0, pty_write_cb, s);
+		pty_free(s);
+		return;
+	}
+	pty_strv_free(env);
+	s->rev = event_new(
+	    pty_base, s->master, EV_READ | EV_PERSIST, pty_read_cb, s);
+	s->wev = event_new(pty_base, s->master, EV_WRITE, pty_write_cb, s);
+	event_add(s->rev, NULL);
+	pty_vt_start(s);
+	s->next = pty_sessions;
+	pty_sessions = s;
+	pty_arm_ttl(s);
+	log_info("pty %s: %s, pid %ld", s->id, argv[0], (long)s->pid);
+
+	pk = events_begin(EV_PTY_OPENED);
+	msgpack_pack_map(pk, 3);
+	proto_pack_kv_str(pk, "id", s->id);
+	proto_pack_kv_u64(pk, "pid", (uint64_t)s->pid);
+	proto_pack_str(pk, "command");
+	pty_pack_argv(pk, s->argv);
+	events_commit();
+
+	pk = server_reply_begin(c, m->id);
+	msgpack_pack_map(pk, 4);
+	proto_pack_kv_str(pk, "id", s->id);
+	proto_pack_kv_u64(pk, "pid", (uint64_t)s->pid);
+	proto_pack_kv_u64(pk, "cols", s->cols);
+	proto_pack_kv_u64(pk, "rows", s->rows);
+	server_reply_end(c);
+}
+
+void
+pty_op_attach(struct server_conn *c, const struct proto_msg *m)
+{
+	char mode[16] = "bytes";
+	struct pty_session *s = pty_arg_session(c, m);
+	struct pty_viewer *v;
+	uint64_t from, lost = 0, start;
+	uint8_t *screen = NULL;
+	size_t screen_len = 0;
+	bool readonly = false;
+	msgpack_packer *pk;
+
+	if (s == NULL)
+		return;
+	from = s->ring.end;
+	if (proto_arg_u64(m->args, "from_offset", &from) < 0 ||
+	    proto_arg_str(m->args, "mode", mode, sizeof mode) < 0 ||
+	    proto_arg_bool(m->args, "readonly", &readonly) < 0 ||
+	    (strcmp(mode, "bytes") != 0 && strcmp(mode, "screen") != 0)) {
+		server_reply_error(c, m->id, PROTO_E_BAD_ARGS,
+		    "pty.attach takes from_offset (an integer), mode "
+		    "(\"bytes\" "
+		    "or \"screen\") and readonly (a boolean)");
+		return;
+	}
+	if (from > s->ring.end) {
+		server_reply_error(c, m->id, PROTO_E_BAD_ARGS,
+		    "from_offset %llu is past the end of the output (%llu)",
+		    (unsigned long long)from, (unsigned long long)s->ring.end);
+		return;
+	}
+	if (strcmp(mode, "screen") == 0) {
+		if ((screen = pty_vt_snapshot(s, &screen_len)) == NULL) {
+			server_reply_error(c, m->id, PROTO_E_UNAVAILABLE,
+			    "the screen of pty %s cannot be drawn", s->id);
+			return;
+		}
+		from = s->ring.end;
+	}
+	start = ring_start(&s->ring);
+	if (from < start) {
+		lost = start - from;
+		from = start;
+	}
+	if ((v = pty_viewer_of(s, c)) == NULL) {
+		v = xcalloc(1, sizeof *v);
+		v->s = s;
+		v->conn = c;
+		v->next_in_session = s->viewers;
+		s->viewers = v;
+		v->next_in_conn = c->viewers;
+		c->viewers = v;
+		s->nviewers++;
+		evtimer_del(s->ttl_timer);
+	}
+	v->offset = from;
+	v->readonly = readonly;
+	pk = server_reply_begin(c, m->id);
+	msgpack_pack_map(pk, screen != NULL ? 8 : 7);
+	proto_pack_kv_str(pk, "id", s->id);
+	proto_pack_kv_u64(pk, "offset", from);
+	proto_pack_kv_u64(pk, "lost", lost);
+	proto_pack_kv_u64(pk, "end", s->ring.end);
+	proto_pack_kv_u64(pk, "cols", s->cols);
+	proto_pack_kv_u64(pk, "rows", s->rows);
+	proto_pack_kv_str(pk, "state", s->reported ? "exited" : "running");
+	if (screen != NULL) {
+		proto_pack_str(pk, "screen");
+		msgpack_pack_bin(pk, screen_len);
+		msgpack_pack_bin_body(pk, screen, screen_len);
+	}
+	server_reply_end(c);
+	free(screen);
+	pty_emit_id(EV_PTY_ATTACHED, s, "viewers", s->nviewers);
+	pty_viewer_pump(v);
+}
+
+void
+pty_op_detach(struct server_conn *c, const struct proto_msg *m)
+{
+	struct pty_session *s = pty_arg_session(c, m);
+	struct pty_viewer *v;
+
+	if (s == NULL)
+		return;
+	if ((v = pty_viewer_of(s, c)) != NULL)
+		pty_viewer_free(v);
+	msgpack_pack_map(server_reply_begin(c, m->id), 0);
+	server_reply_end(c);
+}
+
+/* Whether c may write to s: not if c attached to it read-only. */
+static bool
+pty_may_write(
+    struct pty_session *s, struct server_conn *c, const struct proto_msg *m)
+{
+	struct pty_viewer *v = pty_viewer_of(s, c);
+
+	if (v != NULL && v->readonly) {
+		server_reply_error(c, m->id, PROTO_E_FORBIDDEN,
+		    "this connection attached to pty %s read-only", s->id);
+		return false;
+	}
+	return true;
+}
+
+void
+pty_op_input(struct server_conn *c, const struct proto_msg *m)
+{
+	struct pty_session *s = pty_arg_session(c, m);
+	const msgpack_object *d;
+
+	if (s == NULL || !pty_may_write(s, c, m))
+		return;
+	d = proto_map_get(m->args, "data");
+	if (d == NULL || d->type != MSGPACK_OBJECT_BIN ||
+	    d->via.bin.size > PTY_INPUT_MAX) {
+		server_reply_error(c, m->id, PROTO_E_BAD_ARGS,
+		    "pty.input needs \"data\" (bin, at most %u bytes)",
+		    PTY_INPUT_MAX);
+		return;
+	}
+	if (s->reported) {
+		server_reply_error(
+		    c, m->id, PROTO_E_CONFLICT, "pty %s has exited", s->id);
+		return;
+	}
+	if (evbuffer_get_length(s->input) + d->via.bin.size >
+	    PTY_INPUT_BACKLOG) {
+		server_reply_error(c, m->id, PROTO_E_UNAVAILABLE,
+		    "pty %s is not reading its input", s->id);
+		return;
+	}
+	evbuffer_add(s->input, d->via.bin.ptr, d->via.bin.size);
+	pty_write_cb(s->master, EV_WRITE, s);
+	msgpack_pack_map(server_reply_begin(c, m->id), 0);
+	server_reply_end(c);
+}
+
+void
+pty_op_resize(struct server_conn *c, const struct proto_msg *m)
+{
+	struct pty_session *s = pty_arg_session(c, m);
+	uint64_t cols = 0, rows = 0;
+
+	if (s == NULL || !pty_may_write(s, c, m))
+		return;
+	if (proto_arg_u64(m->args, "cols", &cols) <= 0 ||
+	    proto_arg_u64(m->args, "rows", &rows) <= 0 || cols < 1 ||
+	    rows < 1 || cols > PTY_SIZE_MAX || rows > PTY_SIZE_MAX) {
+		server_reply_error(c, m->id, PROTO_E_BAD_ARGS,
+		    "pty.resize needs cols and rows in 1-%d", PTY_SIZE_MAX);
+		return;
+	}
+	pty_set_size(s, (unsigned)cols, (unsigned)rows);
+	msgpack_pack_map(server_reply_begin(c, m->id), 0);
+	server_reply_end(c);
+}
+
+static const struct {
+	const char *name;
+	int sig;
+} pty_signals[] = {
+    {"INT", SIGINT},
+    {"TERM", SIGTERM},
+    {"HUP", SIGHUP},
+    {"QUIT", SIGQUIT},
+    {"KILL", SIGKILL},
+    {"USR1", SIGUSR1},
+    {"USR2", SIGUSR2},
+    {"WINCH", SIGWINCH},
+    {"TSTP", SIGTSTP},
+    {"CONT", SIGCONT},
+};
+
+void
+pty_op_signal(struct server_conn *c, const struct proto_msg *m)
+{
+	struct pty_session *s = pty_arg_session(c, m);
+	char name[16];
+	uint64_t num = 0;
+	pid_t pgrp;
+	size_t i;
+	int sig = 0;
+
+	if (s == NULL || !pty_may_write(s, c, m))
+		return;
+	if (proto_arg_str(m->args, "signal", name, sizeof name) > 0) {
+		const char *n = strncmp(name, "SIG", 3) == 0 ? name + 3 : name;
+		for (i = 0; i < sizeof pty_signals / sizeof *pty_signals; i++)
+			if (strcmp(n, pty_signals[i].name) == 0)
+				sig = pty_signals[i].sig;
+	} else if (proto_arg_u64(m->args, "signal", &num) > 0 && num < NSIG)
+		sig = (int)num;
+	if (sig <= 0) {
+		server_reply_error(c, m->id, PROTO_E_BAD_ARGS,
+		    "signal must be a signal name (INT, TERM, HUP, QUIT, KILL, "
+		    "USR1, USR2, WINCH, TSTP, CONT) or number");
+		return;
+	}
+	if (s->reported) {
+		server_reply_error(
+		    c, m->id, PROTO_E_CONFLICT, "pty %s has exited", s->id);
+		return;
+	}
+	/* The foreground job, as Ctrl-C at a terminal would reach it. */
+	pgrp = tcgetpgrp(s->master);
+	if (pgrp <= 0 || kill(-pgrp, sig) != 0)
+		kill(-s->pid, sig);
+	msgpack_pack_map(server_reply_begin(c, m->id), 0);
+	server_reply_end(c);
+}
+
+void
+pty_op_close(struct server_conn *c, const struct proto_msg *m)
+{
+	struct pty_session *s = pty_arg_session(c, m);
+
+	if (s == NULL)
+		return;
+	msgpack_pack_map(server_reply_begin(c, m->id), 0);
+	server_reply_end(c);
+	pty_close_session(s, "closed");
+}
+
+void
+pty_op_list(struct server_conn *c, const struct proto_msg *m)
+{
+	msgpack_packer *pk = server_reply_begin(c, m->id);
+	struct pty_session *s;
+	size_t n = 0;
+
+	for (s = pty_sessions; s != NULL; s = s->next)
+		if (!s->closing)
+			n++;
+	msgpack_pack_map(pk, 1);
+	proto_pack_str(pk, "sessions");
+	msgpack_pack_array(pk, n);
+	for (s = pty_sessions; s != NULL; s = s->next) {
+		if (s->closing)
+			continue;
+		msgpack_pack_map(pk, 11);
+		proto_pack_kv_str(pk, "id", s->id);
+		proto_pack_str(pk, "command");
+		pty_pack_argv(pk, s->argv);
+		proto_pack_kv_u64(pk, "pid", (uint64_t)s->pid);
+		proto_pack_kv_u64(pk, "cols", s->cols);
+		proto_pack_kv_u64(pk, "rows", s->rows);
+		proto_pack_kv_u64(pk, "viewers", s->nviewers);
+		proto_pack_kv_u64(pk, "bytes", s->ring.end);
+		proto_pack_kv_str(
+		    pk, "state", s->reported ? "exited" : "running");
+		proto_pack_str(pk, "exit");
+		if (!s->reported)
+			msgpack_pack_nil(pk);
+		else if (WIFSIGNALED(s->status)) {
+			msgpack_pack_map(pk, 2);
+			proto_pack_kv_i64(pk, "signal", WTERMSIG(s->status));
+			proto_pack_kv_bool(pk, "core", WCOREDUMP(s->status));
+		} else {
+			msgpack_pack_map(pk, 1);
+			proto_pack_kv_i64(pk, "code", WEXITSTATUS(s->status));
+		}
+		proto_pack_kv_u64(pk, "created", s->created);
+		proto_pack_kv_u64(pk, "ttl_detached", s->ttl);
+	}
+	server_reply_end(c);
+	(void)m;
+}
+
+void
+pty_shutdown(void)
+{
+	struct pty_session *s;
+
+	for (s = pty_sessions; s != NULL; s = s->next)
+		if (!s->exited)
+			kill(-s->pid, SIGHUP);
+	while (pty_sessions != NULL)
+		pty_free(pty_sessions);
+	msgpack_sbuffer_destroy(&pty_sb);
+}

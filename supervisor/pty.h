@@ -1,0 +1,51 @@
+/* pty: terminal sessions that outlive their viewers.
+ *
+ * berthd owns each session's PTY master and reads it whether or not
+ * anyone watches, into the session's ring (ring.h). Viewers are attached
+ * connections, each with its own offset into the ring: output reaches a
+ * viewer only while its connection has room (server.h), so a slow one
+ * falls behind — and if the ring overwrites its place, its next chunk
+ * starts later, the jump being exactly what it lost — and never holds up
+ * the PTY or another viewer. A berth-vt child per session keeps a
+ * terminal model, so a viewer can attach to a redrawn screen.
+ *
+ * Ownership: pty owns every session and viewer; server_conns only point
+ * at their viewers, and pty_conn_gone is called before one is freed. */
+#ifndef BERTH_PTY_H
+#define BERTH_PTY_H
+
+#include <event2/event.h>
+#include <msgpack.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "proto.h"
+#include "server.h"
+
+#define PTY_ID_LEN 8
+#define PTY_RING_DEFAULT (4u << 20)
+#define PTY_RING_MIN (64u << 10)
+#define PTY_RING_MAX (64u << 20)
+#define PTY_INPUT_MAX (64u << 10)
+#define PTY_SIZE_MAX 1000
+
+void pty_init(struct event_base *base);
+/* Closes every session (SIGHUP, then SIGKILL) and frees them. */
+void pty_shutdown(void);
+
+/* The pty.* ops: each answers exactly once on c. */
+void pty_op_open(struct server_conn *c, const struct proto_msg *m);
+void pty_op_attach(struct server_conn *c, const struct proto_msg *m);
+void pty_op_detach(struct server_conn *c, const struct proto_msg *m);
+void pty_op_input(struct server_conn *c, const struct proto_msg *m);
+void pty_op_resize(struct server_conn *c, const struct proto_msg *m);
+void pty_op_signal(struct server_conn *c, const struct proto_msg *m);
+void pty_op_close(struct server_conn *c, const struct proto_msg *m);
+void pty_op_list(struct server_conn *c, const struct proto_msg *m);
+
+/* c has room for more output: move its viewers' bytes along. */
+void pty_conn_pump(struct server_conn *c);
+/* c is going away: detach its viewers. */
+void pty_conn_gone(struct server_conn *c);
+
+#endif
