@@ -36,6 +36,8 @@
 /* How long a screen snapshot from berth-vt may take. */
 #define PTY_SNAPSHOT_MS 2000
 #define PTY_SNAPSHOT_MAX (16u << 20)
+/* Output berth-vt may lag behind before it is dropped. */
+#define PTY_VT_BACKLOG (8u << 20)
 
 struct pty_viewer {
 	struct pty_session *s;
@@ -64,6 +66,8 @@ struct pty_session {
 	unsigned nviewers;
 	pid_t vt_pid; /* berth-vt, 0 if none */
 	int vt_in, vt_out;
+	struct evbuffer *vt_queue; /* records berth-vt has not taken yet */
+	struct event *vt_wev;
 	struct pty_session *next;
 };
 
@@ -124,6 +128,8 @@ pty_emit_id(const char *kind, const struct pty_session *s, const char *key,
 
 /* ---- berth-vt: the session's terminal model ---- */
 
+static void pty_vt_close(struct pty_session *s);
+
 static void
 pty_vt_exit_cb(pid_t pid, int status, void *arg)
 {
@@ -134,12 +140,19 @@ pty_vt_exit_cb(pid_t pid, int status, void *arg)
 		log_warn("pty %s: berth-vt exited; screen mode is unavailable",
 		    s->id);
 		s->vt_pid = 0;
+		pty_vt_close(s);
 	}
 }
 
 static void
 pty_vt_close(struct pty_session *s)
 {
+	if (s->vt_wev != NULL)
+		event_free(s->vt_wev);
+	s->vt_wev = NULL;
+	if (s->vt_queue != NULL)
+		evbuffer_free(s->vt_queue);
+	s->vt_queue = NULL;
 	if (s->vt_in >= 0)
 		close(s->vt_in);
 	if (s->vt_out >= 0)
@@ -152,48 +165,64 @@ pty_vt_close(struct pty_session *s)
 	s->vt_pid = 0;
 }
 
-/* Writes all of buf to fd (blocking in poll up to deadline). */
-static int
-pty_write_all(int fd, const void *buf, size_t len, uint64_t deadline)
+static void
+pty_vt_write_cb(evutil_socket_t fd, short what, void *arg)
 {
-	const uint8_t *p = buf;
-	struct pollfd pfd = {fd, POLLOUT, 0};
-	ssize_t n;
+	struct pty_session *s = arg;
 
-	while (len > 0) {
-		n = write(fd, p, len);
-		if (n > 0) {
-			p += n;
-			len -= (size_t)n;
-			continue;
-		}
-		if (n < 0 && errno != EAGAIN && errno != EINTR)
-			return -1;
-		uint64_t now = clock_mono_ms();
-		if (now >= deadline || poll(&pfd, 1, (int)(deadline - now)) < 0)
-			return -1;
+	(void)what;
+	if (evbuffer_write(s->vt_queue, fd) < 0 && errno != EAGAIN &&
+	    errno != EINTR) {
+		log_warn("pty %s: berth-vt: %s; dropping it", s->id,
+		    strerror(errno));
+		pty_vt_close(s);
+		return;
 	}
-	return 0;
+	if (evbuffer_get_length(s->vt_queue) > 0)
+		event_add(s->vt_wev, NULL);
 }
 
-static int
+/*
+ * Queues one record for berth-vt and writes what the pipe takes. The PTY
+ * is never held up by its model: if berth-vt falls this far behind, it
+ * is dropped (screen mode then answers unavailable).
+ */
+static void
 pty_vt_record(struct pty_session *s, char type, const void *data, size_t len)
 {
 	uint8_t hdr[1 + FRAME_HDR];
-	uint64_t deadline = clock_mono_ms() + PTY_SNAPSHOT_MS;
 
 	if (s->vt_pid == 0)
-		return -1;
+		return;
 	hdr[0] = (uint8_t)type;
 	frame_header(hdr + 1, (uint32_t)len);
-	if (pty_write_all(s->vt_in, hdr, sizeof hdr, deadline) < 0 ||
-	    pty_write_all(s->vt_in, data, len, deadline) < 0) {
+	evbuffer_add(s->vt_queue, hdr, sizeof hdr);
+	evbuffer_add(s->vt_queue, data, len);
+	if (evbuffer_get_length(s->vt_queue) > PTY_VT_BACKLOG) {
 		log_warn(
 		    "pty %s: berth-vt does not keep up; dropping it", s->id);
 		pty_vt_close(s);
-		return -1;
+		return;
 	}
-	return 0;
+	pty_vt_write_cb(s->vt_in, EV_WRITE, s);
+}
+
+/* Waits (up to deadline) until berth-vt has taken every queued record. */
+static int
+pty_vt_flush(struct pty_session *s, uint64_t deadline)
+{
+	struct pollfd pfd = {s->vt_in, POLLOUT, 0};
+	uint64_t now;
+
+	while (s->vt_pid != 0 && evbuffer_get_length(s->vt_queue) > 0) {
+		now = clock_mono_ms();
+		if (now >= deadline || poll(&pfd, 1, (int)(deadline - now)) < 0)
+			return -1;
+		if (evbuffer_write(s->vt_queue, s->vt_in) < 0 &&
+		    errno != EAGAIN && errno != EINTR)
+			return -1;
+	}
+	return s->vt_pid != 0 ? 0 : -1;
 }
 
 static void
@@ -235,6 +264,8 @@ pty_vt_start(struct pty_session *s)
 	s->vt_in = in[1];
 	s->vt_out = out[0];
 	fcntl(s->vt_in, F_SETFL, O_NONBLOCK);
+	s->vt_queue = evbuffer_new();
+	s->vt_wev = event_new(pty_base, s->vt_in, EV_WRITE, pty_vt_write_cb, s);
 }
 
 /* Reads one snapshot answer: u32 length + bytes. NULL on failure. */
@@ -247,8 +278,11 @@ pty_vt_snapshot(struct pty_session *s, size_t *len)
 	size_t have = 0, want = FRAME_HDR;
 	ssize_t n;
 
-	if (pty_vt_record(s, 'S', "", 0) < 0)
+	if (s->vt_pid == 0)
 		return NULL;
+	pty_vt_record(s, 'S', "", 0);
+	if (pty_vt_flush(s, deadline) < 0)
+		goto fail;
 	pfd.fd = s->vt_out;
 	while (have < want) {
 		uint64_t now = clock_mono_ms();
