@@ -139,7 +139,6 @@ server_subscribe(struct server_conn *c, uint64_t from_seq)
 	c->cursor = journal_cursor_open(events_journal(), from_seq);
 	c->next_seq = from_seq;
 	server_pump(c);
-	pty_conn_pump(c);
 }
 
 void
@@ -221,6 +220,7 @@ server_write_cb(struct bufferevent *bev, void *arg)
 		return;
 	}
 	server_pump(c);
+	pty_conn_pump(c);
 }
 
 static void
