@@ -58,6 +58,7 @@ struct pty_session {
 	struct ring ring;
 	unsigned cols, rows;
 	bool exited, eio, reported, closing;
+	const char *close_reason; /* "closed" or "ttl", once closing */
 	int status;
 	uint64_t created;
 	unsigned ttl;
@@ -430,7 +431,7 @@ pty_report_exit(struct pty_session *s)
 		proto_pack_kv_i64(pk, "code", WEXITSTATUS(s->status));
 	events_commit();
 	if (s->closing)
-		pty_close_session(s, "closed");
+		pty_close_session(s, s->close_reason);
 }
 
 static void
@@ -537,13 +538,15 @@ pty_free(struct pty_session *s)
 }
 
 /* Ends a session: its process gets SIGHUP (SIGKILL later); the session
- * goes once the exit is reported. */
+ * goes once the exit is reported, with the reason of the first close. */
 static void
 pty_close_session(struct pty_session *s, const char *reason)
 {
 	struct timeval tv = {PTY_KILL_MS / 1000, (PTY_KILL_MS % 1000) * 1000};
 	msgpack_packer *pk;
 
+	if (s->close_reason == NULL)
+		s->close_reason = reason;
 	if (!s->reported) {
 		if (!s->closing) {
 			s->closing = true;
@@ -555,7 +558,7 @@ pty_close_session(struct pty_session *s, const char *reason)
 	pk = events_begin(EV_PTY_CLOSED);
 	msgpack_pack_map(pk, 2);
 	proto_pack_kv_str(pk, "id", s->id);
-	proto_pack_kv_str(pk, "reason", s->closing ? "closed" : reason);
+	proto_pack_kv_str(pk, "reason", s->close_reason);
 	events_commit();
 	pty_free(s);
 }
@@ -994,6 +997,11 @@ pty_op_resize(struct server_conn *c, const struct proto_msg *m)
 	    rows < 1 || cols > PTY_SIZE_MAX || rows > PTY_SIZE_MAX) {
 		server_reply_error(c, m->id, PROTO_E_BAD_ARGS,
 		    "pty.resize needs cols and rows in 1-%d", PTY_SIZE_MAX);
+		return;
+	}
+	if (s->reported) {
+		server_reply_error(
+		    c, m->id, PROTO_E_CONFLICT, "pty %s has exited", s->id);
 		return;
 	}
 	pty_set_size(s, (unsigned)cols, (unsigned)rows);
