@@ -17,6 +17,7 @@
 #include "catalog.h"
 #include "cli_conn.h"
 #include "cli_print.h"
+#include "cli_pty.h"
 #include "log.h"
 #include "xmalloc.h"
 
@@ -70,6 +71,7 @@ static int cli_cmd_ping(struct cli *, const struct cli_cmd *, int, char **);
 static int cli_cmd_events(struct cli *, const struct cli_cmd *, int, char **);
 static int cli_cmd_help(struct cli *, const struct cli_cmd *, int, char **);
 static int cli_cmd_service(struct cli *, const struct cli_cmd *, int, char **);
+static int cli_cmd_pty(struct cli *, const struct cli_cmd *, int, char **);
 
 static const struct cli_cmd cli_cmds[] = {
     {"ping", "", "check that berthd answers, and how fast", cli_cmd_ping, NULL,
@@ -85,6 +87,11 @@ static const struct cli_cmd cli_cmds[] = {
         "list the services, show one, or start, stop or\n"
         "restart it",
         cli_cmd_service, NULL, NULL},
+    {"pty", "COMMAND [ARGS]",
+        "terminal sessions: open, list, attach (Ctrl-\\\n"
+        "twice detaches), send, resize, signal, close;\n"
+        "'berth pty help' says more",
+        cli_cmd_pty, NULL, NULL},
     {"help", "", "show this help", cli_cmd_help, NULL, NULL},
 };
 
@@ -714,6 +721,51 @@ cli_cmd_events(
 	cli_conn_close(conn);
 	fflush(stdout);
 	return status == CLI_CONN_OK ? CLI_EXIT_OK : cli_fail(status, cause);
+}
+
+/* pty: its commands live in cli_pty.c, on loan of the option parser and
+ * the connection. */
+static int
+cli_lend_getopt_cb(
+    void *cli, int argc, char **argv, const struct option *opts, int *status)
+{
+	int c = cli_getopt(cli, argc, argv, opts);
+
+	if (c != CLI_OPT_DONE)
+		return c;
+	*status = cli_opt_status;
+	return CLI_PTY_STOP;
+}
+
+static int
+cli_lend_ready_cb(void *arg, bool *json, int *timeout_ms)
+{
+	struct cli *cli = arg;
+
+	*json = cli->json;
+	*timeout_ms = cli->timeout_ms;
+	return cli_defaults(cli);
+}
+
+static int
+cli_lend_open_cb(void *cli, struct cli_conn **connp, char **cause)
+{
+	return cli_open(cli, connp, cause);
+}
+
+static int
+cli_cmd_pty(struct cli *cli, const struct cli_cmd *cmd, int argc, char **argv)
+{
+	const struct cli_pty_host host = {
+	    .cli = cli,
+	    .getopt_cb = cli_lend_getopt_cb,
+	    .ready_cb = cli_lend_ready_cb,
+	    .open_cb = cli_lend_open_cb,
+	    .fail_cb = cli_fail,
+	};
+
+	(void)cmd;
+	return cli_pty_run(&host, argc, argv);
 }
 
 static const struct cli_cmd *

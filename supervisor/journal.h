@@ -31,8 +31,8 @@ struct journal_opts {
  * every existing segment is deleted first: a new boot starts at seq 1.
  * Otherwise seqs continue after the last intact record. NULL on failure
  * with *cause set (the caller frees it). */
-struct journal *journal_open(const char *dir, const struct journal_opts *opts,
-    bool fresh, char **cause);
+struct journal *journal_open(
+    const char *dir, const struct journal_opts *opts, bool fresh, char **cause);
 void journal_close(struct journal *j);
 
 /* The seq the next append must carry (1 for an empty journal). */
@@ -48,7 +48,8 @@ int journal_append(struct journal *j, uint64_t seq, const void *payload,
 /* A reader positioned at the first record with seq >= from_seq that the
  * journal still holds (compare journal_cursor_seq with from_seq to see a
  * gap). Never NULL. */
-struct journal_cursor *journal_cursor_open(struct journal *j, uint64_t from_seq);
+struct journal_cursor *journal_cursor_open(
+    struct journal *j, uint64_t from_seq);
 /* The seq of the record the next journal_cursor_next will return. */
 uint64_t journal_cursor_seq(const struct journal_cursor *c);
 /* Returns 1 with the next record (payload owned by the cursor, valid until

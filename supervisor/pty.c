@@ -138,7 +138,8 @@ pty_vt_exit_cb(pid_t pid, int status, void *arg)
 
 	(void)status;
 	if (s->vt_pid == pid) {
-		log_warn("pty %s: berth-vt exited; screen mode is unavailable",
+		log_warn("pty %s: berth-vt exited; it is rebuilt when a screen "
+		         "is asked for",
 		    s->id);
 		s->vt_pid = 0;
 		pty_vt_close(s);
@@ -200,8 +201,9 @@ pty_vt_record(struct pty_session *s, char type, const void *data, size_t len)
 	evbuffer_add(s->vt_queue, hdr, sizeof hdr);
 	evbuffer_add(s->vt_queue, data, len);
 	if (evbuffer_get_length(s->vt_queue) > PTY_VT_BACKLOG) {
-		log_warn(
-		    "pty %s: berth-vt does not keep up; dropping it", s->id);
+		log_info("pty %s: berth-vt fell behind; it is rebuilt when a "
+		         "screen is asked for",
+		    s->id);
 		pty_vt_close(s);
 		return;
 	}
@@ -269,6 +271,30 @@ pty_vt_start(struct pty_session *s)
 	s->vt_wev = event_new(pty_base, s->vt_in, EV_WRITE, pty_vt_write_cb, s);
 }
 
+/*
+ * A berth-vt that fell behind a flood, or died, is rebuilt when a screen
+ * is asked for: a new one is fed what the ring still holds. A screen
+ * program repaints far more often than a ring's worth of output, so the
+ * picture comes out right unless the ring lost a mode switch it needed.
+ */
+static int
+pty_vt_resync(struct pty_session *s, uint64_t deadline)
+{
+	const uint8_t *data;
+	uint64_t at = ring_start(&s->ring);
+	size_t n;
+
+	pty_vt_start(s);
+	while (s->vt_pid != 0 &&
+	    (n = ring_read(&s->ring, at, PTY_CHUNK, &data, &at)) > 0) {
+		pty_vt_record(s, 'D', data, n);
+		if (pty_vt_flush(s, deadline) < 0)
+			return -1;
+		at += n;
+	}
+	return s->vt_pid != 0 ? 0 : -1;
+}
+
 /* Reads one snapshot answer: u32 length + bytes. NULL on failure. */
 static uint8_t *
 pty_vt_snapshot(struct pty_session *s, size_t *len)
@@ -279,8 +305,8 @@ pty_vt_snapshot(struct pty_session *s, size_t *len)
 	size_t have = 0, want = FRAME_HDR;
 	ssize_t n;
 
-	if (s->vt_pid == 0)
-		return NULL;
+	if (s->vt_pid == 0 && pty_vt_resync(s, deadline) < 0)
+		goto fail;
 	pty_vt_record(s, 'S', "", 0);
 	if (pty_vt_flush(s, deadline) < 0)
 		goto fail;

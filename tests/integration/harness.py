@@ -6,7 +6,8 @@
   temporary state directory, on a free port; cleaned up whatever happens.
 - UnixClient and WsClient: berth.v1 on both transports, one blocking API
   (request, call, recv) with deadlines; EventStream, a subscriber that
-  checks every seq across reconnections.
+  checks every seq across reconnections; pty_chunks and pty_read, a
+  terminal session's output stream checked offset by offset.
 - Small helpers: raw HTTP, WebSocket upgrades by hand, /proc, polling.
 
 Programs come from $BERTH_BUILDDIR (default: the current directory),
@@ -1141,6 +1142,43 @@ class EventStream:
 
     def seqs(self):
         return [e["seq"] for e in self.events]
+
+
+def pty_chunks(c, pty_id, until, timeout=10.0):
+    """Reads c's data messages of stream pty/<pty_id> until one ends at
+    or past offset until; returns them as [(offset, bytes)]. Other
+    messages are kept, in order, for recv()."""
+    stream = "pty/" + pty_id
+    deadline = time.monotonic() + timeout
+    chunks, others = [], []
+    try:
+        while not chunks or chunks[-1][0] + len(chunks[-1][1]) < until:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                have = chunks[-1][0] + len(chunks[-1][1]) if chunks else None
+                raise Timeout("%s: offset %d not reached within %.1f s (at %s)" % (stream, until, timeout, have))
+            m = c.recv(left)
+            if m.get("type") == "data" and m.get("stream") == stream:
+                chunks.append((m["offset"], bytes(m["data"])))
+            else:
+                others.append(m)
+    finally:
+        c._pending.extendleft(reversed(others))
+    return chunks
+
+
+def pty_read(c, pty_id, offset, until, timeout=10.0):
+    """The bytes of pty/<pty_id> from offset to until (or the end of the
+    last chunk read, if further), read from c. The first chunk must start
+    at offset and each next one where the last ended: no gap, no
+    duplicate."""
+    out = bytearray()
+    if until <= offset:
+        return bytes(out)
+    for at, data in pty_chunks(c, pty_id, until, timeout):
+        expect_eq(at, offset + len(out), "pty/%s: the offset of the chunk after %d bytes" % (pty_id, len(out)))
+        out += data
+    return bytes(out)
 
 
 def event_kinds(events):
