@@ -204,4 +204,27 @@ def service_commands():
         expect_eq(rc, 2, "stop without a name: exit status")
 
 
+@case("pty open, list, send and attach: the output, the input and the exit status come through")
+def pty_commands():
+    with Sandbox() as sb:
+        rc, out, _ = berth("--socket", sb.socket, "pty", "open", "--", "/bin/sh", "-c",
+                           "echo hello-from-pty; read line; echo got:$line; exit 5")
+        expect_eq(rc, 0, "open: exit status")
+        pty_id = out.strip()
+        expect(len(pty_id) == 8, "open prints the id: %r" % out)
+        rc, out, _ = berth("--socket", sb.socket, "pty", "list")
+        expect_eq(rc, 0, "list: exit status")
+        expect(pty_id in out, "list shows the session: %r" % out)
+        rc, _, _ = berth("--socket", sb.socket, "pty", "send", pty_id, "typed-text\n")
+        expect_eq(rc, 0, "send: exit status")
+        # Not a terminal: attach prints the output from offset 0 and ends
+        # with the session's exit status.
+        rc, out, err = berth("--url", sb.url, "--token-file", sb.token_file, "pty", "attach", pty_id, "--from", "0")
+        expect_eq(rc, 5, "attach: the session's exit status")
+        expect("hello-from-pty" in out and "got:typed-text" in out, "attach printed the output: %r" % out)
+        expect("exited with status 5" in err, "attach said how it ended: %r" % err)
+        rc, _, _ = berth("--socket", sb.socket, "pty", "attach", "00000000")
+        expect_eq(rc, 1, "attach to an unknown session: exit status")
+
+
 run()
