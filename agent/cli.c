@@ -377,18 +377,8 @@ cli_call(struct cli *cli, struct cli_conn *conn, const char *op,
     cli_conn_pack_cb pack, void *ctx, const struct proto_msg **respp,
     char **cause)
 {
-	int status;
-
-	status = cli_conn_request(
+	return cli_conn_call(
 	    conn, op, pack, ctx, cli->timeout_ms, respp, cause);
-	if (status != CLI_CONN_OK)
-		return status;
-	if (!(*respp)->ok) {
-		*cause = xasprintf(
-		    "%s: %s", (*respp)->err_code, (*respp)->err_message);
-		return CLI_CONN_ANSWERED;
-	}
-	return CLI_CONN_OK;
 }
 
 /* Takes the command's arguments when it has no options of its own. */

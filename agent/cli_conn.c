@@ -916,3 +916,21 @@ cli_conn_open_ws(const char *url, const char *token, int timeout_ms,
 	return cli_conn_opened(
 	    conn, status, deadline, timeout_ms, connp, cause);
 }
+
+int
+cli_conn_call(struct cli_conn *conn, const char *op, cli_conn_pack_cb pack,
+    void *ctx, int timeout_ms, const struct proto_msg **respp, char **cause)
+{
+	int status;
+
+	status =
+	    cli_conn_request(conn, op, pack, ctx, timeout_ms, respp, cause);
+	if (status != CLI_CONN_OK)
+		return status;
+	if (!(*respp)->ok) {
+		*cause = xasprintf(
+		    "%s: %s", (*respp)->err_code, (*respp)->err_message);
+		return CLI_CONN_ANSWERED;
+	}
+	return CLI_CONN_OK;
+}

@@ -60,6 +60,10 @@ int cli_conn_recv(struct cli_conn *conn, int timeout_ms,
 int cli_conn_request(struct cli_conn *conn, const char *op,
     cli_conn_pack_cb pack, void *ctx, int timeout_ms,
     const struct proto_msg **respp, char **cause);
+/* cli_conn_request, but an error response fails too: CLI_CONN_ANSWERED
+ * with *cause "CODE: MESSAGE" (the caller frees it). */
+int cli_conn_call(struct cli_conn *conn, const char *op, cli_conn_pack_cb pack,
+    void *ctx, int timeout_ms, const struct proto_msg **respp, char **cause);
 
 /*
  * Makes every wait of every connection, and cli_conn_pause, return

@@ -330,18 +330,8 @@ cli_pty_call(struct cli_pty_cmd *cmd, struct cli_conn *conn, const char *op,
     cli_conn_pack_cb pack, void *ctx, const struct proto_msg **respp,
     char **cause)
 {
-	int status;
-
-	status = cli_conn_request(
+	return cli_conn_call(
 	    conn, op, pack, ctx, cmd->timeout_ms, respp, cause);
-	if (status != CLI_CONN_OK)
-		return status;
-	if (!(*respp)->ok) {
-		*cause = xasprintf(
-		    "%s: %s", (*respp)->err_code, (*respp)->err_message);
-		return CLI_CONN_ANSWERED;
-	}
-	return CLI_CONN_OK;
 }
 
 /* Connects, sends one request and shows its result with show (or as

@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "log.h"
+#include "signame.h"
 #include "xmalloc.h"
 
 /* A config file larger than this is surely not one. */
@@ -409,41 +410,6 @@ config_service_ready(
 	return 0;
 }
 
-static const struct {
-	const char *name;
-	int sig;
-} config_signals[] = {
-    {"TERM", SIGTERM},
-    {"INT", SIGINT},
-    {"HUP", SIGHUP},
-    {"QUIT", SIGQUIT},
-    {"KILL", SIGKILL},
-    {"USR1", SIGUSR1},
-    {"USR2", SIGUSR2},
-    {"WINCH", SIGWINCH},
-};
-
-static int
-config_parse_signal(const char *val, int *sig)
-{
-	const char *name = strncmp(val, "SIG", 3) == 0 ? val + 3 : val;
-	size_t i;
-	char *end;
-	long n;
-
-	for (i = 0; i < sizeof config_signals / sizeof *config_signals; i++)
-		if (strcmp(name, config_signals[i].name) == 0) {
-			*sig = config_signals[i].sig;
-			return 0;
-		}
-	errno = 0;
-	n = strtol(val, &end, 10);
-	if (*val == '\0' || *end != '\0' || errno != 0 || n < 1 || n >= NSIG)
-		return -1;
-	*sig = (int)n;
-	return 0;
-}
-
 /* The keys of a service whose value is milliseconds. */
 static unsigned *
 config_service_ms(struct config_service *s, const char *key)
@@ -577,7 +543,7 @@ config_key_service(struct config_parser *p, const char *key, const char *val)
 	if (strcmp(key, "max_deaths") == 0)
 		return config_service_deaths(p, s, val);
 	if (strcmp(key, "stop_signal") == 0) {
-		if (config_parse_signal(val, &s->stop_signal) < 0)
+		if (signame_parse(val, &s->stop_signal) < 0)
 			return config_fail(p,
 			    "stop_signal \"%s\" is not a signal "
 			    "(TERM, INT, HUP, QUIT, KILL, USR1, USR2, WINCH or "

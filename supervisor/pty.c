@@ -23,6 +23,7 @@
 #include "pty.h"
 #include "rand.h"
 #include "ring.h"
+#include "signame.h"
 #include "xmalloc.h"
 
 /* A data message carries at most this much of the ring. */
@@ -1035,22 +1036,6 @@ pty_op_resize(struct server_conn *c, const struct proto_msg *m)
 	server_reply_end(c);
 }
 
-static const struct {
-	const char *name;
-	int sig;
-} pty_signals[] = {
-    {"INT", SIGINT},
-    {"TERM", SIGTERM},
-    {"HUP", SIGHUP},
-    {"QUIT", SIGQUIT},
-    {"KILL", SIGKILL},
-    {"USR1", SIGUSR1},
-    {"USR2", SIGUSR2},
-    {"WINCH", SIGWINCH},
-    {"TSTP", SIGTSTP},
-    {"CONT", SIGCONT},
-};
-
 void
 pty_op_signal(struct server_conn *c, const struct proto_msg *m)
 {
@@ -1058,22 +1043,19 @@ pty_op_signal(struct server_conn *c, const struct proto_msg *m)
 	char name[16];
 	uint64_t num = 0;
 	pid_t pgrp;
-	size_t i;
 	int sig = 0;
 
 	if (s == NULL || !pty_may_write(s, c, m))
 		return;
 	if (proto_arg_str(m->args, "signal", name, sizeof name) > 0) {
-		const char *n = strncmp(name, "SIG", 3) == 0 ? name + 3 : name;
-		for (i = 0; i < sizeof pty_signals / sizeof *pty_signals; i++)
-			if (strcmp(n, pty_signals[i].name) == 0)
-				sig = pty_signals[i].sig;
+		if (signame_parse(name, &sig) < 0)
+			sig = 0;
 	} else if (proto_arg_u64(m->args, "signal", &num) > 0 && num < NSIG)
 		sig = (int)num;
 	if (sig <= 0) {
 		server_reply_error(c, m->id, PROTO_E_BAD_ARGS,
-		    "signal must be a signal name (INT, TERM, HUP, QUIT, KILL, "
-		    "USR1, USR2, WINCH, TSTP, CONT) or number");
+		    "signal must be a signal name (" SIGNAME_LIST
+		    ") or number");
 		return;
 	}
 	if (s->reported) {
