@@ -227,4 +227,31 @@ def pty_commands():
         expect_eq(rc, 1, "attach to an unknown session: exit status")
 
 
+@case("pty attach over the WebSocket rides out a killed gateway: every line once, in order")
+def pty_attach_reconnects():
+    with Sandbox() as sb:
+        prog = "for i in $(seq 0 299); do echo n$i; sleep 0.01; done; exit 0"
+        rc, out, _ = berth("--socket", sb.socket, "pty", "open", "--", "/bin/sh", "-c", prog)
+        expect_eq(rc, 0, "open: exit status")
+        pty_id = out.strip()
+        cli = Spawned([CLI, "--url", sb.url, "--token-file", sb.token_file, "pty", "attach", pty_id, "--from", "0"])
+        lines = []
+        while len(lines) < 60:
+            lines.append(cli.line(10).strip())
+        old = sb.gateway_pid()
+        os.kill(old, signal.SIGKILL)
+        sb.gateway_pid(timeout=10, other_than=old)
+        while True:
+            try:
+                lines.append(cli.line(20).strip())
+            except Exception:
+                break
+        rc = cli.proc.wait(20)
+        note("stderr: %s" % cli.stderr())
+        expect_eq(rc, 0, "attach: the session's exit status")
+        expect("reconnecting" in cli.stderr(), "the CLI did not lose its connection: %r" % cli.stderr())
+        got = [line for line in lines if line]
+        expect_eq(got, ["n%d" % i for i in range(300)], "the lines, once each and in order")
+
+
 run()
