@@ -31,6 +31,8 @@ from harness import (  # noqa: E402
     expect_in,
     note,
     pty_chunks,
+    proc_argv,
+    proc_children,
     pty_read,
     run,
     wait_for,
@@ -1075,26 +1077,31 @@ def expect_same_screen(history, redrawn, what):
         raise TestFailure("%s: %s not the same%s" % (what, part, where))
 
 
-@case("screen mode after a flood: berth-vt, left behind, is rebuilt from the ring")
-def screen_after_flood():
+@case("screen mode after berth-vt died: it is rebuilt from the ring")
+def screen_after_vt_died():
     with Sandbox(wait="socket") as sb:
         if not os.access(os.path.join(BUILDDIR, "berth-vt"), os.X_OK):
             raise AssertionError("berth-vt is not built")
         c = sb.unix()
-        # 40 MB at full speed: far more than berth-vt may lag behind.
-        prog = ("import os, sys, tty; tty.setraw(0); line = b'x' * 79 + b'\\r\\n'\n"
-                "for i in range(500000): os.write(1, line)\n"
+        prog = ("import os, sys, tty; tty.setraw(0)\n"
+                "for i in range(2000): os.write(1, b'line %d\\r\\n' % i)\n"
                 "os.write(1, b'\\x1b[2J\\x1b[5;10HTHE-END-MARK'); sys.stdin.read()\n")
         pty_id = open_pty(c, ["/usr/bin/python3", "-c", prog], cols=80, rows=24)
+        wait_for(lambda: c.call("pty.list")["sessions"][0]["bytes"] >= 2000 * 8 + 12, 20, "the output")
 
-        def flooded():
-            s = [s for s in c.call("pty.list")["sessions"] if s["id"] == pty_id][0]
-            return s["bytes"] >= 500000 * 81 + 10
+        def vt_pid():
+            for pid in proc_children(sb.berthd_pid()):
+                argv = proc_argv(pid)
+                if argv and os.path.basename(argv[0]) == "berth-vt":
+                    return pid
+            return None
 
-        wait_for(flooded, 60, "the flood to be written")
-        expect("berth-vt fell behind" in sb.log(), "the flood did not leave berth-vt behind: nothing was rebuilt")
+        os.kill(wait_for(vt_pid, 10, "berth-vt's pid"), signal.SIGKILL)
+        wait_for(lambda: "berth-vt exited" in sb.log(), 10, "berthd to see berth-vt die")
         r = c.call("pty.attach", {"id": pty_id, "mode": "screen"})
         expect(b"THE-END-MARK" in r["screen"], "the redrawn screen lacks the last output: %r" % r["screen"][:200])
+        expect(b"line 1999" not in r["screen"], "the screen was not cleared before the mark: %r" % r["screen"][:200])
+        expect(vt_pid() is not None, "no berth-vt runs after the rebuild")
 
 
 @case("screen mode: the redrawn screen equals the whole history on an independent terminal")
