@@ -15,6 +15,7 @@
 
 #include "child.h"
 #include "log.h"
+#include "proto.h"
 #include "xmalloc.h"
 
 struct child {
@@ -290,6 +291,76 @@ child_sweep(void)
 	}
 	closedir(dir);
 	return n;
+}
+
+/* Whether a and b (KEY=VALUE) set the same name. */
+static bool
+child_same_name(const char *a, const char *b)
+{
+	size_t klen = strcspn(a, "=");
+
+	return strncmp(a, b, klen) == 0 && b[klen] == '=';
+}
+
+char **
+child_environ(char *const *add, size_t nadd)
+{
+	extern char **environ;
+	size_t n = 0, cap = nadd + 1, i, j;
+	char **env;
+
+	for (i = 0; environ[i] != NULL; i++)
+		cap++;
+	env = xcalloc(cap, sizeof *env);
+	for (i = 0; environ[i] != NULL; i++) {
+		for (j = 0; j < nadd && !child_same_name(environ[i], add[j]);
+		     j++)
+			;
+		if (j == nadd)
+			env[n++] = xstrdup(environ[i]);
+	}
+	for (i = 0; i < nadd; i++) {
+		for (j = i + 1; j < nadd && !child_same_name(add[i], add[j]);
+		     j++)
+			;
+		if (j == nadd)
+			env[n++] = xstrdup(add[i]);
+	}
+	env[n] = NULL;
+	return env;
+}
+
+void
+child_strv_free(char **v)
+{
+	size_t i;
+
+	for (i = 0; v != NULL && v[i] != NULL; i++)
+		free(v[i]);
+	free(v);
+}
+
+unsigned
+child_status_keys(int status)
+{
+	return WIFSIGNALED(status) ? 2 : 1;
+}
+
+void
+child_pack_status(msgpack_packer *pk, int status)
+{
+	if (WIFSIGNALED(status)) {
+		proto_pack_kv_i64(pk, "signal", WTERMSIG(status));
+		proto_pack_kv_bool(pk, "core", WCOREDUMP(status));
+	} else
+		proto_pack_kv_i64(pk, "code", WEXITSTATUS(status));
+}
+
+void
+child_pack_status_map(msgpack_packer *pk, int status)
+{
+	msgpack_pack_map(pk, child_status_keys(status));
+	child_pack_status(pk, status);
 }
 
 char *

@@ -6,6 +6,7 @@
 #ifndef BERTH_CHILD_H
 #define BERTH_CHILD_H
 
+#include <msgpack.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -53,6 +54,21 @@ void child_forget(pid_t pid);
  * the namespace, else every child (orphans re-parent to a subreaper).
  * Returns how many were signalled (as PID 1: 1 if any, else 0). */
 int child_sweep(void);
+
+/* A child's environment: berthd's own, then each of add (KEY=VALUE) in
+ * order, a later entry replacing an earlier one of the same name. The
+ * caller frees it with child_strv_free. */
+char **child_environ(char *const *add, size_t nadd);
+/* Frees a NULL-terminated vector of strings and the strings. */
+void child_strv_free(char **v);
+
+/* How an exit is told everywhere (events, state, pty.list): the keys
+ * "code", or "signal" and "core". child_status_keys says how many keys
+ * child_pack_status packs, for the map header around them. */
+unsigned child_status_keys(int status);
+void child_pack_status(msgpack_packer *pk, int status);
+/* The same as a map of its own: {code} or {signal, core}. */
+void child_pack_status_map(msgpack_packer *pk, int status);
 
 /* Finds a berth program by a bare name: beside the running berthd first
  * (a build tree), then in the install's libexec directory, else the name

@@ -448,14 +448,10 @@ pty_report_exit(struct pty_session *s)
 	s->reported = true;
 	evtimer_del(s->drain_timer);
 	pk = events_begin(EV_PTY_EXITED);
-	msgpack_pack_map(pk, WIFSIGNALED(s->status) ? 4 : 3);
+	msgpack_pack_map(pk, 2 + child_status_keys(s->status));
 	proto_pack_kv_str(pk, "id", s->id);
 	proto_pack_kv_u64(pk, "pid", (uint64_t)s->pid);
-	if (WIFSIGNALED(s->status)) {
-		proto_pack_kv_i64(pk, "signal", WTERMSIG(s->status));
-		proto_pack_kv_bool(pk, "core", WCOREDUMP(s->status));
-	} else
-		proto_pack_kv_i64(pk, "code", WEXITSTATUS(s->status));
+	child_pack_status(pk, s->status);
 	events_commit();
 	if (s->closing)
 		pty_close_session(s, s->close_reason);
@@ -654,32 +650,26 @@ pty_argv(const msgpack_object *args, const struct passwd *pw, char **why)
 	return argv;
 }
 
-/* The environment: berthd's, TERM, the user's identity, then env. */
+/* The environment: berthd's, TERM, the user's identity, then env. The
+ * caller frees it with child_strv_free. */
 static char **
 pty_env(const msgpack_object *args, const struct passwd *pw, char **why)
 {
-	extern char **environ;
 	const msgpack_object *e = proto_map_get(args, "env");
-	size_t n = 0, cap = 64, i;
-	char **env;
+	char *add[256 + 5], **env;
+	size_t nadd = 0, i;
 
 	if (e != NULL &&
 	    (e->type != MSGPACK_OBJECT_MAP || e->via.map.size > 256)) {
 		*why = "env must be a map of at most 256 strings";
 		return NULL;
 	}
-	env = xcalloc(cap, sizeof *env);
-	for (i = 0; environ[i] != NULL; i++) {
-		if (n + 8 >= cap)
-			env = xreallocarray(env, cap *= 2, sizeof *env);
-		env[n++] = xstrdup(environ[i]);
-	}
-	env[n++] = xstrdup("TERM=xterm-256color");
+	add[nadd++] = xstrdup("TERM=xterm-256color");
 	if (pw != NULL) {
-		env[n++] = xasprintf("HOME=%s", pw->pw_dir);
-		env[n++] = xasprintf("USER=%s", pw->pw_name);
-		env[n++] = xasprintf("LOGNAME=%s", pw->pw_name);
-		env[n++] = xasprintf("SHELL=%s", pw->pw_shell);
+		add[nadd++] = xasprintf("HOME=%s", pw->pw_dir);
+		add[nadd++] = xasprintf("USER=%s", pw->pw_name);
+		add[nadd++] = xasprintf("LOGNAME=%s", pw->pw_name);
+		add[nadd++] = xasprintf("SHELL=%s", pw->pw_shell);
 	}
 	for (i = 0; e != NULL && i < e->via.map.size; i++) {
 		const msgpack_object *k = &e->via.map.ptr[i].key;
@@ -690,43 +680,16 @@ pty_env(const msgpack_object *args, const struct passwd *pw, char **why)
 		    memchr(k->via.str.ptr, '\0', k->via.str.size) != NULL ||
 		    memchr(v->via.str.ptr, '\0', v->via.str.size) != NULL) {
 			*why = "env must map names (without =) to strings";
-			for (i = 0; i < n; i++)
-				free(env[i]);
-			free(env);
-			return NULL;
+			break;
 		}
-		if (n + 2 >= cap)
-			env = xreallocarray(env, cap *= 2, sizeof *env);
-		env[n++] = xasprintf("%.*s=%.*s", (int)k->via.str.size,
+		add[nadd++] = xasprintf("%.*s=%.*s", (int)k->via.str.size,
 		    k->via.str.ptr, (int)v->via.str.size, v->via.str.ptr);
 	}
-	env[n] = NULL;
-	/* Later entries win: drop earlier ones of the same name. */
-	for (i = 0; i < n; i++) {
-		size_t j, klen = strcspn(env[i], "=");
-		for (j = i + 1; j < n; j++)
-			if (strncmp(env[i], env[j], klen + 1) == 0)
-				break;
-		if (j < n) {
-			free(env[i]);
-			env[i] = NULL;
-		}
-	}
-	for (i = 0, cap = 0; i < n; i++)
-		if (env[i] != NULL)
-			env[cap++] = env[i];
-	env[cap] = NULL;
+	env =
+	    e == NULL || i == e->via.map.size ? child_environ(add, nadd) : NULL;
+	for (i = 0; i < nadd; i++)
+		free(add[i]);
 	return env;
-}
-
-static void
-pty_strv_free(char **v)
-{
-	size_t i;
-
-	for (i = 0; v != NULL && v[i] != NULL; i++)
-		free(v[i]);
-	free(v);
 }
 
 /* Reads an optional size argument in [lo, hi]; -1 after an error reply. */
@@ -814,7 +777,7 @@ pty_op_open(struct server_conn *c, const struct proto_msg *m)
 	}
 	if ((argv = pty_argv(m->args, pw, &why)) == NULL ||
 	    (env = pty_env(m->args, pw, &why)) == NULL) {
-		pty_strv_free(argv);
+		child_strv_free(argv);
 		server_reply_error(c, m->id, PROTO_E_BAD_ARGS, "%s", why);
 		return;
 	}
@@ -835,7 +798,7 @@ pty_op_open(struct server_conn *c, const struct proto_msg *m)
 	s->kill_timer = evtimer_new(pty_base, pty_kill_cb, s);
 	if (pty_spawn(s, argv, env, cwd[0] != '\0' ? cwd : NULL, pw, &cause) <
 	    0) {
-		pty_strv_free(env);
+		child_strv_free(env);
 		server_reply_error(c, m->id, PROTO_E_BAD_ARGS, "%s", cause);
 		free(cause);
 		s->exited = true;
@@ -844,7 +807,7 @@ pty_op_open(struct server_conn *c, const struct proto_msg *m)
 		pty_free(s);
 		return;
 	}
-	pty_strv_free(env);
+	child_strv_free(env);
 	s->rev = event_new(
 	    pty_base, s->master, EV_READ | EV_PERSIST, pty_read_cb, s);
 	s->wev = event_new(pty_base, s->master, EV_WRITE, pty_write_cb, s);
@@ -1113,14 +1076,8 @@ pty_op_list(struct server_conn *c, const struct proto_msg *m)
 		proto_pack_str(pk, "exit");
 		if (!s->reported)
 			msgpack_pack_nil(pk);
-		else if (WIFSIGNALED(s->status)) {
-			msgpack_pack_map(pk, 2);
-			proto_pack_kv_i64(pk, "signal", WTERMSIG(s->status));
-			proto_pack_kv_bool(pk, "core", WCOREDUMP(s->status));
-		} else {
-			msgpack_pack_map(pk, 1);
-			proto_pack_kv_i64(pk, "code", WEXITSTATUS(s->status));
-		}
+		else
+			child_pack_status_map(pk, s->status);
 		proto_pack_kv_u64(pk, "created", s->created);
 		proto_pack_kv_u64(pk, "ttl_detached", s->ttl);
 	}

@@ -196,55 +196,30 @@ service_find(const char *name)
 	return NULL;
 }
 
-/* The environment of a child: berthd's, then the user's identity, then
- * the service's env lines, then the probe's. Later entries of the same
- * name win. The caller frees the vector and its strings. */
+/* The environment of a service: berthd's, then the user's identity, then
+ * the service's env lines, then the probe's. The caller frees it with
+ * child_strv_free. */
 static char **
 service_environ(
     const struct service *s, const struct passwd *pw, const char *extra)
 {
-	extern char **environ;
-	size_t n = 0, cap = 16, i, j;
-	char **env = xcalloc(cap, sizeof *env), *add[CONFIG_MAX_ENV + 6];
-	size_t nadd = 0;
-	char *set[4] = {NULL};
+	char *add[CONFIG_MAX_ENV + 4], *ident[3] = {NULL, NULL, NULL}, **env;
+	size_t nadd = 0, i;
 
 	if (pw != NULL) {
-		set[0] = xasprintf("HOME=%s", pw->pw_dir);
-		set[1] = xasprintf("USER=%s", pw->pw_name);
-		set[2] = xasprintf("LOGNAME=%s", pw->pw_name);
+		ident[0] = xasprintf("HOME=%s", pw->pw_dir);
+		ident[1] = xasprintf("USER=%s", pw->pw_name);
+		ident[2] = xasprintf("LOGNAME=%s", pw->pw_name);
 		for (i = 0; i < 3; i++)
-			add[nadd++] = set[i];
+			add[nadd++] = ident[i];
 	}
 	for (i = 0; i < s->cfg->env.n; i++)
 		add[nadd++] = s->cfg->env.v[i];
 	if (extra != NULL)
 		add[nadd++] = (char *)extra;
-	for (i = 0; environ[i] != NULL; i++) {
-		size_t klen = strcspn(environ[i], "=");
-		for (j = 0; j < nadd; j++)
-			if (strncmp(add[j], environ[i], klen + 1) == 0)
-				break;
-		if (j < nadd)
-			continue;
-		if (n + 1 >= cap)
-			env = xreallocarray(env, cap *= 2, sizeof *env);
-		env[n++] = xstrdup(environ[i]);
-	}
-	for (j = 0; j < nadd; j++) {
-		size_t klen = strcspn(add[j], "=");
-		for (i = j + 1; i < nadd; i++)
-			if (strncmp(add[i], add[j], klen + 1) == 0)
-				break;
-		if (i < nadd)
-			continue;
-		if (n + 1 >= cap)
-			env = xreallocarray(env, cap *= 2, sizeof *env);
-		env[n++] = xstrdup(add[j]);
-	}
-	env[n] = NULL;
+	env = child_environ(add, nadd);
 	for (i = 0; i < 3; i++)
-		free(set[i]);
+		free(ident[i]);
 	return env;
 }
 
@@ -315,7 +290,6 @@ service_spawn(struct service *s)
 	const char *probe_env = NULL;
 	struct passwd *pw;
 	char *cause = NULL, **env = NULL;
-	size_t i;
 
 	service_set(s, SERVICE_STARTING, "starting");
 	service_emit_name(EV_SERVICE_STARTING, s);
@@ -329,9 +303,7 @@ service_spawn(struct service *s)
 		s->pid = child_spawn(&spec, service_exit_cb, s, &cause);
 	} else
 		s->pid = -1;
-	for (i = 0; env != NULL && env[i] != NULL; i++)
-		free(env[i]);
-	free(env);
+	child_strv_free(env);
 	s->started_at = clock_mono_ms();
 	s->ready_at = 0;
 	if (s->pid < 0) {
@@ -497,14 +469,10 @@ service_emit_exited(const struct service *s, pid_t pid, int status)
 {
 	msgpack_packer *pk = events_begin(EV_SERVICE_EXITED);
 
-	msgpack_pack_map(pk, WIFSIGNALED(status) ? 4 : 3);
+	msgpack_pack_map(pk, 2 + child_status_keys(status));
 	proto_pack_kv_str(pk, "name", s->cfg->name);
 	proto_pack_kv_u64(pk, "pid", (uint64_t)pid);
-	if (WIFSIGNALED(status)) {
-		proto_pack_kv_i64(pk, "signal", WTERMSIG(status));
-		proto_pack_kv_bool(pk, "core", WCOREDUMP(status));
-	} else
-		proto_pack_kv_i64(pk, "code", WEXITSTATUS(status));
+	child_pack_status(pk, status);
 	events_commit();
 }
 
@@ -814,14 +782,8 @@ service_pack_exit(msgpack_packer *pk, const struct service *s)
 {
 	if (!s->exited)
 		msgpack_pack_nil(pk);
-	else if (WIFSIGNALED(s->last_status)) {
-		msgpack_pack_map(pk, 2);
-		proto_pack_kv_i64(pk, "signal", WTERMSIG(s->last_status));
-		proto_pack_kv_bool(pk, "core", WCOREDUMP(s->last_status));
-	} else {
-		msgpack_pack_map(pk, 1);
-		proto_pack_kv_i64(pk, "code", WEXITSTATUS(s->last_status));
-	}
+	else
+		child_pack_status_map(pk, s->last_status);
 }
 
 /* The fields every view of a service has; n more follow in the map. */
