@@ -403,3 +403,51 @@ cli_print_service(const msgpack_object *result, bool json)
 		fputc('\n', stdout);
 	}
 }
+
+/* A session's command as one line: its words, space-separated. */
+static char *
+cli_print_command(const msgpack_object *argv)
+{
+	char *s = xstrdup(""), *arg, *t;
+	uint32_t i;
+
+	if (argv == NULL || argv->type != MSGPACK_OBJECT_ARRAY)
+		return s;
+	for (i = 0; i < argv->via.array.size; i++) {
+		arg = cli_print_text(&argv->via.array.ptr[i]);
+		t = xasprintf("%s%s%s", s, i > 0 ? " " : "", arg);
+		free(arg);
+		free(s);
+		s = t;
+	}
+	return s;
+}
+
+void
+cli_print_pty_list(const msgpack_object *result)
+{
+	const msgpack_object *list = proto_map_get(result, "sessions"), *s;
+	struct cli_print_table t = {0};
+	uint32_t i;
+
+	if (list == NULL || list->type != MSGPACK_OBJECT_ARRAY ||
+	    list->via.array.size == 0) {
+		printf("no sessions\n");
+		return;
+	}
+	cli_print_header(&t, 8, "ID", "PID", "SIZE", "VIEWERS", "BYTES",
+	    "STATE", "EXIT", "COMMAND");
+	for (i = 0; i < list->via.array.size; i++) {
+		s = &list->via.array.ptr[i];
+		cli_print_row(&t, cli_print_text(proto_map_get(s, "id")),
+		    xasprintf("%" PRIu64, cli_print_u64(s, "pid")),
+		    xasprintf("%" PRIu64 "x%" PRIu64, cli_print_u64(s, "cols"),
+		        cli_print_u64(s, "rows")),
+		    xasprintf("%" PRIu64, cli_print_u64(s, "viewers")),
+		    xasprintf("%" PRIu64, cli_print_u64(s, "bytes")),
+		    cli_print_text(proto_map_get(s, "state")),
+		    cli_print_exit(proto_map_get(s, "exit")),
+		    cli_print_command(proto_map_get(s, "command")));
+	}
+	cli_print_flush(&t);
+}

@@ -426,31 +426,6 @@ cli_pty_open(struct cli_pty_cmd *cmd, int argc, char **argv)
 
 /* ---- list ---- */
 
-/* Server text reaches a terminal: no control characters. */
-static char *
-cli_pty_text(const msgpack_object *o)
-{
-	char *s;
-	size_t i;
-
-	if (o == NULL || o->type != MSGPACK_OBJECT_STR)
-		return xstrdup("-");
-	s = xstrndup(o->via.str.ptr, o->via.str.size);
-	for (i = 0; s[i] != '\0'; i++)
-		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
-			s[i] = '?';
-	return s;
-}
-
-static uint64_t
-cli_pty_u64(const msgpack_object *map, const char *key)
-{
-	uint64_t v = 0;
-
-	proto_arg_u64(map, key, &v);
-	return v;
-}
-
 /* An exit ({code} or {signal, core}) as the status a shell would give
  * it, and as words. Returns the signal, 0 for an exit code, or -1 if e
  * holds neither. */
@@ -482,83 +457,6 @@ cli_pty_exit(const msgpack_object *e, int *status, char **words)
 	return (int)sig;
 }
 
-static char *
-cli_pty_command(const msgpack_object *argv)
-{
-	char *s = xstrdup(""), *arg, *t;
-	uint32_t i;
-
-	if (argv == NULL || argv->type != MSGPACK_OBJECT_ARRAY)
-		return s;
-	for (i = 0; i < argv->via.array.size; i++) {
-		arg = cli_pty_text(&argv->via.array.ptr[i]);
-		t = xasprintf("%s%s%s", s, i > 0 ? " " : "", arg);
-		free(arg);
-		free(s);
-		s = t;
-	}
-	return s;
-}
-
-#define CLI_PTY_NCOLS 8
-
-/* One session's cells, in the order of the header. */
-static void
-cli_pty_row(const msgpack_object *s, char **cells)
-{
-	int status;
-	char *words;
-
-	cells[0] = cli_pty_text(proto_map_get(s, "id"));
-	cells[1] = xasprintf("%" PRIu64, cli_pty_u64(s, "pid"));
-	cells[2] = xasprintf("%" PRIu64 "x%" PRIu64, cli_pty_u64(s, "cols"),
-	    cli_pty_u64(s, "rows"));
-	cells[3] = xasprintf("%" PRIu64, cli_pty_u64(s, "viewers"));
-	cells[4] = xasprintf("%" PRIu64, cli_pty_u64(s, "bytes"));
-	cells[5] = cli_pty_text(proto_map_get(s, "state"));
-	if (cli_pty_exit(proto_map_get(s, "exit"), &status, &words) >= 0)
-		cells[6] = words;
-	else
-		cells[6] = xstrdup("-");
-	cells[7] = cli_pty_command(proto_map_get(s, "command"));
-}
-
-/* The sessions as a table, each column as wide as its widest cell. */
-static void
-cli_pty_show_list(const msgpack_object *result)
-{
-	static const char *const head[CLI_PTY_NCOLS] = {"ID", "PID", "SIZE",
-	    "VIEWERS", "BYTES", "STATE", "EXIT", "COMMAND"};
-	const msgpack_object *list = proto_map_get(result, "sessions");
-	size_t width[CLI_PTY_NCOLS] = {0}, nrows, r, c;
-	char **cells;
-
-	if (list == NULL || list->type != MSGPACK_OBJECT_ARRAY ||
-	    list->via.array.size == 0) {
-		printf("no sessions\n");
-		return;
-	}
-	nrows = 1 + list->via.array.size;
-	cells = xreallocarray(NULL, nrows * CLI_PTY_NCOLS, sizeof *cells);
-	for (c = 0; c < CLI_PTY_NCOLS; c++)
-		cells[c] = xstrdup(head[c]);
-	for (r = 1; r < nrows; r++)
-		cli_pty_row(
-		    &list->via.array.ptr[r - 1], &cells[r * CLI_PTY_NCOLS]);
-	for (r = 0; r < nrows * CLI_PTY_NCOLS; r++)
-		if (strlen(cells[r]) > width[r % CLI_PTY_NCOLS])
-			width[r % CLI_PTY_NCOLS] = strlen(cells[r]);
-	for (r = 0; r < nrows * CLI_PTY_NCOLS; r++) {
-		c = r % CLI_PTY_NCOLS;
-		if (c + 1 == CLI_PTY_NCOLS)
-			printf("%s\n", cells[r]);
-		else
-			printf("%-*s  ", (int)width[c], cells[r]);
-		free(cells[r]);
-	}
-	free(cells);
-}
-
 static int
 cli_pty_list(struct cli_pty_cmd *cmd, int argc, char **argv)
 {
@@ -566,7 +464,7 @@ cli_pty_list(struct cli_pty_cmd *cmd, int argc, char **argv)
 
 	if ((status = cli_pty_words(cmd, argc, argv, NULL, 0)) != 0)
 		return status;
-	return cli_pty_once(cmd, "pty.list", NULL, NULL, cli_pty_show_list);
+	return cli_pty_once(cmd, "pty.list", NULL, NULL, cli_print_pty_list);
 }
 
 /* ---- close, resize, signal, send ---- */
