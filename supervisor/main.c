@@ -20,6 +20,7 @@
 #include "boot.h"
 #include "catalog.h"
 #include "child.h"
+#include "clock.h"
 #include "config.h"
 #include "events.h"
 #include "log.h"
@@ -64,8 +65,7 @@ berthd_deadline_cb(evutil_socket_t fd, short what, void *arg)
 static void
 berthd_stopped_cb(void)
 {
-	struct timeval tv = {
-	    BERTHD_SWEEP_MS / 1000, (BERTHD_SWEEP_MS % 1000) * 1000};
+	struct timeval tv = clock_tv(BERTHD_SWEEP_MS);
 	int n = child_sweep();
 
 	if (n > 0)

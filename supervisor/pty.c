@@ -393,7 +393,7 @@ pty_ttl_cb(evutil_socket_t fd, short what, void *arg)
 static void
 pty_arm_ttl(struct pty_session *s)
 {
-	struct timeval tv = {(time_t)s->ttl, 0};
+	struct timeval tv = clock_tv((uint64_t)s->ttl * 1000);
 
 	if (s->nviewers == 0 && !s->closing)
 		evtimer_add(s->ttl_timer, &tv);
@@ -494,7 +494,7 @@ static void
 pty_exit_cb(pid_t pid, int status, void *arg)
 {
 	struct pty_session *s = arg;
-	struct timeval tv = {PTY_DRAIN_MS / 1000, (PTY_DRAIN_MS % 1000) * 1000};
+	struct timeval tv = clock_tv(PTY_DRAIN_MS);
 
 	(void)pid;
 	s->exited = true;
@@ -565,7 +565,7 @@ pty_free(struct pty_session *s)
 static void
 pty_close_session(struct pty_session *s, const char *reason)
 {
-	struct timeval tv = {PTY_KILL_MS / 1000, (PTY_KILL_MS % 1000) * 1000};
+	struct timeval tv = clock_tv(PTY_KILL_MS);
 	msgpack_packer *pk;
 
 	if (s->close_reason == NULL)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "child.h"
+#include "clock.h"
 #include "log.h"
 #include "readiness.h"
 #include "xmalloc.h"
@@ -65,7 +66,7 @@ readiness_answer(struct readiness *p, bool ok, const char *reason)
 static void
 readiness_arm(struct readiness *p, unsigned ms)
 {
-	struct timeval tv = {ms / 1000, (suseconds_t)(ms % 1000) * 1000};
+	struct timeval tv = clock_tv(ms);
 
 	evtimer_add(p->timer, &tv);
 }
@@ -429,8 +430,7 @@ readiness_prepare(struct readiness *p, struct child_spec *spec,
 void
 readiness_start(struct readiness *p, bool spawned)
 {
-	struct timeval tv = {p->cfg->probe_timeout_ms / 1000,
-	    (suseconds_t)(p->cfg->probe_timeout_ms % 1000) * 1000};
+	struct timeval tv = clock_tv(p->cfg->probe_timeout_ms);
 
 	if (p->child_end >= 0)
 		close(p->child_end);

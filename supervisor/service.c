@@ -510,8 +510,7 @@ service_too_many_deaths(struct service *s)
 static void
 service_schedule_restart(struct service *s, const char *exit_desc)
 {
-	struct timeval tv = {
-	    s->backoff_ms / 1000, (suseconds_t)(s->backoff_ms % 1000) * 1000};
+	struct timeval tv = clock_tv(s->backoff_ms);
 	msgpack_packer *pk;
 
 	s->restarts++;
@@ -632,8 +631,7 @@ service_timer_cb(evutil_socket_t fd, short what, void *arg)
 static void
 service_signal_stop(struct service *s)
 {
-	struct timeval tv = {s->cfg->stop_timeout_ms / 1000,
-	    (suseconds_t)(s->cfg->stop_timeout_ms % 1000) * 1000};
+	struct timeval tv = clock_tv(s->cfg->stop_timeout_ms);
 
 	evtimer_del(s->timer);
 	if (!service_active(s)) {
