@@ -14,6 +14,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
+#include "frame.h"
 #include "log.h"
 #include "vt_screen.h"
 #include "xmalloc.h"
@@ -86,13 +87,6 @@ vt_in_read(void *dst, size_t len)
 		got += n;
 	}
 	return got;
-}
-
-static uint32_t
-vt_be32(const unsigned char *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	    (uint32_t)p[2] << 8 | p[3];
 }
 
 static void
@@ -228,7 +222,7 @@ main(int argc, char **argv)
 	    vt_size_arg(argv[1], "COLS"), vt_size_arg(argv[2], "ROWS"));
 
 	while ((got = vt_in_read(hdr, sizeof hdr)) == sizeof hdr) {
-		len = vt_be32(hdr + 1);
+		len = frame_length(hdr + 1);
 		switch (hdr[0]) {
 		case 'D': vt_data(vs, len); break;
 		case 'Z': vt_resize(vs, len); break;
