@@ -1,10 +1,12 @@
 /* probe: berth-probe's main loop, its one output line per change of state,
- * and what every check shares: HOST:PORT addresses and socket I/O that
- * never waits past the check's deadline. */
+ * and what every check shares: HOST:PORT addresses and URLs, the bearer
+ * token (read once, never shown), and socket I/O that never waits past the
+ * check's deadline. */
 #include <sys/socket.h>
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <netinet/in.h>
@@ -39,8 +41,16 @@ static const struct probe_type *const probe_types[] = {
     &probe_http_type,
     &probe_rfb_type,
     &probe_cdp_type,
+    &probe_cdp_ws_type,
+    &probe_novnc_type,
 };
 #define PROBE_NTYPES (sizeof probe_types / sizeof probe_types[0])
+
+/* The token from --token-file, or why there is none: read once at start,
+ * whatever the check, and only a check that sends it says it is missing.
+ * Both live as long as the program. */
+static char *probe_token_value;
+static char *probe_token_error;
 
 /* Waits for events on fd (-1: none) until the deadline, returning 1 when
  * they come and 0 at the deadline. berthd reads stdout: when it is gone
@@ -81,6 +91,7 @@ probe_timed_out(struct probe_io *io, char **cause)
 {
 	*cause = xasprintf("timeout after %d ms (%s)", io->timeout_ms,
 	    io->doing[0] != '\0' ? io->doing : "waiting");
+	io->expired = 1;
 }
 
 /* Addresses. */
@@ -207,6 +218,153 @@ probe_addr_free(struct probe_addr *addr)
 	free(addr->given);
 	free(addr->name);
 	memset(addr, 0, sizeof *addr);
+}
+
+int
+probe_url_parse(const char *url, const char *scheme, int defport,
+    struct probe_addr *addr, char **path, char **cause)
+{
+	size_t slen = strlen(scheme), pathlen, i;
+	const char *auth, *end, *p;
+	char *authority;
+	int r;
+
+	if (strncasecmp(url, scheme, slen) != 0 ||
+	    strncmp(url + slen, "://", 3) != 0) {
+		*cause = xasprintf("%s is not a %s:// URL", url, scheme);
+		return -1;
+	}
+	auth = url + slen + 3;
+	end = auth + strcspn(auth, "/?#");
+	authority = xstrndup(auth, (size_t)(end - auth));
+	if (*authority == '\0' || strchr(authority, '@') != NULL) {
+		*cause =
+		    xasprintf("%s: want %s://HOST[:PORT]/PATH", url, scheme);
+		free(authority);
+		return -1;
+	}
+	r = probe_addr_parse(addr, authority, defport, cause);
+	free(authority);
+	if (r != 0)
+		return -1;
+	p = end;
+	pathlen = strcspn(p, "#");
+	for (i = 0; i < pathlen; i++)
+		if (p[i] <= ' ' || p[i] >= 0x7f) {
+			*cause = xasprintf("%s: spaces and controls must be "
+			                   "%%-encoded",
+			    url);
+			probe_addr_free(addr);
+			return -1;
+		}
+	*path = xasprintf("%s%.*s", *p == '/' ? "" : "/", (int)pathlen, p);
+	return 0;
+}
+
+/* The bearer token. */
+
+/* The file's first PROBE_TOKEN_MAX + 1 bytes (one more than a token may
+ * have, to tell a longer one) into buf: NULL, or why not. */
+static char *
+probe_token_load(const char *path, char *buf, size_t *len)
+{
+	ssize_t n;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return xasprintf("token file %s: %s", path, strerror(errno));
+	*len = 0;
+	while (*len <= PROBE_TOKEN_MAX) {
+		n = read(fd, buf + *len, PROBE_TOKEN_MAX + 1 - *len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			close(fd);
+			return xasprintf(
+			    "token file %s: %s", path, strerror(errno));
+		}
+		if (n == 0)
+			break;
+		*len += (size_t)n;
+	}
+	close(fd);
+	return NULL;
+}
+
+/* Reads the token as berth-gateway does: trailing whitespace stripped,
+ * and nothing in it that an Authorization header could not carry. What
+ * goes wrong names the file, never what is in it. */
+static void
+probe_token_read(const char *path)
+{
+	char buf[PROBE_TOKEN_MAX + 1], *error;
+	size_t len = 0, i;
+
+	probe_free_secret(probe_token_value);
+	probe_token_value = NULL;
+	free(probe_token_error);
+	error = probe_token_load(path, buf, &len);
+	while (len > 0 &&
+	    (buf[len - 1] == ' ' || buf[len - 1] == '\t' ||
+	        buf[len - 1] == '\r' || buf[len - 1] == '\n'))
+		len--;
+	for (i = 0; i < len && error == NULL; i++)
+		if ((unsigned char)buf[i] <= ' ' ||
+		    (unsigned char)buf[i] >= 0x7f)
+			error = xasprintf("token file %s: the token may hold "
+			                  "only printable ASCII without spaces",
+			    path);
+	if (error == NULL && len > PROBE_TOKEN_MAX)
+		error = xasprintf("token file %s: longer than %d bytes", path,
+		    PROBE_TOKEN_MAX);
+	if (error == NULL && len == 0)
+		error = xasprintf("token file %s is empty", path);
+	if (error == NULL)
+		probe_token_value = xstrndup(buf, len);
+	probe_token_error = error;
+	explicit_bzero(buf, sizeof buf);
+}
+
+int
+probe_token_needed(char **cause)
+{
+	if (probe_token_value != NULL || probe_token_error != NULL)
+		return 0;
+	*cause = xstrdup("sends the token, and there is no --token-file FILE "
+	                 "(give it before TYPE)");
+	return -1;
+}
+
+const char *
+probe_token(char **cause)
+{
+	if (probe_token_value == NULL)
+		*cause = xstrdup(probe_token_error != NULL ? probe_token_error
+		                                           : "no --token-file");
+	return probe_token_value;
+}
+
+void
+probe_free_secret(char *s)
+{
+	if (s != NULL)
+		explicit_bzero(s, strlen(s));
+	free(s);
+}
+
+void
+probe_cause_wrap(char **cause, const char *fmt, ...)
+{
+	va_list ap;
+	char *prefix, *old = *cause;
+
+	va_start(ap, fmt);
+	if (vasprintf(&prefix, fmt, ap) == -1)
+		log_fatal("vasprintf: %m");
+	va_end(ap);
+	*cause = xasprintf("%s: %s", prefix, old);
+	free(prefix);
+	free(old);
 }
 
 /* Socket I/O. */
@@ -382,14 +540,15 @@ probe_usage(FILE *f, int status)
 	size_t i;
 
 	fprintf(f,
-	    "usage: berth-probe [--timeout MS] [--interval MS] [--once] "
-	    "TYPE ARGS...\n");
+	    "usage: berth-probe [--token-file FILE] [--timeout MS] "
+	    "[--interval MS] [--once] TYPE ARGS...\n");
 	for (i = 0; i < PROBE_NTYPES; i++)
-		fprintf(f, "  %-4s %s\n", probe_types[i]->name,
+		fprintf(f, "  %-6s %s\n", probe_types[i]->name,
 		    probe_types[i]->args);
 	fprintf(f,
 	    "HOST is an IPv4 address, an IPv6 address in brackets, or "
-	    "localhost.\n");
+	    "localhost.\nThe token (from FILE) goes with cdp auth, cdp-ws and "
+	    "novnc as Authorization: Bearer.\n");
 	exit(status);
 }
 
@@ -490,6 +649,7 @@ main(int argc, char **argv)
 	    {"timeout", required_argument, NULL, 't'},
 	    {"interval", required_argument, NULL, 'i'},
 	    {"once", no_argument, NULL, 'o'},
+	    {"token-file", required_argument, NULL, 'k'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -511,6 +671,7 @@ main(int argc, char **argv)
 		case 't': timeout_ms = probe_ms("timeout", optarg); break;
 		case 'i': interval_ms = probe_ms("interval", optarg); break;
 		case 'o': once = true; break;
+		case 'k': probe_token_read(optarg); break;
 		case 'h': probe_usage(stdout, 0);
 		case ':': probe_bad("%s needs a value", argv[optind - 1]);
 		default: probe_bad("unknown option %s", argv[optind - 1]);

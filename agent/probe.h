@@ -45,6 +45,7 @@ struct probe_io {
 	int timeout_ms;    /* what the deadline was made of, for messages */
 	const char *peer;  /* borrowed from the probe_addr */
 	char doing[96];    /* what a timeout would interrupt */
+	int expired;       /* the deadline came: the failure was a timeout */
 };
 
 /*
@@ -63,9 +64,26 @@ struct probe_type {
 };
 
 /* probe.c */
+#define PROBE_TOKEN_MAX 4096 /* as berth-gateway reads it */
 int probe_addr_parse(
     struct probe_addr *addr, const char *s, int defport, char **cause);
 void probe_addr_free(struct probe_addr *addr);
+/* SCHEME://HOST[:PORT][/PATH][?QUERY][#FRAGMENT]: fills addr (freed by
+ * probe_addr_free) and *path, the path and query without the fragment,
+ * starting with a slash (freed by the caller). */
+int probe_url_parse(const char *url, const char *scheme, int defport,
+    struct probe_addr *addr, char **path, char **cause);
+/* For the parse of a check that sends the token: -1 with cause if there
+ * was no --token-file. */
+int probe_token_needed(char **cause);
+/* The token read from --token-file at start, or NULL with cause if it
+ * could not be read. Never to be printed. */
+const char *probe_token(char **cause);
+/* Frees a string that may hold the token, wiping it first. */
+void probe_free_secret(char *s);
+/* Puts "PREFIX: " before *cause. */
+void probe_cause_wrap(char **cause, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 int probe_io_connect(
     struct probe_io *io, const struct probe_addr *addr, char **cause);
 int probe_io_write(
@@ -81,6 +99,7 @@ extern const struct probe_type probe_tcp_type;
 #define PROBE_HTTP_MAX_HEAD (16 * 1024)
 #define PROBE_HTTP_MAX_BODY (1024 * 1024)
 #define PROBE_HTTP_MAX_LINE 1024 /* a chunk-size line */
+#define PROBE_HTTP_READ 16384    /* what a check reads at once */
 
 enum probe_http_state {
 	PROBE_HTTP_HEAD,
@@ -134,6 +153,11 @@ enum probe_verdict probe_http_eof(struct probe_http *h);
  * it; not NUL-terminated), or NULL. Only once the headers are parsed. */
 const char *probe_http_header(
     const struct probe_http *h, const char *name, size_t *len);
+/* A GET request for path, as probe_http_exchange sends it: headers (each
+ * ending in CRLF) are added, and an Authorization with the bearer token if
+ * token is not NULL. Freed with probe_free_secret. */
+char *probe_http_request(const struct probe_addr *addr, const char *path,
+    const char *token, const char *headers);
 /* Sends req on io and reads until h holds the whole response. The bytes
  * read past its end (a WebSocket's first frames) are left at the start of
  * buf, *extra of them; buf must hold bufsize > 0 bytes. */
@@ -144,8 +168,9 @@ extern const struct probe_type probe_http_type;
 
 /* probe_rfb.c */
 #define PROBE_RFB_MAX_TEXT 4096 /* a reason or a desktop name */
-/* The longest message the handshake waits for whole: a 3.8 failed
- * SecurityResult with its reason. */
+/* The longest message the check waits for whole: a 3.8 failed
+ * SecurityResult with its reason. Pixels, cut texts and colour maps are
+ * passed over as they come, never held. */
 #define PROBE_RFB_MAX_MSG (8 + PROBE_RFB_MAX_TEXT)
 
 enum probe_rfb_state {
@@ -154,15 +179,20 @@ enum probe_rfb_state {
 	PROBE_RFB_TYPE33, /* 3.3: the server's choice, a u32 */
 	PROBE_RFB_RESULT,
 	PROBE_RFB_SERVERINIT,
+	PROBE_RFB_MESSAGE, /* the head of a server message */
+	PROBE_RFB_RECT,    /* the head of an update's next rectangle */
+	PROBE_RFB_SKIP,    /* pixels, a cut text or colours, passed over */
 	PROBE_RFB_DONE,
 	PROBE_RFB_FAILED,
 };
 
 /*
- * The client side of the RFB handshake (RFC 6143), up to ServerInit. Each
- * probe_rfb_step takes at most one whole message from the start of the
- * bytes received and may leave bytes in out, which the caller sends before
- * it steps again. The caller provides the struct; nothing is allocated.
+ * The client side of RFB (RFC 6143): the handshake up to ServerInit, then
+ * a request for the pixel at 0,0 (Raw), done when an update carries it.
+ * Each probe_rfb_step takes at most one whole message head (or bytes to
+ * pass over) from the start of the bytes received and may leave bytes in
+ * out, which the caller sends before it steps again. The caller provides
+ * the struct; nothing is allocated.
  */
 struct probe_rfb {
 	enum probe_rfb_state state;
@@ -171,7 +201,12 @@ struct probe_rfb {
 	unsigned want_h;
 	unsigned width;
 	unsigned height;
-	uint8_t out[16];
+	unsigned bpp;   /* bits per pixel, of ServerInit's format */
+	int updating;   /* inside a FramebufferUpdate */
+	unsigned rects; /* of that update, still to come */
+	int origin;     /* that update carries the pixel at 0,0 */
+	uint64_t skip;  /* bytes still to pass over */
+	uint8_t out[32];
 	size_t outlen;
 	char err[PROBE_ERR_MAX];
 };
@@ -179,33 +214,102 @@ struct probe_rfb {
 void probe_rfb_init(struct probe_rfb *r, unsigned want_w, unsigned want_h);
 enum probe_verdict probe_rfb_step(
     struct probe_rfb *r, const uint8_t *buf, size_t len, size_t *used);
-/* What the handshake waits for, for messages. */
+/* What the check waits for, for messages. */
 const char *probe_rfb_awaited(const struct probe_rfb *r);
 extern const struct probe_type probe_rfb_type;
 
-/* probe_cdp.c */
-#define PROBE_CDP_MAX_JSON (64 * 1024) /* /json/version, or one message */
-#define PROBE_CDP_MAX_PATH 1024
+/* probe_ws.c */
+#define PROBE_WS_MAX_MSG (64 * 1024) /* one message, however framed */
+/* What is read at once: a whole frame fits, payload and longest header. */
+#define PROBE_WS_IN (PROBE_WS_MAX_MSG + 14)
 
-/* One WebSocket frame from the browser, as probe_cdp_frame found it. */
-struct probe_cdp_frame {
+enum probe_ws_opcode {
+	PROBE_WS_CONT = 0x0,
+	PROBE_WS_TEXT = 0x1,
+	PROBE_WS_BINARY = 0x2,
+	PROBE_WS_CLOSE = 0x8,
+	PROBE_WS_PING = 0x9,
+	PROBE_WS_PONG = 0xa,
+};
+
+/* One frame from the server, as probe_ws_frame found it. */
+struct probe_ws_frame {
 	int fin;
 	int opcode;
 	size_t hdrlen;
 	size_t len; /* of the payload, after hdrlen */
 };
 
-/* The path of webSocketDebuggerUrl in a /json/version document, into
- * path (pathsize bytes, NUL-terminated). DONE or FAIL. */
-enum probe_verdict probe_cdp_ws_path(const char *json, size_t len, char *path,
-    size_t pathsize, char *err, size_t errsize);
+/* A message being put together from frames, into buf (PROBE_WS_MAX_MSG
+ * bytes, the owner's). */
+struct probe_ws_msg {
+	uint8_t *buf;
+	size_t len;
+	int opcode; /* text or binary, as its first frame said */
+	int open;   /* a first frame came, not yet the final one */
+};
+
+/*
+ * The client end of one WebSocket over a probe_io: what was read and not
+ * yet used, and the message being put together. probe_ws_init allocates
+ * the buffers and probe_ws_free frees them; the caller owns the struct.
+ */
+struct probe_ws {
+	uint8_t *in; /* PROBE_WS_IN bytes */
+	size_t inlen;
+	struct probe_ws_msg msg;
+};
+
 /* The frame at the start of buf: DONE when all of it is there. */
-enum probe_verdict probe_cdp_frame(const uint8_t *buf, size_t len,
-    struct probe_cdp_frame *f, char *err, size_t errsize);
+enum probe_verdict probe_ws_frame(const uint8_t *buf, size_t len,
+    struct probe_ws_frame *f, char *err, size_t errsize);
+/* Adds a whole frame to m: DONE when m holds a whole text or binary
+ * message, MORE after a fragment or a ping or pong, FAIL on a close
+ * frame (err gives its code) or a frame out of turn. */
+enum probe_verdict probe_ws_take(struct probe_ws_msg *m,
+    const struct probe_ws_frame *f, const uint8_t *payload, char *err,
+    size_t errsize);
+void probe_ws_init(struct probe_ws *ws);
+void probe_ws_free(struct probe_ws *ws);
+/* The upgrade of a connected io to a WebSocket on path, with the bearer
+ * token if it is not NULL and no subprotocol. */
+int probe_ws_upgrade(struct probe_io *io, struct probe_ws *ws,
+    const struct probe_addr *addr, const char *path, const char *token,
+    char **cause);
+/* One masked frame (payload under 126 bytes). */
+int probe_ws_send(struct probe_io *io, int opcode, const void *payload,
+    size_t len, char **cause);
+/* Reads until ws->msg holds a whole message. */
+int probe_ws_recv(struct probe_io *io, struct probe_ws *ws, char **cause);
+/* A close frame, politely; a failure to send it does not matter. */
+void probe_ws_close(struct probe_io *io);
+
+/* probe_cdp.c */
+#define PROBE_CDP_MAX_JSON PROBE_WS_MAX_MSG /* /json/version too */
+#define PROBE_CDP_MAX_PATH 1024
+#define PROBE_CDP_MAX_AUTHORITY 256
+
+/* The authority (HOST:PORT) and path of webSocketDebuggerUrl in a
+ * /json/version document, each NUL-terminated into its buffer. DONE or
+ * FAIL. */
+enum probe_verdict probe_cdp_ws_url(const char *json, size_t len,
+    char *authority, size_t authsize, char *path, size_t pathsize, char *err,
+    size_t errsize);
 /* One message from the browser: DONE if it answers Browser.getVersion
  * with a product, MORE if it is about something else. */
 enum probe_verdict probe_cdp_answer(
     const char *json, size_t len, char *err, size_t errsize);
 extern const struct probe_type probe_cdp_type;
+extern const struct probe_type probe_cdp_ws_type;
+
+/* probe_novnc.c */
+#define PROBE_NOVNC_BANNER 12 /* "RFB 003.00x\n" */
+
+/* Adds the start of a binary message from the relay to the banner
+ * (*have of PROBE_NOVNC_BANNER bytes so far): MORE until it is whole,
+ * then DONE if it is an RFB 3.x banner, FAIL if not. */
+enum probe_verdict probe_novnc_banner(uint8_t *banner, size_t *have,
+    const uint8_t *msg, size_t len, char *err, size_t errsize);
+extern const struct probe_type probe_novnc_type;
 
 #endif

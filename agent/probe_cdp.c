@@ -1,14 +1,7 @@
 /* probe_cdp: ready when Chromium's DevTools answer Browser.getVersion over
- * the WebSocket that /json/version names. Owns a strict little JSON
- * scanner and the few pieces of a WebSocket client the check needs.
- *
- * The WebSocket client is written here rather than taken from
- * libwebsockets: one text message goes each way, and the check must run
- * under the same deadline, the same poll(2) and the same buffers as the
- * HTTP request before it. An lws context per check (every second, for as
- * long as the browser runs) would bring its own loop and timers for a
- * handshake, one masked frame out and a frame parser in. libwebsockets
- * still computes the handshake's SHA-1 and base64. */
+ * the WebSocket that /json/version names (cdp), or over a WebSocket URL
+ * given outright (cdp-ws, a relay's). Owns a strict little JSON scanner;
+ * the WebSocket is probe_ws's. */
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -16,31 +9,20 @@
 #include <string.h>
 #include <strings.h>
 
-#include <libwebsockets.h>
-
 #include "probe.h"
-#include "rand.h"
 #include "xmalloc.h"
 
 #define PROBE_CDP_MAX_DEPTH 32
 #define PROBE_CDP_KEY_MAX 64 /* longer keys are not ones we look for */
 #define PROBE_CDP_REQUEST "{\"id\":1,\"method\":\"Browser.getVersion\"}"
-#define PROBE_CDP_WS_GUID "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
-/* A whole frame fits: payload limit and the longest header. */
-#define PROBE_CDP_IN (PROBE_CDP_MAX_JSON + 14)
 
-enum probe_cdp_opcode {
-	PROBE_CDP_CONT = 0x0,
-	PROBE_CDP_TEXT = 0x1,
-	PROBE_CDP_BINARY = 0x2,
-	PROBE_CDP_CLOSE = 0x8,
-	PROBE_CDP_PING = 0x9,
-	PROBE_CDP_PONG = 0xa,
-};
-
-/* The check's state, allocated by parse and kept for good. */
+/* The state of a cdp or cdp-ws check, allocated by parse and kept for
+ * good. */
 struct probe_cdp_check {
+	const char *name; /* of the check, for messages */
 	struct probe_addr addr;
+	char *path; /* cdp-ws: the URL's; cdp: NULL */
+	int auth;   /* the requests carry the token */
 };
 
 static enum probe_verdict probe_cdp_fail(char *err, size_t errsize,
@@ -350,10 +332,10 @@ probe_cdp_json_text(const char *p, const char *end, const char *key, char *out,
 }
 
 enum probe_verdict
-probe_cdp_ws_path(const char *json, size_t len, char *path, size_t pathsize,
-    char *err, size_t errsize)
+probe_cdp_ws_url(const char *json, size_t len, char *authority, size_t authsize,
+    char *path, size_t pathsize, char *err, size_t errsize)
 {
-	char url[PROBE_CDP_MAX_PATH + 64], *p, *slash;
+	char url[PROBE_CDP_MAX_AUTHORITY + PROBE_CDP_MAX_PATH + 8], *p, *slash;
 
 	if (probe_cdp_json_text(json, json + len, "webSocketDebuggerUrl", url,
 	        sizeof url, err, errsize) != 0)
@@ -362,13 +344,17 @@ probe_cdp_ws_path(const char *json, size_t len, char *path, size_t pathsize,
 	    (slash = strchr(url + 5, '/')) == NULL || slash == url + 5)
 		return probe_cdp_fail(err, errsize,
 		    "webSocketDebuggerUrl %.80s is not ws://HOST/PATH", url);
-	for (p = slash; *p != '\0'; p++)
-		if (*p <= ' ' || *p >= 0x7f || *p == '#')
+	for (p = url + 5; *p != '\0'; p++)
+		if (*p <= ' ' || *p >= 0x7f || *p == '#' ||
+		    (p < slash && (*p == '@' || *p == '?')))
 			return probe_cdp_fail(err, errsize,
-			    "webSocketDebuggerUrl has a bad path");
-	if (strlen(slash) >= pathsize)
+			    "webSocketDebuggerUrl has a bad %s",
+			    p < slash ? "host" : "path");
+	if ((size_t)(slash - url - 5) >= authsize || strlen(slash) >= pathsize)
 		return probe_cdp_fail(
 		    err, errsize, "webSocketDebuggerUrl is too long");
+	memcpy(authority, url + 5, (size_t)(slash - url - 5));
+	authority[slash - url - 5] = '\0';
 	memcpy(path, slash, strlen(slash) + 1);
 	return PROBE_DONE;
 }
@@ -409,342 +395,127 @@ probe_cdp_answer(const char *json, size_t len, char *err, size_t errsize)
 	return PROBE_DONE;
 }
 
-/* WebSocket (RFC 6455). */
+/* The checks. */
 
-enum probe_verdict
-probe_cdp_frame(const uint8_t *buf, size_t len, struct probe_cdp_frame *f,
-    char *err, size_t errsize)
-{
-	uint64_t n;
-	size_t i;
-
-	if (len < 2)
-		return PROBE_MORE;
-	f->fin = buf[0] >> 7;
-	f->opcode = buf[0] & 0x0f;
-	if ((buf[0] & 0x70) != 0)
-		return probe_cdp_fail(err, errsize, "a frame with RSV bits");
-	if (buf[1] & 0x80)
-		return probe_cdp_fail(err, errsize, "a masked frame");
-	switch (f->opcode) {
-	case PROBE_CDP_CONT:
-	case PROBE_CDP_TEXT:
-	case PROBE_CDP_BINARY: break;
-	case PROBE_CDP_CLOSE:
-	case PROBE_CDP_PING:
-	case PROBE_CDP_PONG:
-		if (!f->fin || (buf[1] & 0x7f) > 125)
-			return probe_cdp_fail(
-			    err, errsize, "a bad control frame");
-		break;
-	default:
-		return probe_cdp_fail(
-		    err, errsize, "a frame of opcode %d", f->opcode);
-	}
-	n = buf[1] & 0x7f;
-	f->hdrlen = 2;
-	if (n >= 126) {
-		f->hdrlen = n == 126 ? 4 : 10;
-		if (len < f->hdrlen)
-			return PROBE_MORE;
-		for (n = 0, i = 2; i < f->hdrlen; i++)
-			n = n << 8 | buf[i];
-		/* The shortest form is the only form. */
-		if (n < 126 || (f->hdrlen == 10 && n < 65536))
-			return probe_cdp_fail(
-			    err, errsize, "a frame length in the long form");
-	}
-	if (n > PROBE_CDP_MAX_JSON)
-		return probe_cdp_fail(err, errsize,
-		    "a frame of %llu bytes, over %d", (unsigned long long)n,
-		    PROBE_CDP_MAX_JSON);
-	f->len = (size_t)n;
-	return len - f->hdrlen < f->len ? PROBE_MORE : PROBE_DONE;
-}
-
-/* One masked frame to the browser (payload under 126 bytes). */
+/* Sends Browser.getVersion and reads messages until its answer. */
 static int
-probe_cdp_send(struct probe_io *io, int opcode, const void *payload, size_t len,
-    char **cause)
+probe_cdp_ask(struct probe_io *io, struct probe_ws *ws, char **cause)
 {
-	uint8_t frame[6 + 125];
-	const uint8_t *in = payload;
-	size_t i;
+	char err[PROBE_ERR_MAX];
+	enum probe_verdict v = PROBE_MORE;
 
-	frame[0] = (uint8_t)(0x80 | opcode);
-	frame[1] = (uint8_t)(0x80 | len);
-	rand_bytes(frame + 2, 4);
-	for (i = 0; i < len; i++)
-		frame[6 + i] = in[i] ^ frame[2 + i % 4];
-	return probe_io_write(io, frame, 6 + len, cause);
-}
-
-/* Whether the comma-separated list [v, v+len) holds token (any case). */
-static bool
-probe_cdp_token(const char *v, size_t len, const char *token)
-{
-	const char *end = v + len, *comma;
-	size_t n = strlen(token), tlen;
-
-	while (v < end) {
-		while (v < end && (*v == ' ' || *v == '\t' || *v == ','))
-			v++;
-		comma = memchr(v, ',', (size_t)(end - v));
-		tlen = (size_t)((comma == NULL ? end : comma) - v);
-		while (tlen > 0 && (v[tlen - 1] == ' ' || v[tlen - 1] == '\t'))
-			tlen--;
-		if (tlen == n && strncasecmp(v, token, n) == 0)
-			return true;
-		v += tlen;
-	}
-	return false;
-}
-
-/* The upgrade: 101, Upgrade: websocket, Connection: upgrade, and the
- * accept that proves the answer is to this key. */
-static int
-probe_cdp_upgraded(const struct probe_http *h, const char *key, char **cause)
-{
-	char accept[64], digest[20], *concat;
-	const char *v;
-	size_t len;
-
-	if (h->status != 101) {
-		*cause = xasprintf(
-		    "cdp: the WebSocket upgrade got status %d", h->status);
+	snprintf(io->doing, sizeof io->doing,
+	    "waiting for Browser.getVersion's answer");
+	if (probe_ws_send(io, PROBE_WS_TEXT, PROBE_CDP_REQUEST,
+	        strlen(PROBE_CDP_REQUEST), cause) != 0)
 		return -1;
+	while (v == PROBE_MORE) {
+		if (probe_ws_recv(io, ws, cause) != 0)
+			return -1;
+		if (ws->msg.opcode != PROBE_WS_TEXT)
+			v = probe_cdp_fail(err, sizeof err, "a binary message");
+		else
+			v = probe_cdp_answer((const char *)ws->msg.buf,
+			    ws->msg.len, err, sizeof err);
 	}
-	v = probe_http_header(h, "Upgrade", &len);
-	if (v == NULL || len != 9 || strncasecmp(v, "websocket", 9) != 0) {
-		*cause = xstrdup("cdp: the upgrade answer lacks Upgrade: "
-		                 "websocket");
-		return -1;
-	}
-	v = probe_http_header(h, "Connection", &len);
-	if (v == NULL || !probe_cdp_token(v, len, "upgrade")) {
-		*cause = xstrdup("cdp: the upgrade answer lacks Connection: "
-		                 "upgrade");
-		return -1;
-	}
-	concat = xasprintf("%s%s", key, PROBE_CDP_WS_GUID);
-	lws_SHA1((const unsigned char *)concat, strlen(concat),
-	    (unsigned char *)digest);
-	free(concat);
-	lws_b64_encode_string(digest, sizeof digest, accept, sizeof accept);
-	v = probe_http_header(h, "Sec-WebSocket-Accept", &len);
-	if (v == NULL || len != strlen(accept) || memcmp(v, accept, len) != 0) {
-		*cause = xstrdup("cdp: the upgrade answer has the wrong "
-		                 "Sec-WebSocket-Accept");
+	if (v == PROBE_FAIL) {
+		*cause = xstrdup(err);
 		return -1;
 	}
 	return 0;
 }
 
-/* A message being put together from frames; buf holds PROBE_CDP_MAX_JSON
- * bytes, allocated and freed by probe_cdp_ask. */
-struct probe_cdp_msg {
-	char *buf;
-	size_t len;
-	bool open; /* a first frame came, not yet the final one */
-};
-
-/* One frame: control frames are passed over (the connection is about to
- * end, so a ping needs no pong), text frames make up a message, and a
- * whole message is looked at. */
-static enum probe_verdict
-probe_cdp_take(struct probe_cdp_msg *m, const struct probe_cdp_frame *f,
-    const uint8_t *payload, char *err, size_t errsize)
-{
-	switch (f->opcode) {
-	case PROBE_CDP_PING:
-	case PROBE_CDP_PONG: return PROBE_MORE;
-	case PROBE_CDP_CLOSE:
-		if (f->len >= 2)
-			return probe_cdp_fail(err, errsize,
-			    "the browser closed the WebSocket (%u)",
-			    (unsigned)payload[0] << 8 | payload[1]);
-		return probe_cdp_fail(
-		    err, errsize, "the browser closed the WebSocket");
-	case PROBE_CDP_TEXT:
-		if (m->open)
-			return probe_cdp_fail(
-			    err, errsize, "a message inside a message");
-		m->open = true;
-		m->len = 0;
-		break;
-	case PROBE_CDP_CONT:
-		if (!m->open)
-			return probe_cdp_fail(
-			    err, errsize, "a continuation of no message");
-		break;
-	default: return probe_cdp_fail(err, errsize, "a binary message");
-	}
-	if (f->len > PROBE_CDP_MAX_JSON - m->len)
-		return probe_cdp_fail(err, errsize, "a message over %d bytes",
-		    PROBE_CDP_MAX_JSON);
-	memcpy(m->buf + m->len, payload, f->len);
-	m->len += f->len;
-	if (!f->fin)
-		return PROBE_MORE;
-	m->open = false;
-	return probe_cdp_answer(m->buf, m->len, err, errsize);
-}
-
-/* Sends Browser.getVersion and reads frames until the answer; in holds
- * inlen bytes already read (PROBE_CDP_IN in all). */
+/* The WebSocket on a connected io, then the question; a close frame
+ * ends it politely. */
 static int
-probe_cdp_ask(struct probe_io *io, uint8_t *in, size_t inlen, char **cause)
+probe_cdp_session(struct probe_io *io, const struct probe_cdp_check *c,
+    const char *path, const char *token, char **cause)
 {
-	struct probe_cdp_msg m = {.buf = xmalloc(PROBE_CDP_MAX_JSON)};
-	struct probe_cdp_frame f;
-	char err[PROBE_ERR_MAX];
-	enum probe_verdict v;
-	ssize_t n = 0;
-
-	snprintf(io->doing, sizeof io->doing,
-	    "cdp: waiting for Browser.getVersion's answer");
-	if (probe_cdp_send(io, PROBE_CDP_TEXT, PROBE_CDP_REQUEST,
-	        strlen(PROBE_CDP_REQUEST), cause) != 0) {
-		free(m.buf);
-		return -1;
-	}
-	for (;;) {
-		v = probe_cdp_frame(in, inlen, &f, err, sizeof err);
-		if (v == PROBE_MORE) {
-			n = probe_io_read(
-			    io, in + inlen, PROBE_CDP_IN - inlen, cause);
-			if (n <= 0)
-				break;
-			inlen += (size_t)n;
-			continue;
-		}
-		if (v == PROBE_FAIL)
-			break;
-		v = probe_cdp_take(&m, &f, in + f.hdrlen, err, sizeof err);
-		inlen -= f.hdrlen + f.len;
-		memmove(in, in + f.hdrlen + f.len, inlen);
-		if (v != PROBE_MORE)
-			break;
-	}
-	free(m.buf);
-	if (v == PROBE_MORE && n == 0)
-		*cause = xstrdup("cdp: the browser closed the connection "
-		                 "before answering");
-	else if (v == PROBE_FAIL)
-		*cause = xasprintf("cdp: %s", err);
-	return v == PROBE_DONE ? 0 : -1;
-}
-
-/* The WebSocket upgrade of a connected io, with a fresh key. Frames read
- * with the answer are left in in, *inlen of them. */
-static int
-probe_cdp_upgrade(struct probe_io *io, const struct probe_cdp_check *c,
-    const char *path, uint8_t *in, size_t *inlen, char **cause)
-{
-	struct probe_http h;
-	uint8_t nonce[16];
-	char key[32], *req, *why;
+	struct probe_ws ws;
 	int r;
 
-	rand_bytes(nonce, sizeof nonce);
-	lws_b64_encode_string(
-	    (const char *)nonce, sizeof nonce, key, sizeof key);
-	req = xasprintf("GET %s HTTP/1.1\r\nHost: %s\r\n"
-	                "Upgrade: websocket\r\nConnection: Upgrade\r\n"
-	                "Sec-WebSocket-Key: %s\r\nSec-WebSocket-Version: 13\r\n"
-	                "User-Agent: berth-probe\r\n\r\n",
-	    path, c->addr.given, key);
-	probe_http_init(&h, 0);
-	r = probe_http_exchange(io, req, &h, in, PROBE_CDP_IN, inlen, cause);
-	free(req);
-	if (r == 0)
-		r = probe_cdp_upgraded(&h, key, cause);
-	else if (h.state == PROBE_HTTP_FAILED) {
-		why = *cause;
-		*cause = xasprintf("cdp: WebSocket upgrade: %s", why);
-		free(why);
-	}
-	probe_http_free(&h);
+	probe_ws_init(&ws);
+	r = probe_ws_upgrade(io, &ws, &c->addr, path, token, cause);
+	if (r == 0 && (r = probe_cdp_ask(io, &ws, cause)) == 0)
+		probe_ws_close(io);
+	probe_ws_free(&ws);
 	return r;
 }
 
-/* GET /json/version, for the path of webSocketDebuggerUrl. */
+/* GET /json/version, for webSocketDebuggerUrl, whose HOST:PORT must be
+ * the one dialed: a relay that forgot to rewrite it hands its clients an
+ * address they cannot reach. */
 static int
 probe_cdp_version(struct probe_io *io, const struct probe_cdp_check *c,
-    char *path, uint8_t *in, char **cause)
+    const char *token, char *path, char **cause)
 {
+	char err[PROBE_ERR_MAX], authority[PROBE_CDP_MAX_AUTHORITY], *req;
+	uint8_t *in = xmalloc(PROBE_HTTP_READ);
 	struct probe_http h;
-	char err[PROBE_ERR_MAX], *req, *why;
 	size_t extra;
 	int r;
 
-	req =
-	    xasprintf("GET /json/version HTTP/1.1\r\nHost: %s\r\n"
-	              "User-Agent: berth-probe\r\nAccept: application/json\r\n"
-	              "Connection: close\r\n\r\n",
-	        c->addr.given);
+	req = probe_http_request(&c->addr, "/json/version", token,
+	    "Accept: application/json\r\nConnection: close\r\n");
 	probe_http_init(&h, PROBE_CDP_MAX_JSON);
-	r = probe_http_exchange(io, req, &h, in, PROBE_CDP_IN, &extra, cause);
-	free(req);
-	if (r != 0 && h.state == PROBE_HTTP_FAILED) {
-		why = *cause;
-		*cause = xasprintf("cdp: /json/version: %s", why);
-		free(why);
-	} else if (r == 0 && h.status != 200) {
-		*cause = xasprintf("cdp: /json/version status %d", h.status);
+	r = probe_http_exchange(
+	    io, req, &h, in, PROBE_HTTP_READ, &extra, cause);
+	probe_free_secret(req);
+	free(in);
+	if (r != 0 && h.state == PROBE_HTTP_FAILED)
+		probe_cause_wrap(cause, "/json/version");
+	else if (r == 0 && h.status != 200) {
+		*cause = xasprintf("/json/version status %d", h.status);
 		r = -1;
 	} else if (r == 0 && h.truncated) {
 		*cause = xasprintf(
-		    "cdp: /json/version over %d bytes", PROBE_CDP_MAX_JSON);
+		    "/json/version over %d bytes", PROBE_CDP_MAX_JSON);
 		r = -1;
 	} else if (r == 0 &&
-	    probe_cdp_ws_path((const char *)h.body, h.bodylen, path,
-	        PROBE_CDP_MAX_PATH, err, sizeof err) != PROBE_DONE) {
-		*cause = xasprintf("cdp: %s in /json/version", err);
+	    probe_cdp_ws_url((const char *)h.body, h.bodylen, authority,
+	        sizeof authority, path, PROBE_CDP_MAX_PATH, err,
+	        sizeof err) != PROBE_DONE) {
+		*cause = xasprintf("%s in /json/version", err);
+		r = -1;
+	} else if (r == 0 && strcasecmp(authority, c->addr.given) != 0) {
+		*cause = xasprintf("webSocketDebuggerUrl is on %.64s, "
+		                   "not on %s as dialed",
+		    authority, c->addr.given);
 		r = -1;
 	}
 	probe_http_free(&h);
 	return r;
 }
 
-static void *
-probe_cdp_parse(int argc, char **argv, char **cause)
-{
-	struct probe_cdp_check *c = xcalloc(1, sizeof *c);
-
-	(void)argc;
-	if (probe_addr_parse(&c->addr, argv[0], -1, cause) != 0) {
-		free(c);
-		return NULL;
-	}
-	return c;
-}
-
-/* Two connections under one deadline: /json/version, then the WebSocket,
- * to the HOST:PORT given whatever host the URL names (Chromium writes its
- * own idea of itself there, and refuses Host headers that are not an
- * address or localhost). A close frame ends the WebSocket politely. */
+/*
+ * cdp: two connections under one deadline, /json/version then the
+ * WebSocket; cdp-ws: the WebSocket alone. Failures that are not the
+ * connect's own say which check they come from.
+ */
 static int
 probe_cdp_check(void *state, struct probe_io *io, char **cause)
 {
 	struct probe_cdp_check *c = state;
-	uint8_t *in = xmalloc(PROBE_CDP_IN);
-	char path[PROBE_CDP_MAX_PATH], *ignored = NULL;
-	size_t inlen;
-	int r = -1;
+	char path[PROBE_CDP_MAX_PATH];
+	const char *token = NULL;
 
-	if (probe_io_connect(io, &c->addr, cause) == 0 &&
-	    probe_cdp_version(io, c, path, in, cause) == 0) {
+	if (c->auth && (token = probe_token(cause)) == NULL)
+		goto fail;
+	if (probe_io_connect(io, &c->addr, cause) != 0)
+		return -1;
+	if (c->path == NULL) {
+		if (probe_cdp_version(io, c, token, path, cause) != 0)
+			goto fail;
 		probe_io_close(io);
-		if (probe_io_connect(io, &c->addr, cause) == 0 &&
-		    probe_cdp_upgrade(io, c, path, in, &inlen, cause) == 0)
-			r = probe_cdp_ask(io, in, inlen, cause);
+		if (probe_io_connect(io, &c->addr, cause) != 0)
+			return -1;
 	}
-	if (r == 0 &&
-	    probe_cdp_send(io, PROBE_CDP_CLOSE, "\x03\xe8", 2, &ignored) != 0)
-		free(ignored);
-	free(in);
-	return r;
+	if (probe_cdp_session(
+	        io, c, c->path != NULL ? c->path : path, token, cause) == 0)
+		return 0;
+fail:
+	probe_cause_wrap(cause, "%s", c->name);
+	return -1;
 }
 
 static void
@@ -753,15 +524,66 @@ probe_cdp_free(void *state)
 	struct probe_cdp_check *c = state;
 
 	probe_addr_free(&c->addr);
+	free(c->path);
 	free(c);
+}
+
+static void *
+probe_cdp_parse(int argc, char **argv, char **cause)
+{
+	struct probe_cdp_check *c = xcalloc(1, sizeof *c);
+
+	c->name = "cdp";
+	if (argc > 1 && strcmp(argv[1], "auth") != 0) {
+		*cause = xasprintf("\"%s\" is not auth", argv[1]);
+		free(c);
+		return NULL;
+	}
+	c->auth = argc > 1;
+	if ((c->auth && probe_token_needed(cause) != 0) ||
+	    probe_addr_parse(&c->addr, argv[0], -1, cause) != 0) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+static void *
+probe_cdp_ws_parse(int argc, char **argv, char **cause)
+{
+	struct probe_cdp_check *c = xcalloc(1, sizeof *c);
+
+	(void)argc;
+	c->name = "cdp-ws";
+	c->auth = 1;
+	if (probe_token_needed(cause) != 0) {
+		free(c);
+		return NULL;
+	}
+	if (probe_url_parse(argv[0], "ws", 80, &c->addr, &c->path, cause) !=
+	    0) {
+		free(c);
+		return NULL;
+	}
+	return c;
 }
 
 const struct probe_type probe_cdp_type = {
     .name = "cdp",
-    .args = "HOST:PORT",
+    .args = "HOST:PORT [auth]",
+    .minargs = 1,
+    .maxargs = 2,
+    .parse = probe_cdp_parse,
+    .check = probe_cdp_check,
+    .free = probe_cdp_free,
+};
+
+const struct probe_type probe_cdp_ws_type = {
+    .name = "cdp-ws",
+    .args = "ws://HOST[:PORT]/PATH",
     .minargs = 1,
     .maxargs = 1,
-    .parse = probe_cdp_parse,
+    .parse = probe_cdp_ws_parse,
     .check = probe_cdp_check,
     .free = probe_cdp_free,
 };

@@ -1,6 +1,7 @@
 /* probe_http: ready when GET URL answers with the wanted status (and a body
- * holding the wanted text). Owns the HTTP/1.x response parser, which the
- * cdp check uses too; it works on buffers, fed by probe_http_exchange. */
+ * holding the wanted text). Owns the HTTP/1.x requests and the response
+ * parser, which the WebSocket, cdp and novnc checks use too; the parser
+ * works on buffers, fed by probe_http_exchange. */
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -13,7 +14,6 @@
 
 /* 1xx responses a server may send before its answer; more is a loop. */
 #define PROBE_HTTP_MAX_INTERIM 8
-#define PROBE_HTTP_READ 16384
 
 /* The check's state, allocated by parse and kept for good. */
 struct probe_http_check {
@@ -474,45 +474,29 @@ probe_http_exchange(struct probe_io *io, const char *req, struct probe_http *h,
 	return 0;
 }
 
+char *
+probe_http_request(const struct probe_addr *addr, const char *path,
+    const char *token, const char *headers)
+{
+	return xasprintf("GET %s HTTP/1.1\r\nHost: %s\r\n"
+	                 "User-Agent: berth-probe\r\n%s%s%s%s\r\n",
+	    path, addr->given, token != NULL ? "Authorization: Bearer " : "",
+	    token != NULL ? token : "", token != NULL ? "\r\n" : "", headers);
+}
+
 /* The check. */
 
 /* http://AUTHORITY[/PATH][?QUERY][#FRAGMENT], into the request to send. */
 static int
 probe_http_url(struct probe_http_check *c, const char *url, char **cause)
 {
-	const char *auth = url + 7, *end, *path;
-	size_t pathlen, i;
-	char *authority;
-	int r;
+	char *path;
 
-	if (strncasecmp(url, "http://", 7) != 0) {
-		*cause = xasprintf("%s is not an http:// URL", url);
+	if (probe_url_parse(url, "http", 80, &c->addr, &path, cause) != 0)
 		return -1;
-	}
-	end = auth + strcspn(auth, "/?#");
-	authority = xstrndup(auth, (size_t)(end - auth));
-	if (*authority == '\0' || strchr(authority, '@') != NULL) {
-		*cause = xasprintf("%s: want http://HOST[:PORT]/PATH", url);
-		free(authority);
-		return -1;
-	}
-	r = probe_addr_parse(&c->addr, authority, 80, cause);
-	free(authority);
-	if (r != 0)
-		return -1;
-	path = end;
-	pathlen = strcspn(path, "#");
-	for (i = 0; i < pathlen; i++)
-		if (path[i] <= ' ' || path[i] >= 0x7f) {
-			*cause = xasprintf("%s: spaces and controls must be "
-			                   "%%-encoded",
-			    url);
-			return -1;
-		}
-	c->request = xasprintf("GET %s%.*s HTTP/1.1\r\nHost: %s\r\n"
-	                       "User-Agent: berth-probe\r\nAccept: */*\r\n"
-	                       "Connection: close\r\n\r\n",
-	    *path == '/' ? "" : "/", (int)pathlen, path, c->addr.given);
+	c->request = probe_http_request(
+	    &c->addr, path, NULL, "Accept: */*\r\nConnection: close\r\n");
+	free(path);
 	return 0;
 }
 

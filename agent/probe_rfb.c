@@ -1,6 +1,7 @@
 /* probe_rfb: ready when a VNC server completes the RFB handshake up to
- * ServerInit (with the wanted screen size). A port that accepts proves
- * nothing; a server that says who it is and how big its screen is does. */
+ * ServerInit (with the wanted screen size), then sends the pixel at 0,0
+ * when asked. A port that accepts proves nothing; a server that says who
+ * it is and how big its screen is, and shows some of it, does. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,15 @@
 
 #define PROBE_RFB_NONE 1
 #define PROBE_RFB_VNC_AUTH 2
+/* Client messages: SetEncodings, FramebufferUpdateRequest. */
+#define PROBE_RFB_SET_ENCODINGS 2
+#define PROBE_RFB_UPDATE_REQUEST 3
+/* Server messages. */
+#define PROBE_RFB_UPDATE 0
+#define PROBE_RFB_COLOURS 1
+#define PROBE_RFB_BELL 2
+#define PROBE_RFB_CUT_TEXT 3
+#define PROBE_RFB_RAW 0
 /* Enough for the whole handshake's longest message, and some. */
 #define PROBE_RFB_BUF (2 * PROBE_RFB_MAX_MSG)
 
@@ -42,6 +52,19 @@ probe_rfb_u32(const uint8_t *p)
 	    (uint32_t)p[2] << 8 | p[3];
 }
 
+static unsigned
+probe_rfb_u16(const uint8_t *p)
+{
+	return (unsigned)p[0] << 8 | p[1];
+}
+
+static void
+probe_rfb_put16(uint8_t *p, unsigned v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
 void
 probe_rfb_init(struct probe_rfb *r, unsigned want_w, unsigned want_h)
 {
@@ -60,6 +83,9 @@ probe_rfb_awaited(const struct probe_rfb *r)
 	case PROBE_RFB_TYPE33: return "the security type";
 	case PROBE_RFB_RESULT: return "the security result";
 	case PROBE_RFB_SERVERINIT: return "ServerInit";
+	case PROBE_RFB_MESSAGE:
+	case PROBE_RFB_RECT:
+	case PROBE_RFB_SKIP: return "a framebuffer update";
 	case PROBE_RFB_DONE:
 	case PROBE_RFB_FAILED: break;
 	}
@@ -233,6 +259,30 @@ probe_rfb_result(
 	return PROBE_MORE;
 }
 
+/* SetEncodings [Raw], so that any rectangle's length is known, and a
+ * non-incremental request for the pixel at 0,0, which a live server
+ * answers at once. */
+static enum probe_verdict
+probe_rfb_request(struct probe_rfb *r)
+{
+	uint8_t *p = r->out + r->outlen;
+
+	p[0] = PROBE_RFB_SET_ENCODINGS;
+	p[1] = 0;
+	probe_rfb_put16(p + 2, 1);
+	memset(p + 4, 0, 4); /* PROBE_RFB_RAW, an s32 */
+	p += 8;
+	p[0] = PROBE_RFB_UPDATE_REQUEST;
+	p[1] = 0;
+	probe_rfb_put16(p + 2, 0);
+	probe_rfb_put16(p + 4, 0);
+	probe_rfb_put16(p + 6, 1);
+	probe_rfb_put16(p + 8, 1);
+	r->outlen += 18;
+	r->state = PROBE_RFB_MESSAGE;
+	return PROBE_MORE;
+}
+
 /* Width, height, a pixel format, a name. */
 static enum probe_verdict
 probe_rfb_serverinit(
@@ -243,8 +293,8 @@ probe_rfb_serverinit(
 
 	if (len < 24)
 		return PROBE_MORE;
-	r->width = (unsigned)buf[0] << 8 | buf[1];
-	r->height = (unsigned)buf[2] << 8 | buf[3];
+	r->width = probe_rfb_u16(buf);
+	r->height = probe_rfb_u16(buf + 2);
 	bpp = buf[4];
 	if (bpp != 8 && bpp != 16 && bpp != 32)
 		return probe_rfb_fail(
@@ -259,8 +309,108 @@ probe_rfb_serverinit(
 	if (r->want_w != 0 && (r->width != r->want_w || r->height != r->want_h))
 		return probe_rfb_fail(r, "framebuffer %ux%u, want %ux%u",
 		    r->width, r->height, r->want_w, r->want_h);
-	r->state = PROBE_RFB_DONE;
-	return PROBE_DONE;
+	r->bpp = bpp;
+	return probe_rfb_request(r);
+}
+
+/* The end of a rectangle: the next, or the end of the update, which is
+ * the end of the check if it carried the pixel asked for. */
+static enum probe_verdict
+probe_rfb_next_rect(struct probe_rfb *r)
+{
+	if (r->rects > 0) {
+		r->state = PROBE_RFB_RECT;
+		return PROBE_MORE;
+	}
+	r->updating = 0;
+	if (r->origin) {
+		r->state = PROBE_RFB_DONE;
+		return PROBE_DONE;
+	}
+	r->state = PROBE_RFB_MESSAGE;
+	return PROBE_MORE;
+}
+
+/* Bytes of n to pass over, then what follows them. */
+static enum probe_verdict
+probe_rfb_skip_then(struct probe_rfb *r, uint64_t n)
+{
+	r->skip = n;
+	if (n > 0) {
+		r->state = PROBE_RFB_SKIP;
+		return PROBE_MORE;
+	}
+	if (r->updating)
+		return probe_rfb_next_rect(r);
+	r->state = PROBE_RFB_MESSAGE;
+	return PROBE_MORE;
+}
+
+/* The head of a server message. Only Raw was allowed, so every message
+ * the server may send has a length that its head tells. */
+static enum probe_verdict
+probe_rfb_message(
+    struct probe_rfb *r, const uint8_t *buf, size_t len, size_t *used)
+{
+	if (len < 1)
+		return PROBE_MORE;
+	switch (buf[0]) {
+	case PROBE_RFB_UPDATE:
+		if (len < 4)
+			return PROBE_MORE;
+		*used = 4;
+		r->updating = 1;
+		r->origin = 0;
+		r->rects = probe_rfb_u16(buf + 2);
+		return probe_rfb_next_rect(r);
+	case PROBE_RFB_COLOURS:
+		if (len < 6)
+			return PROBE_MORE;
+		*used = 6;
+		return probe_rfb_skip_then(r, 6 * probe_rfb_u16(buf + 4));
+	case PROBE_RFB_BELL: *used = 1; return PROBE_MORE;
+	case PROBE_RFB_CUT_TEXT:
+		if (len < 8)
+			return PROBE_MORE;
+		*used = 8;
+		return probe_rfb_skip_then(r, probe_rfb_u32(buf + 4));
+	}
+	return probe_rfb_fail(r, "unknown server message type %u", buf[0]);
+}
+
+/* A rectangle's head: where, how big, and how it is encoded. */
+static enum probe_verdict
+probe_rfb_rect(
+    struct probe_rfb *r, const uint8_t *buf, size_t len, size_t *used)
+{
+	unsigned x, y, w, h;
+	uint32_t encoding;
+
+	if (len < 12)
+		return PROBE_MORE;
+	x = probe_rfb_u16(buf);
+	y = probe_rfb_u16(buf + 2);
+	w = probe_rfb_u16(buf + 4);
+	h = probe_rfb_u16(buf + 6);
+	encoding = probe_rfb_u32(buf + 8);
+	if (encoding != PROBE_RFB_RAW)
+		return probe_rfb_fail(r,
+		    "a rectangle in encoding %d, and only Raw was allowed",
+		    (int32_t)encoding);
+	*used = 12;
+	r->rects--;
+	if (x == 0 && y == 0 && w > 0 && h > 0)
+		r->origin = 1;
+	return probe_rfb_skip_then(r, (uint64_t)w * h * (r->bpp / 8));
+}
+
+static enum probe_verdict
+probe_rfb_skip(struct probe_rfb *r, size_t len, size_t *used)
+{
+	if (len == 0)
+		return PROBE_MORE;
+	*used = len < r->skip ? len : (size_t)r->skip;
+	return probe_rfb_skip_then(r, r->skip - *used);
 }
 
 enum probe_verdict
@@ -275,6 +425,9 @@ probe_rfb_step(
 	case PROBE_RFB_RESULT: return probe_rfb_result(r, buf, len, used);
 	case PROBE_RFB_SERVERINIT:
 		return probe_rfb_serverinit(r, buf, len, used);
+	case PROBE_RFB_MESSAGE: return probe_rfb_message(r, buf, len, used);
+	case PROBE_RFB_RECT: return probe_rfb_rect(r, buf, len, used);
+	case PROBE_RFB_SKIP: return probe_rfb_skip(r, len, used);
 	case PROBE_RFB_DONE: return PROBE_DONE;
 	case PROBE_RFB_FAILED: break;
 	}
@@ -321,8 +474,9 @@ probe_rfb_parse(int argc, char **argv, char **cause)
 
 /*
  * Steps the handshake over the connection: each step takes a whole
- * message from what was read, or needs more; what it leaves in out is
- * sent before the next step, since RFB takes turns.
+ * message head from what was read, or bytes to pass over, or needs more;
+ * what it leaves in out is sent before the next step, since RFB takes
+ * turns until the update is asked for.
  */
 static int
 probe_rfb_check(void *state, struct probe_io *io, char **cause)
@@ -356,8 +510,18 @@ probe_rfb_check(void *state, struct probe_io *io, char **cause)
 		snprintf(io->doing, sizeof io->doing, "rfb: waiting for %s",
 		    probe_rfb_awaited(&r));
 		if ((n = probe_io_read(
-		         io, buf + len, sizeof buf - len, cause)) < 0)
+		         io, buf + len, sizeof buf - len, cause)) < 0) {
+			if (io->expired &&
+			    (r.state == PROBE_RFB_MESSAGE ||
+			        r.state == PROBE_RFB_RECT ||
+			        r.state == PROBE_RFB_SKIP)) {
+				free(*cause);
+				*cause = xasprintf("rfb: no framebuffer update "
+				                   "within %d ms",
+				    io->timeout_ms);
+			}
 			return -1;
+		}
 		if (n == 0) {
 			*cause = xasprintf(
 			    "rfb: the server closed the connection before %s",

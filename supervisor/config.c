@@ -237,10 +237,24 @@ config_key_berthd(struct config_parser *p, const char *key, const char *val)
 	return config_fail(p, "unknown key \"%s\" in [berthd]", key);
 }
 
+/* The [gateway] keys whose value is an ADDR:PORT to connect to. */
+static char **
+config_gateway_addr(struct config *c, const char *key)
+{
+	if (strcmp(key, "vnc") == 0)
+		return &c->vnc;
+	if (strcmp(key, "cdp") == 0)
+		return &c->cdp;
+	if (strcmp(key, "cdp_relay_listen") == 0)
+		return &c->cdp_relay_listen;
+	return NULL;
+}
+
 static int
 config_key_gateway(struct config_parser *p, const char *key, const char *val)
 {
 	struct config *c = p->cfg;
+	char **addr;
 
 	if (strcmp(key, "listen") == 0) {
 		if (!config_valid_listen(val))
@@ -254,6 +268,16 @@ config_key_gateway(struct config_parser *p, const char *key, const char *val)
 		return config_set_size(p, &c->client_queue, val, 64 * 1024);
 	if (strcmp(key, "command") == 0)
 		return config_set_str(p, &c->gateway_command, val);
+	if (strcmp(key, "novnc_dir") == 0)
+		return config_set_str(p, &c->novnc_dir, val);
+	if ((addr = config_gateway_addr(c, key)) != NULL) {
+		if (!config_valid_listen(val))
+			return config_fail(p,
+			    "%s \"%s\" is not ADDR:PORT "
+			    "with a port in 1-65535",
+			    key, val);
+		return config_set_str(p, addr, val);
+	}
 	return config_fail(p, "unknown key \"%s\" in [gateway]", key);
 }
 
@@ -320,6 +344,8 @@ static const char *const config_probe_names[] = {
     [CONFIG_PROBE_HTTP] = "http",
     [CONFIG_PROBE_RFB] = "rfb",
     [CONFIG_PROBE_CDP] = "cdp",
+    [CONFIG_PROBE_CDP_WS] = "cdp-ws",
+    [CONFIG_PROBE_NOVNC] = "novnc",
     [CONFIG_PROBE_NOTIFY_FD] = "notify-fd",
     [CONFIG_PROBE_SD_NOTIFY] = "sd_notify",
     [CONFIG_PROBE_EXEC] = "exec",
@@ -339,7 +365,9 @@ static const unsigned config_probe_arity[][2] = {
     [CONFIG_PROBE_TCP] = {1, 1},
     [CONFIG_PROBE_HTTP] = {1, 3},
     [CONFIG_PROBE_RFB] = {1, 2},
-    [CONFIG_PROBE_CDP] = {1, 1},
+    [CONFIG_PROBE_CDP] = {1, 2},
+    [CONFIG_PROBE_CDP_WS] = {1, 1},
+    [CONFIG_PROBE_NOVNC] = {1, 1},
     [CONFIG_PROBE_NOTIFY_FD] = {1, 1},
     [CONFIG_PROBE_SD_NOTIFY] = {0, 0},
     [CONFIG_PROBE_EXEC] = {1, CONFIG_MAX_ARGS - 1},
@@ -390,7 +418,8 @@ config_service_ready(
 	if (t == CONFIG_NPROBES)
 		return config_fail(p,
 		    "unknown readiness probe \"%s\" (tcp, http, "
-		    "rfb, cdp, notify-fd, sd_notify, exec, report)",
+		    "rfb, cdp, cdp-ws, novnc, notify-fd, sd_notify, exec, "
+		    "report)",
 		    val);
 	s->probe = (enum config_probe)t;
 	if (s->probe_args.n < config_probe_arity[t][0] ||
@@ -399,6 +428,19 @@ config_service_ready(
 		    "ready = %s takes %u to %u arguments, not %zu",
 		    config_probe_names[t], config_probe_arity[t][0],
 		    config_probe_arity[t][1], s->probe_args.n);
+	if (s->probe == CONFIG_PROBE_CDP && s->probe_args.n == 2 &&
+	    strcmp(s->probe_args.v[1], "auth") != 0)
+		return config_fail(p,
+		    "ready = cdp HOST:PORT [auth]: \"%s\" "
+		    "is not \"auth\"",
+		    s->probe_args.v[1]);
+	if (s->check &&
+	    (s->probe == CONFIG_PROBE_NOTIFY_FD ||
+	        s->probe == CONFIG_PROBE_SD_NOTIFY))
+		return config_fail(p,
+		    "a check has no process to notify; "
+		    "ready = %s is for services",
+		    config_probe_names[t]);
 	if (s->probe == CONFIG_PROBE_NOTIFY_FD) {
 		errno = 0;
 		fd = strtol(s->probe_args.v[0], &end, 10);
@@ -509,11 +551,33 @@ config_service_deaths(
 	return 0;
 }
 
+/* The keys a [check NAME] takes: those of a service that say when and how
+ * to probe, none that say what to run. */
+static bool
+config_check_key(const char *key)
+{
+	static const char *const keys[] = {"ready", "after", "requires",
+	    "required", "ready_timeout_ms", "ready_interval_ms"};
+	size_t i;
+
+	for (i = 0; i < sizeof keys / sizeof keys[0]; i++)
+		if (strcmp(key, keys[i]) == 0)
+			return true;
+	return false;
+}
+
 static int
 config_key_service(struct config_parser *p, const char *key, const char *val)
 {
 	struct config_service *s = p->svc;
 	unsigned *ms;
+
+	if (s->check && !config_check_key(key))
+		return config_fail(p,
+		    "unknown key \"%s\" in [check %s] (a check takes ready, "
+		    "after, requires, required, ready_timeout_ms, "
+		    "ready_interval_ms)",
+		    key, s->name);
 
 	if (strcmp(key, "command") == 0) {
 		if (s->argv != NULL)
@@ -569,6 +633,7 @@ config_section(struct config_parser *p, char *line)
 {
 	struct config *c = p->cfg;
 	char *end = strchr(line, ']'), *name;
+	bool check;
 	size_t i;
 
 	if (end == NULL || end[1] != '\0')
@@ -584,28 +649,33 @@ config_section(struct config_parser *p, char *line)
 		p->sec = CONFIG_SEC_JOURNAL;
 	else if (strcmp(line, "labels") == 0)
 		p->sec = CONFIG_SEC_LABELS;
-	else if (strncmp(line, "service ", 8) == 0) {
-		name = line + 8;
+	else if (strncmp(line, "service ", 8) == 0 ||
+	    strncmp(line, "check ", 6) == 0) {
+		check = line[0] == 'c';
+		name = line + (check ? 6 : 8);
 		while (*name == ' ')
 			name++;
 		if (!config_valid_name(name, CONFIG_MAX_NAME, "._-"))
 			return config_fail(p,
-			    "service name \"%s\" must be 1-%d of "
+			    "%s name \"%s\" must be 1-%d of "
 			    "A-Z a-z 0-9 . _ -",
-			    name, CONFIG_MAX_NAME);
+			    check ? "check" : "service", name, CONFIG_MAX_NAME);
 		if (strcmp(name, "gateway") == 0)
 			return config_fail(p,
 			    "\"gateway\" is berth's own service; "
 			    "configure it in [gateway]");
 		for (i = 0; i < c->nservices; i++)
 			if (strcmp(c->services[i].name, name) == 0)
-				return config_fail(
-				    p, "service \"%s\" defined twice", name);
+				return config_fail(p,
+				    "\"%s\" defined twice (services and "
+				    "checks share one set of names)",
+				    name);
 		if (c->nservices == CONFIG_MAX_SERVICES)
 			return config_fail(
 			    p, "more than %d services", CONFIG_MAX_SERVICES);
 		p->svc = &c->services[c->nservices++];
 		p->svc->name = xstrdup(name);
+		p->svc->check = check;
 		p->svc->restart = CONFIG_RESTART_ALWAYS;
 		p->svc->backoff_min_ms = 100;
 		p->svc->backoff_max_ms = 5000;
@@ -837,10 +907,16 @@ config_finish(struct config *cfg, char **cause)
 
 	for (i = 0; i < cfg->nservices; i++) {
 		struct config_service *s = &cfg->services[i];
-		if (s->argv == NULL) {
+		if (s->argv == NULL && !s->check) {
 			*cause =
 			    xasprintf("%s:%d: service \"%s\" has no command",
 			        name, s->line, s->name);
+			return -1;
+		}
+		if (s->check && s->probe == CONFIG_PROBE_NONE) {
+			*cause = xasprintf("%s:%d: check \"%s\" has no "
+			                   "\"ready = PROBE ...\" line",
+			    name, s->line, s->name);
 			return -1;
 		}
 		if (s->backoff_min_ms > s->backoff_max_ms) {
@@ -853,6 +929,12 @@ config_finish(struct config *cfg, char **cause)
 	}
 	if (config_check_graph(cfg, cause) < 0)
 		return -1;
+	if (cfg->cdp_relay_listen != NULL && cfg->cdp == NULL) {
+		*cause = xasprintf("%s: [gateway] cdp_relay_listen needs cdp "
+		                   "(the DevTools address it relays to)",
+		    name);
+		return -1;
+	}
 	if (cfg->token_file == NULL)
 		cfg->token_file = xasprintf("%s/token", cfg->state_dir);
 	if (cfg->socket == NULL)
@@ -892,6 +974,10 @@ config_free(struct config *cfg)
 	free(cfg->socket);
 	free(cfg->listen);
 	free(cfg->gateway_command);
+	free(cfg->vnc);
+	free(cfg->novnc_dir);
+	free(cfg->cdp);
+	free(cfg->cdp_relay_listen);
 	for (i = 0; i < cfg->nlabels; i++) {
 		free(cfg->labels[i].key);
 		free(cfg->labels[i].value);

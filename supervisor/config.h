@@ -1,7 +1,8 @@
 /* config: berthd's configuration file, a small INI dialect.
  *
  *   [berthd]   state_dir, token_file, socket
- *   [gateway]  listen, client_queue, command
+ *   [gateway]  listen, client_queue, command, vnc, novnc_dir, cdp,
+ *              cdp_relay_listen
  *   [journal]  max_bytes, segment_bytes, sync
  *   [labels]   any key = value
  *   [service NAME]  command, user, group, cwd, env (repeatable), after,
@@ -9,6 +10,8 @@
  *                   required, main, restart, backoff_min_ms,
  *                   backoff_max_ms, backoff_reset_ms, max_deaths,
  *                   death_window_ms, stop_signal, stop_timeout_ms
+ *   [check NAME]    ready, after, requires, required, ready_timeout_ms,
+ *                   ready_interval_ms: a readiness check with no process
  *
  * One "key = value" per line; "#" or ";" starts a comment line; values run
  * to the end of the line (no inline comments). A command is split on
@@ -49,7 +52,9 @@ enum config_probe {
 	CONFIG_PROBE_TCP,       /* berth-probe tcp HOST:PORT */
 	CONFIG_PROBE_HTTP,      /* berth-probe http URL [STATUS [BODY]] */
 	CONFIG_PROBE_RFB,       /* berth-probe rfb HOST:PORT [WxH] */
-	CONFIG_PROBE_CDP,       /* berth-probe cdp HOST:PORT */
+	CONFIG_PROBE_CDP,       /* berth-probe cdp HOST:PORT [auth] */
+	CONFIG_PROBE_CDP_WS,    /* berth-probe cdp-ws URL */
+	CONFIG_PROBE_NOVNC,     /* berth-probe novnc URL */
 	CONFIG_PROBE_NOTIFY_FD, /* a newline on fd N */
 	CONFIG_PROBE_SD_NOTIFY, /* READY=1 on $NOTIFY_SOCKET */
 	CONFIG_PROBE_EXEC,      /* a command exits 0 */
@@ -64,6 +69,7 @@ struct config_list {
 
 struct config_service {
 	char *name;
+	bool check;  /* a [check NAME]: a probe, no process (argv NULL) */
 	char **argv; /* NULL-terminated; argv[0] as written */
 	char *user, *group, *cwd;
 	struct config_list env;      /* KEY=VALUE */
@@ -95,6 +101,11 @@ struct config {
 	char *listen;     /* ADDR:PORT of the gateway */
 	char *gateway_command;
 	size_t client_queue;
+	/* The desktop's relays in the gateway; NULL: not served. */
+	char *vnc;              /* ADDR:PORT of the RFB server */
+	char *novnc_dir;        /* noVNC's page */
+	char *cdp;              /* ADDR:PORT of Chromium's DevTools */
+	char *cdp_relay_listen; /* ADDR:PORT of the TCP CDP relay */
 	size_t journal_max_bytes;
 	size_t journal_segment_bytes;
 	bool journal_sync;

@@ -154,13 +154,24 @@ berthd_emit_started(void)
 	events_commit();
 }
 
+/* Appends "opt value" to the gateway's argv when the key was set. */
+static size_t
+berthd_gateway_opt(char **argv, size_t n, const char *opt, char *value)
+{
+	if (value == NULL)
+		return n;
+	argv[n++] = (char *)opt;
+	argv[n++] = value;
+	return n;
+}
+
 /* The gateway is a service like the others, but berth's own: it never
  * fails for good, is not a readiness check, and stops last. */
 static void
 berthd_gateway_config(const struct config *cfg, int debug)
 {
 	static char queue[32];
-	static char *argv[12];
+	static char *argv[24];
 	struct config_service *g = &berthd_gateway;
 	size_t n = 0;
 
@@ -174,6 +185,11 @@ berthd_gateway_config(const struct config *cfg, int debug)
 	argv[n++] = cfg->socket;
 	argv[n++] = "--client-queue";
 	argv[n++] = queue;
+	n = berthd_gateway_opt(argv, n, "--vnc", cfg->vnc);
+	n = berthd_gateway_opt(argv, n, "--novnc-dir", cfg->novnc_dir);
+	n = berthd_gateway_opt(argv, n, "--cdp", cfg->cdp);
+	n = berthd_gateway_opt(
+	    argv, n, "--cdp-relay-listen", cfg->cdp_relay_listen);
 	if (debug)
 		argv[n++] = "--debug";
 	argv[n] = NULL;
@@ -321,7 +337,7 @@ main(int argc, char **argv)
 	log_info("berthd %s, pid %ld, boot %s%s, socket %s", BERTH_VERSION,
 	    (long)getpid(), boot_id(), fresh ? " (new)" : "", cfg.socket);
 	berthd_emit_started();
-	service_init(berthd_base, cfg.state_dir, berthd_main_exit_cb);
+	service_init(berthd_base, &cfg, berthd_main_exit_cb);
 	berthd_add_services(&cfg, debug);
 	service_start_all();
 	/* A child that exited before the SIGCHLD event existed. */

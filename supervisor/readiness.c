@@ -28,7 +28,7 @@
 struct readiness {
 	struct event_base *base;
 	const struct config_service *cfg;
-	char *state_dir;
+	const struct config *conf;
 	readiness_cb cb;
 	void *arg;
 
@@ -173,11 +173,46 @@ readiness_helper_exit_cb(pid_t pid, int status, void *arg)
 	readiness_arm(p, readiness_next_delay(p));
 }
 
+/*
+ * arg with "{gateway}" replaced by the address the gateway can be reached
+ * at from inside (a wildcard listen address is reached on loopback), so
+ * that the checks of the gateway's own relays follow --listen. The caller
+ * frees the result.
+ */
+static char *
+readiness_expand(const struct config *conf, const char *arg)
+{
+	const char *at = strstr(arg, "{gateway}"), *listen = conf->listen;
+	char *addr, *out;
+
+	if (at == NULL)
+		return xstrdup(arg);
+	if (strncmp(listen, "0.0.0.0:", 8) == 0)
+		addr = xasprintf("127.0.0.1:%s", listen + 8);
+	else if (strncmp(listen, "[::]:", 5) == 0)
+		addr = xasprintf("[::1]:%s", listen + 5);
+	else
+		addr = xstrdup(listen);
+	out = xasprintf("%.*s%s%s", (int)(at - arg), arg, addr, at + 9);
+	free(addr);
+	return out;
+}
+
+static void
+readiness_free_strv(char *path, char **v, size_t n)
+{
+	size_t i;
+
+	free(path);
+	for (i = 0; i < n; i++)
+		free(v[i]);
+}
+
 static void
 readiness_helper_run(struct readiness *p)
 {
 	char timeout[16], interval[16], *cause = NULL;
-	char *argv[CONFIG_MAX_ARGS + 8];
+	char *argv[CONFIG_MAX_ARGS + 10], *expanded[CONFIG_MAX_ARGS];
 	struct child_spec spec = {.stdout_fd = -1, .extra_fd = -1};
 	char *path = child_berth_program("berth-probe");
 	int pfd[2];
@@ -186,17 +221,20 @@ readiness_helper_run(struct readiness *p)
 	snprintf(timeout, sizeof timeout, "%u", p->cfg->probe_timeout_ms);
 	snprintf(interval, sizeof interval, "%u", p->cfg->probe_interval_ms);
 	argv[n++] = path;
+	argv[n++] = "--token-file";
+	argv[n++] = p->conf->token_file;
 	argv[n++] = "--timeout";
 	argv[n++] = timeout;
 	argv[n++] = "--interval";
 	argv[n++] = interval;
 	argv[n++] = (char *)config_probe_name(p->cfg->probe);
 	for (i = 0; i < p->cfg->probe_args.n; i++)
-		argv[n++] = p->cfg->probe_args.v[i];
+		argv[n++] = expanded[i] =
+		    readiness_expand(p->conf, p->cfg->probe_args.v[i]);
 	argv[n] = NULL;
 	if (pipe2(pfd, O_CLOEXEC | O_NONBLOCK) != 0) {
 		readiness_answer(p, false, strerror(errno));
-		free(path);
+		readiness_free_strv(path, expanded, p->cfg->probe_args.n);
 		return;
 	}
 	spec.path = path;
@@ -204,7 +242,7 @@ readiness_helper_run(struct readiness *p)
 	spec.stdout_fd = pfd[1];
 	p->pid = child_spawn(&spec, readiness_helper_exit_cb, p, &cause);
 	close(pfd[1]);
-	free(path);
+	readiness_free_strv(path, expanded, p->cfg->probe_args.n);
 	if (p->pid < 0) {
 		p->pid = 0;
 		close(pfd[0]);
@@ -342,13 +380,13 @@ readiness_notify_read_cb(evutil_socket_t fd, short what, void *arg)
 
 struct readiness *
 readiness_new(struct event_base *base, const struct config_service *cfg,
-    const char *state_dir, readiness_cb cb, void *arg)
+    const struct config *conf, readiness_cb cb, void *arg)
 {
 	struct readiness *p = xcalloc(1, sizeof *p);
 
 	p->base = base;
 	p->cfg = cfg;
-	p->state_dir = xstrdup(state_dir);
+	p->conf = conf;
 	p->cb = cb;
 	p->arg = arg;
 	p->fd = p->child_end = -1;
@@ -363,7 +401,7 @@ readiness_prepare_socket(
     struct readiness *p, const struct child_spec *spec, char **cause)
 {
 	struct sockaddr_un sun = {.sun_family = AF_UNIX};
-	char *dir = xasprintf("%s/notify", p->state_dir);
+	char *dir = xasprintf("%s/notify", p->conf->state_dir);
 	int fd;
 
 	/* Searchable, not listable: each socket is its service's alone. */
@@ -501,6 +539,6 @@ readiness_free(struct readiness *p)
 	event_free(p->timeout);
 	free(p->sock_path);
 	free(p->env);
-	free(p->state_dir);
+
 	free(p);
 }

@@ -24,9 +24,13 @@ struct readiness;
 /* Told every change: ok, or not with a reason (never NULL). */
 typedef void (*readiness_cb)(void *arg, bool ok, const char *reason);
 
+/* conf (which outlives the probe) gives the state directory (for the
+ * notify sockets), the token file (handed to berth-probe for the probes
+ * that present the token) and the gateway's address, which "{gateway}" in
+ * a probe's arguments stands for. */
 struct readiness *readiness_new(struct event_base *base,
-    const struct config_service *cfg, const char *state_dir, readiness_cb cb,
-    void *arg);
+    const struct config_service *cfg, const struct config *conf,
+    readiness_cb cb, void *arg);
 void readiness_free(struct readiness *p);
 
 /* Before the service is spawned: adds to spec what the service needs to

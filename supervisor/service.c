@@ -74,7 +74,7 @@ struct service {
 };
 
 static struct event_base *service_base;
-static char *service_state_dir;
+static const struct config *service_config;
 static struct service *service_list;
 static void (*service_main_exit)(int);
 static void (*service_done)(void);
@@ -155,11 +155,11 @@ service_set(struct service *s, enum service_state st, const char *fmt, ...)
 }
 
 void
-service_init(
-    struct event_base *base, const char *state_dir, void (*on_main_exit)(int))
+service_init(struct event_base *base, const struct config *cfg,
+    void (*on_main_exit)(int))
 {
 	service_base = base;
-	service_state_dir = xstrdup(state_dir);
+	service_config = cfg;
 	service_main_exit = on_main_exit;
 }
 
@@ -175,7 +175,7 @@ service_add(const struct config_service *cfg, bool internal)
 	    xcalloc(cfg->max_deaths ? cfg->max_deaths : 1, sizeof *s->deaths);
 	s->timer = evtimer_new(service_base, service_timer_cb, s);
 	s->probe = readiness_new(
-	    service_base, cfg, service_state_dir, service_probe_cb, s);
+	    service_base, cfg, service_config, service_probe_cb, s);
 	s->state = SERVICE_WAITING;
 	s->since = s->check_since = proto_now_ms();
 	snprintf(s->reason, sizeof s->reason, "not started");
@@ -196,16 +196,22 @@ service_find(const char *name)
 	return NULL;
 }
 
-/* The environment of a service: berthd's, then the user's identity, then
- * the service's env lines, then the probe's. The caller frees it with
+/* The environment of a service: berthd's, then where berthd listens and
+ * keeps its state (so berth's own programs find them), the user's identity, the
+ * service's env lines, then the probe's. The caller frees it with
  * child_strv_free. */
 static char **
 service_environ(
     const struct service *s, const struct passwd *pw, const char *extra)
 {
-	char *add[CONFIG_MAX_ENV + 4], *ident[3] = {NULL, NULL, NULL}, **env;
+	char *add[CONFIG_MAX_ENV + 6], *ident[3] = {NULL, NULL, NULL}, **env;
+	char *sock, *state;
 	size_t nadd = 0, i;
 
+	sock = xasprintf("BERTH_SOCKET=%s", service_config->socket);
+	add[nadd++] = sock;
+	state = xasprintf("BERTH_STATE_DIR=%s", service_config->state_dir);
+	add[nadd++] = state;
 	if (pw != NULL) {
 		ident[0] = xasprintf("HOME=%s", pw->pw_dir);
 		ident[1] = xasprintf("USER=%s", pw->pw_name);
@@ -220,6 +226,8 @@ service_environ(
 	env = child_environ(add, nadd);
 	for (i = 0; i < 3; i++)
 		free(ident[i]);
+	free(sock);
+	free(state);
 	return env;
 }
 
@@ -289,11 +297,24 @@ service_spawn(struct service *s)
 	gid_t groups[SERVICE_MAX_GROUPS];
 	const char *probe_env = NULL;
 	struct passwd *pw;
-	char *cause = NULL, **env = NULL;
+	char *cause = NULL, **env = NULL, *path;
 
+	if (s->cfg->check) {
+		/* Nothing to run: the probe is the whole of it. */
+		service_set(s, SERVICE_STARTING, "checking");
+		s->started_at = clock_mono_ms();
+		s->ready_at = 0;
+		readiness_start(s->probe, true);
+		return;
+	}
 	service_set(s, SERVICE_STARTING, "starting");
 	service_emit_name(EV_SERVICE_STARTING, s);
-	spec.path = s->cfg->argv[0];
+	/* berth's own programs live beside berthd or in its libexec
+	 * directory, not in PATH. */
+	path = strncmp(s->cfg->argv[0], "berth-", 6) == 0
+	    ? child_berth_program(s->cfg->argv[0])
+	    : NULL;
+	spec.path = path != NULL ? path : s->cfg->argv[0];
 	spec.argv = s->cfg->argv;
 	spec.cwd = s->cfg->cwd;
 	if (service_identity(s, &spec, groups, &pw, &cause) == 0 &&
@@ -304,6 +325,7 @@ service_spawn(struct service *s)
 	} else
 		s->pid = -1;
 	child_strv_free(env);
+	free(path);
 	s->started_at = clock_mono_ms();
 	s->ready_at = 0;
 	if (s->pid < 0) {
@@ -626,6 +648,34 @@ service_timer_cb(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
+static void
+service_shutdown_step_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+	service_shutdown_step();
+}
+
+/* A check has no process: it stops at once, and starts again at once if
+ * service.restart asked for that. During shutdown no exit will come to
+ * take the next step, so the check's stop takes it, from the loop (the
+ * current step is still running). */
+static void
+service_stop_check(struct service *s)
+{
+	readiness_stop(s->probe);
+	service_set(s, SERVICE_STOPPED, "stopped");
+	if (service_stopping_all)
+		event_base_once(service_base, -1, EV_TIMEOUT,
+		    service_shutdown_step_cb, NULL, NULL);
+	else if (s->restart_wanted) {
+		s->restart_wanted = false;
+		service_set(s, SERVICE_WAITING, "starting");
+		service_schedule();
+	}
+}
+
 /* Sends s its stop signal (to its process group, whatever it started
  * goes with it) and arms the SIGKILL deadline. Not running: stopped now. */
 static void
@@ -641,6 +691,10 @@ service_signal_stop(struct service *s)
 	}
 	if (s->state == SERVICE_STOPPING)
 		return;
+	if (s->cfg->check) {
+		service_stop_check(s);
+		return;
+	}
 	s->stop_wanted = true;
 	readiness_stop(s->probe);
 	service_set(s, SERVICE_STOPPING, "stopping");
@@ -687,11 +741,12 @@ service_shutdown_step(void)
 		if (!service_active(s) && s->state != SERVICE_STOPPED &&
 		    s->state != SERVICE_FAILED)
 			service_signal_stop(s);
-		if (service_active(s))
-			any = true;
 		if (service_active(s) && s->state != SERVICE_STOPPING &&
 		    !service_needed(s) && (!s->internal || !others))
 			service_signal_stop(s);
+		/* Counted after the stop: a check is gone at once. */
+		if (service_active(s))
+			any = true;
 	}
 	if (!any && service_done != NULL) {
 		done = service_done;
@@ -757,8 +812,8 @@ service_restart(struct service *s, const char **code, char **cause)
 		*cause = xstrdup("berthd is shutting down");
 		return -1;
 	}
-	service_signal_stop(s);
 	s->restart_wanted = true;
+	service_signal_stop(s);
 	return 0;
 }
 
@@ -832,7 +887,7 @@ service_pack_status(msgpack_packer *pk, const struct service *s)
 {
 	size_t argc = 0;
 
-	while (s->cfg->argv[argc] != NULL)
+	while (s->cfg->argv != NULL && s->cfg->argv[argc] != NULL)
 		argc++;
 	service_pack_head(pk, s, 6);
 	service_pack_strings(pk, "command", s->cfg->argv, argc);
@@ -884,6 +939,4 @@ service_free_all(void)
 		free(s);
 	}
 	service_list = NULL;
-	free(service_state_dir);
-	service_state_dir = NULL;
 }

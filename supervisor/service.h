@@ -23,9 +23,11 @@
 
 struct service;
 
-/* state_dir holds the sd_notify sockets. on_main_exit is called when the
- * main service has exited for good (status as from waitpid). */
-void service_init(struct event_base *base, const char *state_dir,
+/* cfg (which outlives the services) names the state directory (for the
+ * sd_notify sockets), the token file (for the probes) and the socket
+ * (BERTH_SOCKET in every service's environment). on_main_exit is called
+ * when the main service has exited for good (status as from waitpid). */
+void service_init(struct event_base *base, const struct config *cfg,
     void (*on_main_exit)(int status));
 /* Adds a service. internal: berth's own (the gateway), not a readiness
  * check, stopped last, never stopped by service.stop. */

@@ -1,8 +1,10 @@
 /* fuzz_probe: libFuzzer target for berth-probe's readers of what peers
- * send: the HTTP response parser, the RFB handshake, the /json/version
- * scanner, WebSocket frames and CDP answers. The first byte picks one, the
- * second how the bytes are cut: a parser must come to the same answer
- * however the bytes arrive, and never take more than it was given. */
+ * send: the HTTP response parser, RFB (the handshake and the server
+ * messages after it), the /json/version scanner, WebSocket frames and the
+ * messages they make, CDP answers and the RFB banner a noVNC relay sends.
+ * The first byte picks one, the second how the bytes are cut: a parser
+ * must come to the same answer however the bytes arrive, and never take
+ * more than it was given. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +55,43 @@ void
 probe_io_close(struct probe_io *io)
 {
 	(void)io;
+	abort();
+}
+
+int
+probe_url_parse(const char *url, const char *scheme, int defport,
+    struct probe_addr *addr, char **path, char **cause)
+{
+	(void)url, (void)scheme, (void)defport, (void)addr, (void)path;
+	(void)cause;
+	abort();
+}
+
+int
+probe_token_needed(char **cause)
+{
+	(void)cause;
+	abort();
+}
+
+const char *
+probe_token(char **cause)
+{
+	(void)cause;
+	abort();
+}
+
+void
+probe_free_secret(char *s)
+{
+	(void)s;
+	abort();
+}
+
+void
+probe_cause_wrap(char **cause, const char *fmt, ...)
+{
+	(void)cause, (void)fmt;
 	abort();
 }
 
@@ -160,8 +199,9 @@ struct fuzz_rfb {
 	size_t sentlen;
 };
 
-/* Steps the handshake as probe_rfb_check does, the server's bytes coming
- * cut at a time; what the client sends is kept to compare. */
+/* Steps the handshake and what follows as probe_rfb_check does, the
+ * server's bytes coming cut at a time; what the client sends is kept to
+ * compare. */
 static void
 fuzz_rfb_run(struct fuzz_rfb *f, const uint8_t *p, size_t n, size_t cut,
     unsigned w, unsigned h)
@@ -194,8 +234,9 @@ fuzz_rfb_run(struct fuzz_rfb *f, const uint8_t *p, size_t n, size_t cut,
 	}
 	if (f->v == PROBE_FAIL)
 		fuzz_err(f->r.err, sizeof f->r.err);
-	if (f->v == PROBE_DONE && f->r.want_w != 0 &&
-	    (f->r.width != w || f->r.height != h))
+	if (f->v == PROBE_DONE &&
+	    ((f->r.want_w != 0 && (f->r.width != w || f->r.height != h)) ||
+	        !f->r.origin || f->r.updating))
 		abort();
 	if (probe_rfb_awaited(&f->r) == NULL)
 		abort();
@@ -221,52 +262,78 @@ fuzz_rfb(const uint8_t *p, size_t n, uint8_t how)
 
 /* JSON and WebSocket. */
 
+/* What webSocketDebuggerUrl gives is printable, without spaces. */
+static void
+fuzz_printable(const char *s)
+{
+	for (; *s != '\0'; s++)
+		if (*s <= ' ' || *s >= 0x7f)
+			abort();
+}
+
 static void
 fuzz_json(const uint8_t *p, size_t n)
 {
 	char path[PROBE_CDP_MAX_PATH], err[PROBE_ERR_MAX];
-	size_t i;
+	char authority[PROBE_CDP_MAX_AUTHORITY];
 
-	if (probe_cdp_ws_path((const char *)p, n, path, sizeof path, err,
-	        sizeof err) == PROBE_DONE) {
-		if (path[0] != '/')
+	if (probe_cdp_ws_url((const char *)p, n, authority, sizeof authority,
+	        path, sizeof path, err, sizeof err) == PROBE_DONE) {
+		if (path[0] != '/' || authority[0] == '\0' ||
+		    strchr(authority, '/') != NULL ||
+		    strchr(authority, '@') != NULL)
 			abort();
-		for (i = 0; path[i] != '\0'; i++)
-			if (path[i] <= ' ' || path[i] >= 0x7f)
-				abort();
+		fuzz_printable(path);
+		fuzz_printable(authority);
 	} else
 		fuzz_err(err, sizeof err);
 	if (probe_cdp_answer((const char *)p, n, err, sizeof err) == PROBE_FAIL)
 		fuzz_err(err, sizeof err);
 }
 
-/* Frames one after another, text put together into messages as the
- * check does, each whole message looked at as an answer. */
+/* Frames one after another, put together into messages as the checks
+ * do: a text message is looked at as a CDP answer, binary ones as what a
+ * noVNC relay sends. */
 static void
 fuzz_frames(const uint8_t *p, size_t n)
 {
-	static char msg[PROBE_CDP_MAX_JSON];
-	struct probe_cdp_frame f;
+	static uint8_t buf[PROBE_WS_MAX_MSG];
+	struct probe_ws_msg m = {.buf = buf};
+	struct probe_ws_frame f;
+	uint8_t banner[PROBE_NOVNC_BANNER];
 	char err[PROBE_ERR_MAX];
-	enum probe_verdict v;
-	size_t msglen = 0;
+	enum probe_verdict v, bv = PROBE_MORE;
+	size_t have = 0;
 
-	while ((v = probe_cdp_frame(p, n, &f, err, sizeof err)) == PROBE_DONE) {
+	while ((v = probe_ws_frame(p, n, &f, err, sizeof err)) == PROBE_DONE) {
 		if (f.hdrlen > n || f.len > n - f.hdrlen ||
-		    f.len > PROBE_CDP_MAX_JSON)
+		    f.len > PROBE_WS_MAX_MSG)
 			abort();
-		if (f.opcode == 0x1)
-			msglen = 0;
-		if (f.opcode <= 0x1 && f.len <= sizeof msg - msglen) {
-			memcpy(msg + msglen, p + f.hdrlen, f.len);
-			msglen += f.len;
-			if (f.fin &&
-			    probe_cdp_answer(msg, msglen, err, sizeof err) ==
-			        PROBE_FAIL)
-				fuzz_err(err, sizeof err);
-		}
+		v = probe_ws_take(&m, &f, p + f.hdrlen, err, sizeof err);
+		if (m.len > PROBE_WS_MAX_MSG)
+			abort();
 		p += f.hdrlen + f.len;
 		n -= f.hdrlen + f.len;
+		if (v == PROBE_FAIL)
+			break;
+		if (v == PROBE_MORE)
+			continue;
+		if (m.opcode == 0x1 &&
+		    probe_cdp_answer((char *)m.buf, m.len, err, sizeof err) ==
+		        PROBE_FAIL)
+			fuzz_err(err, sizeof err);
+		if (m.opcode == 0x2 && bv == PROBE_MORE) {
+			bv = probe_novnc_banner(
+			    banner, &have, m.buf, m.len, err, sizeof err);
+			if (have > PROBE_NOVNC_BANNER ||
+			    (bv == PROBE_MORE) != (have < PROBE_NOVNC_BANNER))
+				abort();
+			if (bv == PROBE_FAIL)
+				fuzz_err(err, sizeof err);
+			if (bv == PROBE_DONE &&
+			    memcmp(banner, "RFB 003.00", 10) != 0)
+				abort();
+		}
 	}
 	if (v == PROBE_FAIL)
 		fuzz_err(err, sizeof err);

@@ -353,6 +353,63 @@ def report_probe():
         expect_eq(c.error_of("check.report", {"name": "r"}), "bad_args", "a report without ok")
 
 
+@case("[check]: no process; probed once its after is ready; ok and failing with reasons; stop, start, restart")
+def check_section():
+    d = scratch()
+    gate = os.path.join(d, "gate")
+    flag = os.path.join(d, "flag")
+    extra = (
+        "[service base]\n" + gated(gate) + "\n"
+        "[check probe-only]\nready = exec /usr/bin/test -f %s\nafter = base\n"
+        "ready_interval_ms = 100\n\n"
+        "[check told]\nready = report\n" % flag
+    )
+    with Sandbox(extra=extra) as sb:
+        c = sb.unix()
+        expect_eq(service(sb, "probe-only", c)["state"], "waiting", "a check whose after is not ready")
+        expect_eq(service(sb, "probe-only", c)["pid"], 0, "a check's pid")
+        touch(gate)
+        wait_state(sb, "probe-only", "starting")
+        body = wait_readyz(sb, 503, pred=lambda b: "exit" in b["checks"]["probe-only"]["reason"])
+        expect_eq(body["checks"]["base"]["ok"], True, "base in /readyz")
+        touch(flag)
+        wait_event(sb, "check.changed", "probe-only", pred=lambda d: d["ok"])
+        c.call("check.report", {"name": "told", "ok": True})
+        wait_readyz(sb, 200)
+        before = c.call("state")["last_seq"]
+        os.unlink(flag)
+        ev = wait_event(sb, "check.changed", "probe-only", before + 1, pred=lambda d: not d["ok"])
+        expect(ev["data"]["reason"], "a failing check without a reason")
+        body = wait_readyz(sb, 503)
+        expect_eq(body["checks"]["probe-only"]["reason"], ev["data"]["reason"], "/readyz's reason")
+        touch(flag)
+        wait_readyz(sb, 200)
+        c.call("service.stop", {"name": "probe-only"})
+        wait_state(sb, "probe-only", "stopped")
+        wait_readyz(sb, 503, pred=lambda b: b["checks"]["probe-only"]["reason"] == "stopped")
+        c.call("service.start", {"name": "probe-only"})
+        wait_readyz(sb, 200)
+        c.call("service.restart", {"name": "probe-only"})
+        wait_readyz(sb, 200)
+        # A check runs nothing of its own: berthd's children are base and
+        # the gateway (and a probe's short-lived test, at most).
+        kids = [harness.proc_argv(pid) for pid in harness.proc_children(sb.berthd_pid())]
+        names = sorted(os.path.basename(a[0]) for a in kids if a and os.path.basename(a[0]) != "test")
+        expect_eq(names, ["berth-gateway", "sleep"], "berthd's children")
+        expect_eq(sb.stop(), 0, "berthd's exit status after stopping with checks")
+
+
+@case("every service finds berthd in $BERTH_SOCKET")
+def berth_socket_env():
+    d = scratch()
+    out = os.path.join(d, "env")
+    extra = "[service e]\ncommand = /bin/sh -c 'echo \"$BERTH_SOCKET\" > %s; exec sleep 1000'\n" % out
+    with Sandbox(extra=extra) as sb:
+        wait_for(lambda: os.path.exists(out) and os.path.getsize(out) > 0, 10, "the env file")
+        with open(out) as f:
+            expect_eq(f.read().strip(), sb.socket, "$BERTH_SOCKET")
+
+
 @case("liveness: a ready service whose probe fails turns unready, /readyz 503 with the reason, and back")
 def liveness():
     d = scratch()
@@ -758,6 +815,24 @@ def bad_stop_signal():
 @case("config: notify-fd 2 (or any fd under 3) is refused")
 def bad_notify_fd():
     refused(HEAD + "[service a]\ncommand = true\nready = notify-fd 2\n", [6], "notify-fd")
+
+
+@case("config: a check with a command, without ready, or with a notify probe is refused")
+def bad_checks():
+    refused(HEAD + "[check a]\nready = tcp 127.0.0.1:1\ncommand = true\n", [6], "command", "[check a]")
+    refused(HEAD + "[check a]\nrequired = yes\n", [4], '"a"', "ready")
+    refused(HEAD + "[check a]\nready = notify-fd 3\n", [5], "check")
+    refused(HEAD + "[service a]\ncommand = true\n\n[check a]\nready = report\n", [7], '"a"', "twice")
+    refused(HEAD + "[check a]\nready = cdp 127.0.0.1:1 please\n", [5], "auth")
+
+
+@case("config: the TCP CDP relay needs the address it relays to")
+def relay_needs_cdp():
+    with Sandbox(config=HEAD + "[gateway]\ncdp_relay_listen = 127.0.0.1:9\n", wait=None) as sb:
+        rc = sb.wait_exit(10)
+        log = sb.log()
+    expect(rc != 0, "berthd accepted cdp_relay_listen without cdp")
+    expect("cdp_relay_listen needs cdp" in log, "the log does not say why:\n%s" % log)
 
 
 # ---------------------------------------------------------------------
