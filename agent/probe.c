@@ -582,10 +582,12 @@ probe_ms(const char *opt, const char *s)
 	return (int)v;
 }
 
-/* One check, with a deadline of timeout_ms for all of it. */
+/* One check, with a deadline of timeout_ms for all of it. If it passed
+ * on a connection worth watching, *watched (when given) is that
+ * connection, the caller's to close; else -1. */
 static int
-probe_run(
-    const struct probe_type *type, void *state, int timeout_ms, char **cause)
+probe_run(const struct probe_type *type, void *state, int timeout_ms,
+    int *watched, char **cause)
 {
 	struct probe_io io;
 	int r;
@@ -596,6 +598,12 @@ probe_run(
 	io.timeout_ms = timeout_ms;
 	io.peer = "";
 	r = type->check(state, &io, cause);
+	if (watched != NULL)
+		*watched = -1;
+	if (r == 0 && io.watch && watched != NULL) {
+		*watched = io.fd;
+		io.fd = -1;
+	}
 	probe_io_close(&io);
 	return r;
 }
@@ -605,7 +613,10 @@ probe_run(
  * a service is seen soon after it opens its port. Ready, it checks every
  * interval (from the start of one check to the next): a failure is news,
  * and sends it back to retrying. A new reason for being unready is news
- * too, so the reason berthd shows is never stale.
+ * too, so the reason berthd shows is never stale. Between checks it
+ * watches the last check's session, if it left one: the component hanging
+ * it up (or saying anything unasked) means checking again now, so an
+ * outage shorter than the interval is still seen.
  */
 static _Noreturn void
 probe_loop(
@@ -614,12 +625,15 @@ probe_loop(
 	uint64_t start, next;
 	unsigned retry_ms = PROBE_RETRY_MIN_MS;
 	char *cause = NULL, *said_cause = NULL;
-	int said = -1;
+	int said = -1, watched = -1;
 	bool ready;
 
 	for (;;) {
+		if (watched != -1)
+			close(watched);
 		start = clock_mono_ms();
-		ready = probe_run(type, state, timeout_ms, &cause) == 0;
+		ready = probe_run(type, state, timeout_ms, &watched, &cause) ==
+		    0;
 		if (said != (int)ready ||
 		    (!ready &&
 		        (said_cause == NULL || cause == NULL ||
@@ -638,7 +652,7 @@ probe_loop(
 			    ? PROBE_RETRY_MAX_MS
 			    : retry_ms * 2;
 		}
-		probe_poll(-1, 0, next);
+		probe_poll(watched, POLLIN | POLLRDHUP, next);
 	}
 }
 
@@ -693,7 +707,7 @@ main(int argc, char **argv)
 
 	if (!once)
 		probe_loop(type, state, timeout_ms, interval_ms);
-	ready = probe_run(type, state, timeout_ms, &cause) == 0;
+	ready = probe_run(type, state, timeout_ms, NULL, &cause) == 0;
 	probe_say(ready, cause);
 	free(cause);
 	type->free(state);

@@ -37,10 +37,14 @@ struct probe_addr {
 /*
  * The connection of one check, and the deadline of the whole check. The
  * check runner owns it and closes fd; a check may close it and connect
- * again within the same deadline.
+ * again within the same deadline. A check that passed may set watch: its
+ * connection is a session the component keeps open while it lives (an
+ * RFB client, a DevTools WebSocket), and the runner holds it until the
+ * next check, checking again the moment the component hangs it up.
  */
 struct probe_io {
 	int fd;
+	int watch;
 	uint64_t deadline; /* clock_mono_ms */
 	int timeout_ms;    /* what the deadline was made of, for messages */
 	const char *peer;  /* borrowed from the probe_addr */

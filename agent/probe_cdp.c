@@ -511,8 +511,10 @@ probe_cdp_check(void *state, struct probe_io *io, char **cause)
 			return -1;
 	}
 	if (probe_cdp_session(
-	        io, c, c->path != NULL ? c->path : path, token, cause) == 0)
+	        io, c, c->path != NULL ? c->path : path, token, cause) == 0) {
+		io->watch = 1;
 		return 0;
+	}
 fail:
 	probe_cause_wrap(cause, "%s", c->name);
 	return -1;

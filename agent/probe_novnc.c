@@ -186,6 +186,7 @@ probe_novnc_check(void *state, struct probe_io *io, char **cause)
 		return -1;
 	if (probe_novnc_socket(io, c, token, cause) != 0)
 		goto fail;
+	io->watch = 1;
 	return 0;
 fail:
 	probe_cause_wrap(cause, "novnc");

@@ -499,8 +499,10 @@ probe_rfb_check(void *state, struct probe_io *io, char **cause)
 		    probe_io_write(io, r.out, r.outlen, cause) != 0)
 			return -1;
 		r.outlen = 0;
-		if (v == PROBE_DONE)
+		if (v == PROBE_DONE) {
+			io->watch = 1;
 			return 0;
+		}
 		if (v == PROBE_FAIL) {
 			*cause = xasprintf("rfb: %s", r.err);
 			return -1;
