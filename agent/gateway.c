@@ -17,8 +17,11 @@
 #include <unistd.h>
 
 #include "gateway.h"
+#include "gw_cdp.h"
+#include "gw_cdpws.h"
 #include "gw_client.h"
 #include "gw_http.h"
+#include "gw_novnc.h"
 #include "gw_seccomp.h"
 #include "gw_upstream.h"
 #include "log.h"
@@ -33,6 +36,12 @@ static const struct lws_protocols gateway_protocols[] = {
         sizeof(struct gw_client), 65536, 0, NULL, 0},
     [GATEWAY_PROTO_UPSTREAM] = {"berth-upstream", gw_upstream_cb, 0, 65536, 0,
         NULL, 0},
+    /* websockify's name for a relay of raw bytes; a relay WebSocket that
+     * offers no subprotocol stays on protocols[0], which hands it on. */
+    [GATEWAY_PROTO_RELAY] = {"binary", gw_http_relay_cb, 0, 65536, 0, NULL, 0},
+    [GATEWAY_PROTO_VNC] = {"berth-vnc", gw_novnc_vnc_cb, 0, 65536, 0, NULL, 0},
+    [GATEWAY_PROTO_CDP] = {"berth-cdp", gw_cdpws_chrome_cb, 0, 65536, 0, NULL,
+        0},
     {NULL, NULL, 0, 0, 0, NULL, 0},
 };
 
@@ -54,7 +63,10 @@ gateway_usage(void)
 	fprintf(stderr,
 	    "usage: berth-gateway --listen ADDR:PORT --token-file FILE "
 	    "--socket PATH\n"
-	    "                     [--client-queue BYTES] [--debug]\n"
+	    "                     [--client-queue BYTES] [--vnc ADDR:PORT] "
+	    "[--novnc-dir DIR]\n"
+	    "                     [--cdp ADDR:PORT] [--cdp-relay-listen "
+	    "ADDR:PORT] [--debug]\n"
 	    "       berth-gateway --seccomp-selftest\n");
 	exit(1);
 }
@@ -88,13 +100,9 @@ gateway_peer(struct lws *wsi, char *buf, size_t len)
 		snprintf(buf, len, "unknown");
 }
 
-/*
- * Splits "ADDR:PORT" or "[ADDR6]:PORT". *addr is a copy the caller frees;
- * *v6 says which family it is. Returns -1 with *cause on a bad value.
- */
-static int
-gateway_parse_listen(
-    const char *arg, char **addr, int *v6, int *port, char **cause)
+int
+gateway_parse_addr(
+    const char *opt, const char *arg, struct gateway_addr *a, char **cause)
 {
 	const char *colon, *start = arg, *end;
 	unsigned char sa[sizeof(struct in6_addr)];
@@ -107,30 +115,30 @@ gateway_parse_listen(
 			goto bad;
 		start = arg + 1;
 		colon = end + 1;
-		*v6 = 1;
+		a->v6 = 1;
 	} else {
 		colon = strrchr(arg, ':');
 		if (colon == NULL)
 			goto bad;
 		end = colon;
-		*v6 = 0;
+		a->v6 = 0;
 	}
 	errno = 0;
 	n = strtol(colon + 1, &ep, 10);
 	if (colon[1] == '\0' || *ep != '\0' || errno != 0 || n < 0 || n > 65535)
 		goto bad;
 	host = xstrndup(start, (size_t)(end - start));
-	if (inet_pton(*v6 ? AF_INET6 : AF_INET, host, sa) != 1) {
+	if (inet_pton(a->v6 ? AF_INET6 : AF_INET, host, sa) != 1) {
 		free(host);
 		goto bad;
 	}
-	*addr = host;
-	*port = (int)n;
+	a->host = host;
+	a->port = (int)n;
 	return 0;
 bad:
-	*cause = xasprintf("--listen %s: expected ADDR:PORT, ADDR an IPv4 "
+	*cause = xasprintf("%s %s: expected ADDR:PORT, ADDR an IPv4 "
 	                   "address or [IPv6]",
-	    arg);
+	    opt, arg);
 	return -1;
 }
 
@@ -283,6 +291,23 @@ gateway_free(void)
 	explicit_bzero(gateway.token, gateway.tokenlen);
 	free(gateway.token);
 	free(gateway.socket_path);
+	free(gateway.vnc.host);
+	free(gateway.novnc_dir);
+	free(gateway.cdp.host);
+	free(gateway.cdp_listen.host);
+}
+
+/* One of the desktop's ADDR:PORT options. */
+static void
+gateway_addr_opt(const char *opt, const char *arg, struct gateway_addr *a)
+{
+	char *cause;
+
+	free(a->host);
+	if (gateway_parse_addr(opt, arg, a, &cause) < 0)
+		log_fatal("%s", cause);
+	if (a->port == 0)
+		log_fatal("%s %s: the port may not be 0", opt, arg);
 }
 
 int
@@ -293,13 +318,18 @@ main(int argc, char **argv)
 	    {"token-file", required_argument, NULL, 't'},
 	    {"socket", required_argument, NULL, 's'},
 	    {"client-queue", required_argument, NULL, 'q'},
+	    {"vnc", required_argument, NULL, 'v'},
+	    {"novnc-dir", required_argument, NULL, 'n'},
+	    {"cdp", required_argument, NULL, 'c'},
+	    {"cdp-relay-listen", required_argument, NULL, 'r'},
 	    {"debug", no_argument, NULL, 'd'},
 	    {"seccomp-selftest", no_argument, NULL, 'S'},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *listen_arg = NULL, *token_file = NULL, *socket_path = NULL;
-	char *addr, *cause, *ep;
-	int c, debug = 0, v6, port, rc = 0;
+	struct gateway_addr listen;
+	char *cause, *ep;
+	int c, debug = 0, rc = 0;
 	unsigned long long q;
 
 	log_init("berth-gateway", 0);
@@ -310,6 +340,20 @@ main(int argc, char **argv)
 		case 't': token_file = optarg; break;
 		case 's': socket_path = optarg; break;
 		case 'd': debug = 1; break;
+		case 'v':
+			gateway_addr_opt("--vnc", optarg, &gateway.vnc);
+			break;
+		case 'c':
+			gateway_addr_opt("--cdp", optarg, &gateway.cdp);
+			break;
+		case 'r':
+			gateway_addr_opt(
+			    "--cdp-relay-listen", optarg, &gateway.cdp_listen);
+			break;
+		case 'n':
+			free(gateway.novnc_dir);
+			gateway.novnc_dir = xstrdup(optarg);
+			break;
 		case 'S': return gw_seccomp_selftest();
 		case 'q':
 			errno = 0;
@@ -330,16 +374,21 @@ main(int argc, char **argv)
 	log_init("berth-gateway", debug);
 	if (strlen(socket_path) >= sizeof(((struct sockaddr_un *)0)->sun_path))
 		log_fatal("--socket %s: path too long", socket_path);
-	if (gateway_parse_listen(listen_arg, &addr, &v6, &port, &cause) < 0)
+	if (gateway_parse_addr("--listen", listen_arg, &listen, &cause) < 0)
 		log_fatal("%s", cause);
+	if (gateway.novnc_dir == NULL)
+		gateway.novnc_dir = xstrdup(GATEWAY_NOVNC_DIR);
+	if (gateway.cdp_listen.port != 0 && gateway.cdp.port == 0)
+		log_fatal("--cdp-relay-listen needs --cdp");
 	if (gateway_read_token(token_file, &cause) < 0)
 		log_fatal("%s", cause);
 	gateway.socket_path = xstrdup(socket_path);
 	gateway.started = lws_now_usecs();
 
 	gateway_signals();
-	gateway_listen(addr, v6, port, debug);
-	free(addr);
+	gateway_listen(listen.host, listen.v6, listen.port, debug);
+	gw_cdp_listen();
+	free(listen.host);
 	if (gw_seccomp_install(&cause) < 0)
 		log_fatal("%s", cause);
 

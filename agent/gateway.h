@@ -21,9 +21,13 @@
 
 /* Indexes into the protocol table that gateway.c hands to lws. */
 enum gateway_protocol {
-	GATEWAY_PROTO_HTTP,     /* protocols[0]: HTTP and upgrade checks */
+	GATEWAY_PROTO_HTTP,     /* protocols[0]: HTTP, upgrade checks, and
+	                           relay WebSockets offering no subprotocol */
 	GATEWAY_PROTO_WS,       /* berth.v1 WebSocket clients */
 	GATEWAY_PROTO_UPSTREAM, /* raw Unix sockets to berthd */
+	GATEWAY_PROTO_RELAY,    /* relay WebSockets offering "binary" */
+	GATEWAY_PROTO_VNC,      /* raw TCP to the RFB server, for noVNC */
+	GATEWAY_PROTO_CDP,      /* WebSocket clients of Chromium's DevTools */
 };
 
 /*
@@ -49,6 +53,20 @@ struct gateway_berthd {
 	int checks_ok;
 };
 
+/* An ADDR:PORT given on the command line: a numeric IPv4 or IPv6
+ * address (host is owned here) and a port. */
+struct gateway_addr {
+	char *host;
+	int v6;
+	int port;
+};
+
+/* The cookie the noVNC page carries the token in (browsers cannot put
+ * headers on a WebSocket). */
+#define GATEWAY_COOKIE "berth_token"
+/* Where Debian's novnc package puts the page. */
+#define GATEWAY_NOVNC_DIR "/usr/share/novnc"
+
 /* The one gateway. Everything here lives as long as the process. */
 struct gateway {
 	struct lws_context *ctx;
@@ -58,12 +76,21 @@ struct gateway {
 	char *socket_path;   /* berthd's Unix socket */
 	size_t client_queue; /* bytes that may wait for one client */
 	lws_usec_t started;  /* monotonic start time */
+	/* The desktop's relays; a port of 0 means not configured. */
+	struct gateway_addr vnc;        /* the RFB server noVNC is relayed to */
+	char *novnc_dir;                /* noVNC's static files */
+	struct gateway_addr cdp;        /* Chromium's loopback DevTools */
+	struct gateway_addr cdp_listen; /* where the TCP CDP relay listens */
 	volatile sig_atomic_t stopping;
 	struct gateway_berthd berthd;
 };
 
 extern struct gateway gateway;
 
+/* Parses "ADDR:PORT" or "[ADDR6]:PORT" into *a. -1 with *cause (which
+ * names opt) on a bad value. */
+int gateway_parse_addr(
+    const char *opt, const char *arg, struct gateway_addr *a, char **cause);
 /* Writes "ip:port" of wsi's peer into buf (at least GATEWAY_PEER_MAX). */
 void gateway_peer(struct lws *wsi, char *buf, size_t len);
 

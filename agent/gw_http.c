@@ -1,5 +1,6 @@
-/* gw_http: the probes and the upgrade checks on protocols[0]. Owns no
- * state of its own: it answers from gateway.berthd and gw_metrics. */
+/* gw_http: the probes, the noVNC page's door and the upgrade checks on
+ * protocols[0], and the routing of relay WebSockets. Owns no state of
+ * its own: it answers from gateway.berthd and gw_metrics. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,8 +8,10 @@
 #include <strings.h>
 
 #include "gateway.h"
+#include "gw_cdpws.h"
 #include "gw_http.h"
 #include "gw_metrics.h"
+#include "gw_novnc.h"
 #include "gw_upstream.h"
 #include "json.h"
 #include "log.h"
@@ -17,8 +20,34 @@
 
 #define GW_HTTP_JSON "application/json"
 #define GW_HTTP_PROM "text/plain; version=0.0.4; charset=utf-8"
-/* Room for the status line and headers ahead of the body. */
+#define GW_HTTP_TEXT "text/plain; charset=utf-8"
+/* Room for the status line and headers ahead of the body, besides the
+ * extra headers a reply names. */
 #define GW_HTTP_HEADROOM 1024
+/* Where the token hand-off sends the browser: noVNC's page, told to
+ * connect at once to the relay and to scale the desktop to the window. */
+#define GW_HTTP_NOVNC_START                                                    \
+	GW_HTTP_NOVNC_PATH "vnc.html?autoconnect=1&resize=scale&path=novnc/"   \
+	                   "websockify"
+
+/* Where a request goes, by its path. */
+enum gw_http_route {
+	GW_HTTP_HEALTHZ,
+	GW_HTTP_READYZ,
+	GW_HTTP_METRICS,
+	GW_HTTP_V1,
+	GW_HTTP_NOVNC_INDEX, /* /novnc or /novnc/: the token hand-off */
+	GW_HTTP_NOVNC_FILE,  /* a file of the page */
+	GW_HTTP_NOVNC_WS,
+	GW_HTTP_CDP, /* /v1/cdp, or /v1/cdp/devtools/... */
+	GW_HTTP_OTHER,
+};
+
+/* An extra response header; name ends in a colon, as lws wants it. */
+struct gw_http_hdr {
+	const char *name;
+	const char *value;
+};
 
 int
 gw_http_token_equal(
@@ -39,6 +68,7 @@ gw_http_reason(unsigned int status)
 {
 	switch (status) {
 	case HTTP_STATUS_OK: return "OK";
+	case HTTP_STATUS_FOUND: return "Found";
 	case HTTP_STATUS_BAD_REQUEST: return "Bad Request";
 	case HTTP_STATUS_UNAUTHORIZED: return "Unauthorized";
 	case HTTP_STATUS_NOT_FOUND: return "Not Found";
@@ -80,37 +110,47 @@ gw_http_status(
  */
 static int
 gw_http_reply(struct lws *wsi, unsigned int status, const char *ctype,
-    const char *body, size_t blen, const char *hname, const char *hvalue)
+    const char *body, size_t blen, const struct gw_http_hdr *hdrs, size_t nhdrs)
 {
 	unsigned char *buf, *start, *p, *end;
+	size_t room = GW_HTTP_HEADROOM, i;
 	char *uri;
 	int head, ulen, n;
 
+	for (i = 0; i < nhdrs; i++)
+		room += strlen(hdrs[i].name) + strlen(hdrs[i].value) + 4;
 	head = lws_http_get_uri_and_method(wsi, &uri, &ulen) == LWSHUMETH_HEAD;
-	buf = xmalloc(LWS_PRE + GW_HTTP_HEADROOM + blen);
+	buf = xmalloc(LWS_PRE + room + blen);
 	start = p = buf + LWS_PRE;
-	end = start + GW_HTTP_HEADROOM;
+	end = start + room;
 	if (gw_http_status(wsi, status, &p, end) ||
 	    lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CONTENT_TYPE,
 	        (const unsigned char *)ctype, (int)strlen(ctype), &p, end) ||
 	    lws_add_http_header_content_length(wsi, blen, &p, end) ||
 	    lws_add_http_header_by_token(wsi, WSI_TOKEN_HTTP_CACHE_CONTROL,
-	        (const unsigned char *)"no-store", 8, &p, end) ||
-	    (hname != NULL &&
-	        lws_add_http_header_by_name(wsi, (const unsigned char *)hname,
-	            (const unsigned char *)hvalue, (int)strlen(hvalue), &p,
-	            end)) ||
-	    lws_finalize_http_header(wsi, &p, end)) {
-		free(buf);
-		return -1;
+	        (const unsigned char *)"no-store", 8, &p, end))
+		goto fail;
+	for (i = 0; i < nhdrs; i++) {
+		if (lws_add_http_header_by_name(wsi,
+		        (const unsigned char *)hdrs[i].name,
+		        (const unsigned char *)hdrs[i].value,
+		        (int)strlen(hdrs[i].value), &p, end))
+			goto fail;
 	}
+	if (lws_finalize_http_header(wsi, &p, end))
+		goto fail;
 	if (!head) {
 		memcpy(p, body, blen);
 		p += blen;
 	}
 	n = lws_write(wsi, start, (size_t)(p - start), LWS_WRITE_HTTP_HEADERS);
+	explicit_bzero(buf, LWS_PRE + room);
 	free(buf);
 	return n < 0 ? -1 : 0;
+fail:
+	explicit_bzero(buf, LWS_PRE + room);
+	free(buf);
+	return -1;
 }
 
 /* A JSON error body {"error":..,"message":..}; both are our own words. */
@@ -118,13 +158,14 @@ static int
 gw_http_error(struct lws *wsi, unsigned int status, const char *error,
     const char *message, const char *hname, const char *hvalue)
 {
+	struct gw_http_hdr h = {hname, hvalue};
 	char *body;
 	int r;
 
 	body =
 	    xasprintf("{\"error\":\"%s\",\"message\":\"%s\"}", error, message);
-	r = gw_http_reply(
-	    wsi, status, GW_HTTP_JSON, body, strlen(body), hname, hvalue);
+	r = gw_http_reply(wsi, status, GW_HTTP_JSON, body, strlen(body), &h,
+	    hname != NULL ? 1 : 0);
 	free(body);
 	return r;
 }
@@ -152,7 +193,7 @@ gw_http_reply_json(struct lws *wsi, unsigned int status, char *body)
 	int r;
 
 	r = gw_http_reply(
-	    wsi, status, GW_HTTP_JSON, body, strlen(body), NULL, NULL);
+	    wsi, status, GW_HTTP_JSON, body, strlen(body), NULL, 0);
 	free(body);
 	return r;
 }
@@ -218,41 +259,253 @@ gw_http_metrics(struct lws *wsi)
 	    (double)(lws_now_usecs() - gateway.started) / LWS_USEC_PER_SEC,
 	    &len);
 	r = gw_http_reply(
-	    wsi, HTTP_STATUS_OK, GW_HTTP_PROM, text, len, NULL, NULL);
+	    wsi, HTTP_STATUS_OK, GW_HTTP_PROM, text, len, NULL, 0);
 	free(text);
+	return r;
+}
+
+static enum gw_http_route
+gw_http_route(const char *path)
+{
+	size_t n = strlen(GW_HTTP_NOVNC_PATH);
+
+	switch (gw_metrics_path(path)) {
+	case GW_METRICS_HEALTHZ: return GW_HTTP_HEALTHZ;
+	case GW_METRICS_READYZ: return GW_HTTP_READYZ;
+	case GW_METRICS_METRICS: return GW_HTTP_METRICS;
+	case GW_METRICS_V1: return GW_HTTP_V1;
+	case GW_METRICS_CDP:
+		path += strlen(GW_HTTP_CDP_PATH);
+		if (*path == '\0' || gw_cdpws_path_ok(path))
+			return GW_HTTP_CDP;
+		return GW_HTTP_OTHER;
+	case GW_METRICS_NOVNC:
+		if (strcmp(path, GW_HTTP_NOVNC_WS_PATH) == 0)
+			return GW_HTTP_NOVNC_WS;
+		if (strncmp(path, GW_HTTP_NOVNC_PATH, n) != 0 ||
+		    path[n] == '\0')
+			return GW_HTTP_NOVNC_INDEX;
+		return GW_HTTP_NOVNC_FILE;
+	default: return GW_HTTP_OTHER;
+	}
+}
+
+/* Checks a presented token (len bytes at p, surrounding blanks allowed):
+ * NULL if it is the token, else why not. */
+static const char *
+gw_http_token_check(const char *p, size_t len)
+{
+	while (len > 0 && (*p == ' ' || *p == '\t')) {
+		p++;
+		len--;
+	}
+	while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t'))
+		len--;
+	if (len == 0)
+		return "malformed";
+	if (!gw_http_token_equal(p, len, gateway.token, gateway.tokenlen))
+		return "invalid";
+	return NULL;
+}
+
+/* The bearer token; NULL if it is right, else the reason the refusal is
+ * journaled with. */
+static const char *
+gw_http_bearer(struct lws *wsi)
+{
+	char hdr[GATEWAY_TOKEN_MAX + 64];
+	const char *reason = "malformed";
+	int n;
+
+	n = lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_AUTHORIZATION);
+	if (n <= 0)
+		return "missing";
+	if ((size_t)n >= sizeof hdr)
+		return reason;
+	n = lws_hdr_copy(wsi, hdr, sizeof hdr, WSI_TOKEN_HTTP_AUTHORIZATION);
+	if (n > 0 && strncasecmp(hdr, "Bearer ", 7) == 0)
+		reason = gw_http_token_check(hdr + 7, strlen(hdr + 7));
+	explicit_bzero(hdr, sizeof hdr);
+	return reason;
+}
+
+/*
+ * The token in the cookie GATEWAY_COOKIE, which is how a browser carries
+ * it (a page cannot put headers on its WebSocket). The first cookie of
+ * that name counts. NULL if it is right, else why not.
+ */
+static const char *
+gw_http_cookie(struct lws *wsi)
+{
+	static const char name[] = GATEWAY_COOKIE "=";
+	char hdr[GATEWAY_TOKEN_MAX + 1024], *tok, *save;
+	const char *reason = "missing";
+	int n;
+
+	n = lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_COOKIE);
+	if (n <= 0)
+		return reason;
+	if ((size_t)n >= sizeof hdr)
+		return "malformed";
+	if (lws_hdr_copy(wsi, hdr, sizeof hdr, WSI_TOKEN_HTTP_COOKIE) < 0)
+		return "malformed";
+	for (tok = strtok_r(hdr, ";", &save); tok != NULL;
+	     tok = strtok_r(NULL, ";", &save)) {
+		tok += strspn(tok, " \t");
+		if (strncmp(tok, name, sizeof name - 1) == 0) {
+			reason = gw_http_token_check(tok + sizeof name - 1,
+			    strlen(tok + sizeof name - 1));
+			break;
+		}
+	}
+	explicit_bzero(hdr, sizeof hdr);
+	return reason;
+}
+
+/* The token of a request: the Authorization header if there is one,
+ * else (where cookie is set) the cookie. NULL if it is right. */
+static const char *
+gw_http_auth(struct lws *wsi, int cookie)
+{
+	if (!cookie ||
+	    lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_AUTHORIZATION) > 0)
+		return gw_http_bearer(wsi);
+	return gw_http_cookie(wsi);
+}
+
+/* A refusal for want of the token: logged, counted and journaled, never
+ * with the token itself. */
+static void
+gw_http_auth_failed(struct lws *wsi, const char *what, const char *reason)
+{
+	char peer[GATEWAY_PEER_MAX];
+
+	gateway_peer(wsi, peer, sizeof peer);
+	log_info("refused %s from %s: token %s", what, peer, reason);
+	gw_metrics.auth_failures++;
+	gw_upstream_auth_failed(peer, reason);
+}
+
+static int
+gw_http_unauthorized(struct lws *wsi, const char *reason)
+{
+	gw_http_auth_failed(wsi, "a request", reason);
+	return gw_http_error(wsi, HTTP_STATUS_UNAUTHORIZED, "unauthorized",
+	    "a valid token is required: open " GW_HTTP_NOVNC_PATH
+	    "?token=TOKEN",
+	    "www-authenticate:", "Bearer");
+}
+
+/*
+ * The token hand-off: /novnc/?token=T, T right, sets the cookie and sends
+ * the browser on to the page, so that the token leaves the address bar
+ * and the history. Without ?token=, a request that carries the token
+ * already is sent on too.
+ */
+static int
+gw_http_novnc_index(struct lws *wsi)
+{
+	char arg[GATEWAY_TOKEN_MAX + 16];
+	struct gw_http_hdr hdrs[2];
+	const char *value, *reason;
+	char *cookie;
+	int r;
+
+	hdrs[0].name = "location:";
+	hdrs[0].value = GW_HTTP_NOVNC_START;
+	value = lws_get_urlarg_by_name(wsi, "token=", arg, sizeof arg);
+	if (value == NULL) {
+		reason = gw_http_auth(wsi, 1);
+		if (reason != NULL)
+			return gw_http_unauthorized(wsi, reason);
+		return gw_http_reply(wsi, HTTP_STATUS_FOUND, GW_HTTP_TEXT,
+		    "to the page\n", 12, hdrs, 1);
+	}
+	reason = gw_http_token_check(value, strlen(value));
+	if (reason != NULL) {
+		explicit_bzero(arg, sizeof arg);
+		return gw_http_unauthorized(wsi, reason);
+	}
+	cookie = xasprintf(GATEWAY_COOKIE "=%s; Path=/; HttpOnly; "
+	                                  "SameSite=Strict",
+	    value);
+	explicit_bzero(arg, sizeof arg);
+	hdrs[1].name = "set-cookie:";
+	hdrs[1].value = cookie;
+	r = gw_http_reply(
+	    wsi, HTTP_STATUS_FOUND, GW_HTTP_TEXT, "to the page\n", 12, hdrs, 2);
+	explicit_bzero(cookie, strlen(cookie));
+	free(cookie);
+	return r;
+}
+
+/* A file of the page, for a request that carries the token. */
+static int
+gw_http_novnc_file(struct lws *wsi, const char *path)
+{
+	struct gw_http_hdr h = {"x-content-type-options:", "nosniff"};
+	const char *reason, *type;
+	size_t len;
+	char *body;
+	int r;
+
+	reason = gw_http_auth(wsi, 1);
+	if (reason != NULL)
+		return gw_http_unauthorized(wsi, reason);
+	if (gw_novnc_file(
+	        path + strlen(GW_HTTP_NOVNC_PATH), &body, &len, &type) < 0)
+		return gw_http_error(wsi, HTTP_STATUS_NOT_FOUND, "not_found",
+		    "no such file", NULL, NULL);
+	r = gw_http_reply(wsi, HTTP_STATUS_OK, type, body, len, &h, 1);
+	free(body);
 	return r;
 }
 
 static int
 gw_http_request(struct lws *wsi, const char *in, size_t len)
 {
-	enum gw_metrics_path path;
-	char name[32];
-	char *uri;
+	enum gw_http_route route = GW_HTTP_OTHER;
+	char path[GW_HTTP_PATH_MAX], *uri;
 	int meth, ulen, r;
 
-	snprintf(name, sizeof name, "%.*s", (int)len, in);
-	path = len < sizeof name ? gw_metrics_path(name) : GW_METRICS_OTHER;
-	gw_metrics.http_requests[path]++;
+	/* A path too long, or with a NUL in it, is no path of ours. */
+	if (len < sizeof path && memchr(in, '\0', len) == NULL) {
+		memcpy(path, in, len);
+		path[len] = '\0';
+		route = gw_http_route(path);
+		gw_metrics.http_requests[gw_metrics_path(path)]++;
+	} else
+		gw_metrics.http_requests[GW_METRICS_OTHER]++;
 	meth = lws_http_get_uri_and_method(wsi, &uri, &ulen);
-	if (meth != LWSHUMETH_GET && meth != LWSHUMETH_HEAD)
+	if (meth != LWSHUMETH_GET && meth != LWSHUMETH_HEAD) {
 		r = gw_http_error(wsi, HTTP_STATUS_METHOD_NOT_ALLOWED,
 		    "method_not_allowed", "only GET and HEAD are served",
 		    "allow:", "GET, HEAD");
-	else if (path == GW_METRICS_HEALTHZ)
-		r = gw_http_healthz(wsi);
-	else if (path == GW_METRICS_READYZ)
-		r = gw_http_readyz(wsi);
-	else if (path == GW_METRICS_METRICS)
-		r = gw_http_metrics(wsi);
-	else if (path == GW_METRICS_V1)
+		goto done;
+	}
+	switch (route) {
+	case GW_HTTP_HEALTHZ: r = gw_http_healthz(wsi); break;
+	case GW_HTTP_READYZ: r = gw_http_readyz(wsi); break;
+	case GW_HTTP_METRICS: r = gw_http_metrics(wsi); break;
+	case GW_HTTP_V1:
 		r = gw_http_error(wsi, HTTP_STATUS_BAD_REQUEST, "bad_request",
 		    "this is a WebSocket endpoint "
 		    "(subprotocol " GATEWAY_SUBPROTOCOL ")",
 		    NULL, NULL);
-	else
+		break;
+	case GW_HTTP_NOVNC_WS:
+	case GW_HTTP_CDP:
+		r = gw_http_error(wsi, HTTP_STATUS_BAD_REQUEST, "bad_request",
+		    "this is a WebSocket endpoint", NULL, NULL);
+		break;
+	case GW_HTTP_NOVNC_INDEX: r = gw_http_novnc_index(wsi); break;
+	case GW_HTTP_NOVNC_FILE: r = gw_http_novnc_file(wsi, path); break;
+	default:
 		r = gw_http_error(wsi, HTTP_STATUS_NOT_FOUND, "not_found",
 		    "no such path", NULL, NULL);
+		break;
+	}
+done:
 	if (r < 0 || lws_http_transaction_completed(wsi))
 		return -1;
 	return 0;
@@ -261,7 +514,7 @@ gw_http_request(struct lws *wsi, const char *in, size_t len)
 /*
  * The offered subprotocols must include berth.v1 and name no other
  * protocol of this vhost: lws binds the first offered name it knows, and
- * that must not be the HTTP or the upstream handler.
+ * that must not be the HTTP, a relay or the upstream handler.
  */
 static int
 gw_http_subprotocol_ok(struct lws *wsi)
@@ -281,38 +534,26 @@ gw_http_subprotocol_ok(struct lws *wsi)
 	return found;
 }
 
-/* Checks the bearer token; NULL if it is right, else the reason the
- * refusal is journaled with. */
-static const char *
-gw_http_auth(struct lws *wsi)
+/*
+ * A relay WebSocket offers no subprotocol (noVNC, CDP clients) or just
+ * "binary" (websockify's name for raw bytes). lws binds the former to
+ * protocols[0] and the latter to the "binary" entry; both hand the
+ * connection on to gw_http_relay_cb. Any other name could bind it to a
+ * handler it must not reach.
+ */
+static int
+gw_http_relay_subprotocol_ok(struct lws *wsi)
 {
-	char hdr[GATEWAY_TOKEN_MAX + 64], *p;
-	const char *reason = "malformed";
-	size_t plen;
+	char buf[64];
 	int n;
 
-	n = lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_AUTHORIZATION);
+	n = lws_hdr_total_length(wsi, WSI_TOKEN_PROTOCOL);
 	if (n <= 0)
-		return "missing";
-	if ((size_t)n >= sizeof hdr)
-		return reason;
-	n = lws_hdr_copy(wsi, hdr, sizeof hdr, WSI_TOKEN_HTTP_AUTHORIZATION);
-	if (n > 0 && strncasecmp(hdr, "Bearer ", 7) == 0) {
-		p = hdr + 7;
-		while (*p == ' ')
-			p++;
-		plen = strlen(p);
-		while (plen > 0 && (p[plen - 1] == ' ' || p[plen - 1] == '\t'))
-			plen--;
-		if (plen != 0 &&
-		    gw_http_token_equal(
-		        p, plen, gateway.token, gateway.tokenlen))
-			reason = NULL;
-		else if (plen != 0)
-			reason = "invalid";
-	}
-	explicit_bzero(hdr, sizeof hdr);
-	return reason;
+		return 1;
+	if ((size_t)n >= sizeof buf ||
+	    lws_hdr_copy(wsi, buf, sizeof buf, WSI_TOKEN_PROTOCOL) < 0)
+		return 0;
+	return strcmp(buf, "binary") == 0;
 }
 
 /* Answers an upgrade with an HTTP error instead of the 101: 1 as
@@ -326,45 +567,107 @@ gw_http_refuse(struct lws *wsi, unsigned int status, const char *error,
 	return 1;
 }
 
+/* Whether the relay at route is configured; if not, *why says so. */
+static int
+gw_http_relay_configured(enum gw_http_route route, const char **why)
+{
+	if (route == GW_HTTP_NOVNC_WS && gateway.vnc.port == 0) {
+		*why = "no VNC server is configured (vnc)";
+		return 0;
+	}
+	if (route == GW_HTTP_CDP && gateway.cdp.port == 0) {
+		*why = "no DevTools endpoint is configured (cdp)";
+		return 0;
+	}
+	return 1;
+}
+
 /*
  * Every WebSocket upgrade stops here before lws answers it: a refusal is
  * written as an ordinary HTTP response and the 101 never goes out.
- * Returns 0 to let the upgrade proceed, 1 if a response was written, -1
- * to hang up.
+ * /v1 wants subprotocol berth.v1 and the bearer token; noVNC's relay
+ * takes the token from the cookie too, as a browser cannot send the
+ * header; the CDP relay wants the bearer token. Returns 0 to let the
+ * upgrade proceed, 1 if a response was written, -1 to hang up.
  */
 static int
 gw_http_confirm_upgrade(struct lws *wsi, const char *upgrade)
 {
-	char path[64], peer[GATEWAY_PEER_MAX];
-	enum gw_metrics_path which = GW_METRICS_OTHER;
-	const char *reason;
-	int n;
+	enum gw_http_route route = GW_HTTP_OTHER;
+	char path[GW_HTTP_PATH_MAX];
+	const char *reason, *why;
 
-	n = lws_hdr_copy(wsi, path, sizeof path, WSI_TOKEN_GET_URI);
-	if (n > 0)
-		which = gw_metrics_path(path);
-	gw_metrics.http_requests[which]++;
+	if (lws_hdr_copy(wsi, path, sizeof path, WSI_TOKEN_GET_URI) > 0) {
+		route = gw_http_route(path);
+		gw_metrics.http_requests[gw_metrics_path(path)]++;
+	} else
+		gw_metrics.http_requests[GW_METRICS_OTHER]++;
 	if (strcasecmp(upgrade, "websocket") != 0)
 		return gw_http_refuse(wsi, HTTP_STATUS_BAD_REQUEST,
 		    "bad_request", "only WebSocket upgrades are served", NULL,
 		    NULL);
-	if (which != GW_METRICS_V1)
+	switch (route) {
+	case GW_HTTP_V1:
+		if (!gw_http_subprotocol_ok(wsi))
+			return gw_http_refuse(wsi, HTTP_STATUS_BAD_REQUEST,
+			    "bad_request",
+			    "the subprotocol must be " GATEWAY_SUBPROTOCOL,
+			    NULL, NULL);
+		reason = gw_http_auth(wsi, 0);
+		break;
+	case GW_HTTP_NOVNC_WS:
+	case GW_HTTP_CDP:
+		if (!gw_http_relay_configured(route, &why))
+			return gw_http_refuse(wsi, HTTP_STATUS_NOT_FOUND,
+			    "not_found", why, NULL, NULL);
+		if (!gw_http_relay_subprotocol_ok(wsi))
+			return gw_http_refuse(wsi, HTTP_STATUS_BAD_REQUEST,
+			    "bad_request",
+			    "a relay takes no subprotocol, or \"binary\"", NULL,
+			    NULL);
+		reason = gw_http_auth(wsi, route == GW_HTTP_NOVNC_WS);
+		break;
+	default:
 		return gw_http_refuse(wsi, HTTP_STATUS_NOT_FOUND, "not_found",
-		    "WebSocket clients connect to " GATEWAY_WS_PATH, NULL,
-		    NULL);
-	if (!gw_http_subprotocol_ok(wsi))
-		return gw_http_refuse(wsi, HTTP_STATUS_BAD_REQUEST,
-		    "bad_request",
-		    "the subprotocol must be " GATEWAY_SUBPROTOCOL, NULL, NULL);
-	reason = gw_http_auth(wsi);
+		    "WebSocket clients connect to " GATEWAY_WS_PATH
+		    ", " GW_HTTP_NOVNC_WS_PATH " or " GW_HTTP_CDP_PATH,
+		    NULL, NULL);
+	}
 	if (reason == NULL)
 		return 0;
-	gateway_peer(wsi, peer, sizeof peer);
-	log_info("refused upgrade from %s: token %s", peer, reason);
-	gw_metrics.auth_failures++;
-	gw_upstream_auth_failed(peer, reason);
+	gw_http_auth_failed(wsi, "upgrade", reason);
 	return gw_http_refuse(wsi, HTTP_STATUS_UNAUTHORIZED, "unauthorized",
 	    "a valid bearer token is required", "www-authenticate:", "Bearer");
+}
+
+int
+gw_http_relay_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
+    void *in, size_t len)
+{
+	enum gw_http_relay *relay;
+	char path[GW_HTTP_PATH_MAX];
+
+	(void)user;
+	if (reason == LWS_CALLBACK_ESTABLISHED) {
+		/* gw_http_confirm_upgrade let only the relays' paths
+		 * through to here. */
+		if (lws_hdr_copy(wsi, path, sizeof path, WSI_TOKEN_GET_URI) <=
+		    0)
+			return -1;
+		if (strcmp(path, GW_HTTP_NOVNC_WS_PATH) == 0)
+			gw_novnc_open(wsi);
+		else
+			gw_cdpws_open(wsi, path + strlen(GW_HTTP_CDP_PATH));
+		return 0;
+	}
+	relay = lws_get_opaque_user_data(wsi);
+	if (relay == NULL)
+		return 0;
+	switch (*relay) {
+	case GW_HTTP_RELAY_NOVNC: return gw_novnc_ws_cb(wsi, reason, in, len);
+	case GW_HTTP_RELAY_CDP: return gw_cdpws_ws_cb(wsi, reason, in, len);
+	default: return 0;
+	}
 }
 
 int
@@ -375,6 +678,13 @@ gw_http_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 	case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
 		return gw_http_confirm_upgrade(wsi, in);
 	case LWS_CALLBACK_HTTP: return gw_http_request(wsi, in, len);
+	/* A WebSocket that offered no subprotocol stays bound here. */
+	case LWS_CALLBACK_ESTABLISHED:
+	case LWS_CALLBACK_RECEIVE:
+	case LWS_CALLBACK_SERVER_WRITEABLE:
+	case LWS_CALLBACK_WS_PEER_INITIATED_CLOSE:
+	case LWS_CALLBACK_CLOSED:
+		return gw_http_relay_cb(wsi, reason, user, in, len);
 	default: return lws_callback_http_dummy(wsi, reason, user, in, len);
 	}
 }

@@ -1,15 +1,39 @@
 /* gw_http: the gateway's plain HTTP face and its door to the WebSocket:
- * the probes (/healthz, /readyz, /metrics), answered from cached state,
- * and the checks every upgrade passes before the 101 (path, subprotocol,
- * bearer token), refusing with 401/400/404 otherwise. */
+ * the probes (/healthz, /readyz, /metrics), answered from cached state;
+ * the noVNC page's door, where the token may come as a cookie; and the
+ * checks every upgrade passes before the 101 (path, subprotocol, token),
+ * refusing with 401/400/404 otherwise. Relay WebSockets are then handed
+ * to their relay by path. */
 #ifndef BERTH_GW_HTTP_H
 #define BERTH_GW_HTTP_H
 
 #include <libwebsockets.h>
 #include <stddef.h>
 
+/* The desktop's paths: noVNC's page and its WebSocket, and the CDP
+ * WebSocket relay (itself, or with /devtools/... after it). */
+#define GW_HTTP_NOVNC_PATH "/novnc/"
+#define GW_HTTP_NOVNC_WS_PATH "/novnc/websockify"
+#define GW_HTTP_CDP_PATH "/v1/cdp"
+/* The longest request path looked at; longer ones are not found. */
+#define GW_HTTP_PATH_MAX 1024
+
+/*
+ * Which relay a WebSocket belongs to. What a relay keeps as the
+ * connection's opaque user data starts with this, so that
+ * gw_http_relay_cb can hand each event to the right one.
+ */
+enum gw_http_relay {
+	GW_HTTP_RELAY_NOVNC = 1,
+	GW_HTTP_RELAY_CDP,
+};
+
 int gw_http_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
     void *in, size_t len);
+/* The relay WebSockets' events: those of protocol "binary", and those
+ * of protocols[0] for WebSockets that offered no subprotocol. */
+int gw_http_relay_cb(struct lws *wsi, enum lws_callback_reasons reason,
+    void *user, void *in, size_t len);
 /* Whether presented[0..plen) is the token, in time that depends on plen
  * only: no early exit on a differing byte or a differing length. */
 int gw_http_token_equal(

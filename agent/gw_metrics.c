@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "gateway.h"
+#include "gw_http.h"
 #include "gw_metrics.h"
 #include "log.h"
 
@@ -16,6 +17,8 @@ static const char *const gw_metrics_paths[GW_METRICS_NPATHS] = {
     [GW_METRICS_READYZ] = "/readyz",
     [GW_METRICS_METRICS] = "/metrics",
     [GW_METRICS_V1] = GATEWAY_WS_PATH,
+    [GW_METRICS_NOVNC] = GW_HTTP_NOVNC_PATH,
+    [GW_METRICS_CDP] = GW_HTTP_CDP_PATH,
     [GW_METRICS_OTHER] = "other",
 };
 
@@ -58,8 +61,16 @@ static const struct {
 enum gw_metrics_path
 gw_metrics_path(const char *path)
 {
+	size_t nv = strlen(GW_HTTP_NOVNC_PATH), nc = strlen(GW_HTTP_CDP_PATH);
 	int i;
 
+	/* "/novnc" is the page's directory without its slash. */
+	if (strncmp(path, GW_HTTP_NOVNC_PATH, nv) == 0 ||
+	    strcmp(path, "/novnc") == 0)
+		return GW_METRICS_NOVNC;
+	if (strncmp(path, GW_HTTP_CDP_PATH, nc) == 0 &&
+	    (path[nc] == '\0' || path[nc] == '/'))
+		return GW_METRICS_CDP;
 	for (i = 0; i < GW_METRICS_OTHER; i++)
 		if (strcmp(path, gw_metrics_paths[i]) == 0)
 			return (enum gw_metrics_path)i;

@@ -7,12 +7,15 @@
 #include <stdint.h>
 
 /* The paths /metrics counts requests of; anything else is "other", so a
- * scanner cannot grow the label set. */
+ * scanner cannot grow the label set. NOVNC counts everything under
+ * /novnc/ and CDP everything under /v1/cdp. */
 enum gw_metrics_path {
 	GW_METRICS_HEALTHZ,
 	GW_METRICS_READYZ,
 	GW_METRICS_METRICS,
 	GW_METRICS_V1,
+	GW_METRICS_NOVNC,
+	GW_METRICS_CDP,
 	GW_METRICS_OTHER,
 	GW_METRICS_NPATHS
 };
@@ -33,6 +36,7 @@ struct gw_metrics {
 
 extern struct gw_metrics gw_metrics;
 
+/* The label path counts under; "/novnc/" and "/v1/cdp" by prefix. */
 enum gw_metrics_path gw_metrics_path(const char *path);
 /* The exposition text; *len is its length. The caller frees it. */
 char *gw_metrics_render(int berthd_up, double uptime_s, size_t *len);

@@ -17,6 +17,7 @@
 #include "gateway.h"
 #include "gw_client.h"
 #include "gw_metrics.h"
+#include "gw_sock.h"
 #include "gw_upstream.h"
 #include "json.h"
 #include "log.h"
@@ -32,8 +33,6 @@
 /* What may wait to go to berthd on the control connection: refusals are
  * dropped beyond it, so a flood of bad upgrades cannot grow it. */
 #define GW_UPSTREAM_CONTROL_QUEUE (1024u * 1024)
-/* At most this many bytes go to berthd per writeable callback. */
-#define GW_UPSTREAM_WRITE_BURST (1024u * 1024)
 
 /*
  * Requests on the control connection carry their kind in the low bits of
@@ -70,7 +69,6 @@ static void gw_upstream_control_lost(void);
 struct gw_upstream *
 gw_upstream_open(enum gw_upstream_kind kind, char **cause)
 {
-	lws_adopt_desc_t desc;
 	struct sockaddr_un sun;
 	struct gw_upstream *up;
 	struct lws *wsi;
@@ -99,21 +97,11 @@ gw_upstream_open(enum gw_upstream_kind kind, char **cause)
 	up->kind = kind;
 	gw_queue_init(&up->out,
 	    kind == GW_UPSTREAM_CONTROL ? GW_UPSTREAM_CONTROL_QUEUE : SIZE_MAX);
-	memset(&desc, 0, sizeof desc);
-	desc.vh = gateway.vhost;
-	desc.type = LWS_ADOPT_SOCKET;
-	desc.fd.sockfd = fd;
-	desc.vh_prot_name = "berth-upstream";
-	wsi = lws_adopt_descriptor_vhost_via_info(&desc);
+	wsi = gw_sock_adopt(gateway.vhost, fd, "berth-upstream", up, cause);
 	if (wsi == NULL) {
-		/* lws closed the descriptor already. */
-		*cause = xstrdup("cannot adopt the socket into lws");
 		free(up);
 		return NULL;
 	}
-	/* Set only now, so that no callback of a failed adoption can free
-	 * up; nothing is read before the loop turns again. */
-	lws_set_opaque_user_data(wsi, up);
 	up->wsi = wsi;
 	return up;
 }
@@ -254,30 +242,8 @@ gw_upstream_rx(struct gw_upstream *up, const uint8_t *in, size_t len)
 static int
 gw_upstream_writeable(struct gw_upstream *up)
 {
-	int fd = lws_get_socket_fd(up->wsi);
-	struct gw_queue_msg *m;
-	size_t burst = 0;
-	ssize_t n;
-
-	while ((m = gw_queue_first(&up->out)) != NULL &&
-	    burst < GW_UPSTREAM_WRITE_BURST) {
-		n = send(fd, gw_queue_payload(m) + up->outoff,
-		    m->len - up->outoff, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
-			break;
-		if (n < 0) {
-			log_debug("%s: send: %s", __func__, strerror(errno));
-			return -1;
-		}
-		up->outoff += (size_t)n;
-		burst += (size_t)n;
-		if (up->outoff < m->len)
-			break;
-		up->outoff = 0;
-		gw_queue_pop(&up->out);
-	}
-	if (up->out.count != 0)
-		lws_callback_on_writable(up->wsi);
+	if (gw_sock_flush(up->wsi, &up->out, &up->outoff) < 0)
+		return -1;
 	if (up->client != NULL && up->out.bytes <= GW_UPSTREAM_LOW_WATER)
 		gw_client_resume(up->client);
 	return 0;

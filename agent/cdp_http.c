@@ -1,0 +1,782 @@
+/* cdp_http: the TCP CDP relay's HTTP/1.1 heads, read in place with limits
+ * and written anew for the other side. Owns nothing: what it builds
+ * belongs to the caller. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "cdp_http.h"
+#include "xmalloc.h"
+
+/* Checks one line of a head: whole, or as far as it has arrived. Returns
+ * -1 with the error filled in. */
+typedef int (*cdp_http_line_cb)(
+    void *arg, unsigned lineno, const char *l, size_t n, int whole);
+
+/* A growing output buffer; p belongs to whoever takes it at the end. */
+struct cdp_http_out {
+	char *p;
+	size_t len;
+	size_t cap;
+};
+
+/* What a request's checker gathers on its way through the head. */
+struct cdp_http_req_scan {
+	struct cdp_http_request *req;
+	const char *cookie_name;
+	const char *method;
+	size_t methodlen;
+	const char *path; /* the target up to its query */
+	size_t pathlen;
+	const char *upgrade;
+	size_t upgradelen;
+	int hosts;
+	int lengths;
+	int auths;
+	int upgrades;
+	int conn_upgrade; /* Connection lists "upgrade" */
+};
+
+struct cdp_http_resp_scan {
+	struct cdp_http_response *resp;
+	int lengths;
+	int encodings;
+};
+
+static int
+cdp_http_fail(unsigned *status, char *err, unsigned code, const char *msg)
+{
+	*status = code;
+	snprintf(err, CDP_HTTP_ERR_MAX, "%s", msg);
+	return -1;
+}
+
+static int
+cdp_http_digit(char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static int
+cdp_http_alnum(char c)
+{
+	return cdp_http_digit(c) || (c >= 'a' && c <= 'z') ||
+	    (c >= 'A' && c <= 'Z');
+}
+
+/* RFC 9110's tchar: what names and methods are made of. */
+static int
+cdp_http_tchar(char c)
+{
+	return cdp_http_alnum(c) ||
+	    (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL);
+}
+
+/* What a header value may hold: tabs, spaces, visible ASCII and the
+ * bytes above it (obs-text), never a control character. */
+static int
+cdp_http_field_char(char c)
+{
+	unsigned char u = (unsigned char)c;
+
+	return u == '\t' || (u >= ' ' && u != 0x7f);
+}
+
+static int
+cdp_http_named(const char *l, size_t namelen, const char *name)
+{
+	return strlen(name) == namelen && strncasecmp(l, name, namelen) == 0;
+}
+
+/* The value of a checked header line, without the spaces around it. */
+static void
+cdp_http_value(
+    const char *l, size_t n, size_t namelen, const char **v, size_t *vlen)
+{
+	size_t a = namelen + 1, b = n;
+
+	while (a < b && (l[a] == ' ' || l[a] == '\t'))
+		a++;
+	while (b > a && (l[b - 1] == ' ' || l[b - 1] == '\t'))
+		b--;
+	*v = l + a;
+	*vlen = b - a;
+}
+
+/* A Content-Length: digits only, and few enough never to overflow. */
+static int
+cdp_http_number(const char *v, size_t n, uint64_t *out)
+{
+	uint64_t x = 0;
+	size_t i;
+
+	if (n == 0 || n > 18)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (!cdp_http_digit(v[i]))
+			return -1;
+		x = x * 10 + (uint64_t)(v[i] - '0');
+	}
+	*out = x;
+	return 0;
+}
+
+/* Whether the comma-separated list v[0..n) holds tok, in any case. */
+static int
+cdp_http_has_token(const char *v, size_t n, const char *tok)
+{
+	size_t i = 0, a, b;
+
+	while (i < n) {
+		a = i;
+		while (i < n && v[i] != ',')
+			i++;
+		b = i++;
+		while (a < b && (v[a] == ' ' || v[a] == '\t'))
+			a++;
+		while (b > a && (v[b - 1] == ' ' || v[b - 1] == '\t'))
+			b--;
+		if (cdp_http_named(v + a, b - a, tok))
+			return 1;
+	}
+	return 0;
+}
+
+/* The value of cookie name in a Cookie header's pairs, quotes removed;
+ * *out stays NULL if it is not there. */
+static void
+cdp_http_cookie(
+    const char *v, size_t n, const char *name, const char **out, size_t *outlen)
+{
+	size_t i = 0, a, b, nl = strlen(name);
+	const char *eq;
+
+	while (i < n) {
+		while (i < n && (v[i] == ' ' || v[i] == '\t' || v[i] == ';'))
+			i++;
+		a = i;
+		while (i < n && v[i] != ';')
+			i++;
+		b = i;
+		while (b > a && (v[b - 1] == ' ' || v[b - 1] == '\t'))
+			b--;
+		eq = memchr(v + a, '=', b - a);
+		if (eq == NULL || (size_t)(eq - (v + a)) != nl ||
+		    memcmp(v + a, name, nl) != 0)
+			continue;
+		a = (size_t)(eq - v) + 1;
+		if (b - a >= 2 && v[a] == '"' && v[b - 1] == '"') {
+			a++;
+			b--;
+		}
+		*out = v + a;
+		*outlen = b - a;
+		return;
+	}
+}
+
+int
+cdp_http_host_valid(const char *s, size_t len)
+{
+	size_t i;
+
+	if (len == 0 || len > CDP_HTTP_HOST_MAX)
+		return 0;
+	for (i = 0; i < len; i++) {
+		if (!cdp_http_alnum(s[i]) && s[i] != '.' && s[i] != '-' &&
+		    s[i] != ':' && s[i] != '[' && s[i] != ']')
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * Splits a head into lines and hands each to cb, the last one as far as
+ * it has arrived. Only the first CDP_HTTP_HEAD_MAX bytes are looked at,
+ * so a client sending more costs no more. A head must end in a blank
+ * line; every line ends in CRLF.
+ */
+static enum cdp_http_result
+cdp_http_scan(const char *buf, size_t len, cdp_http_line_cb cb, void *arg,
+    size_t *headlen, unsigned *status, char *err)
+{
+	size_t lim = len < CDP_HTTP_HEAD_MAX ? len : CDP_HTTP_HEAD_MAX;
+	size_t pos = 0, end;
+	unsigned lineno = 0;
+	const char *cr;
+	int ended, whole;
+
+	/* Each line is checked before what follows it, its end included, so
+	 * that the first fault in the bytes is the one reported however
+	 * many of them have arrived. */
+	for (;;) {
+		cr = memchr(buf + pos, '\r', lim - pos);
+		end = cr != NULL ? (size_t)(cr - buf) : lim;
+		ended = cr != NULL && end + 1 < lim;
+		whole = ended && buf[end + 1] == '\n';
+		if (whole && lineno > 0 && end == pos) {
+			*headlen = end + 2;
+			return CDP_HTTP_OK;
+		}
+		if (cb(arg, lineno, buf + pos, end - pos, whole) < 0)
+			return CDP_HTTP_ERROR;
+		if (ended && !whole) {
+			cdp_http_fail(
+			    status, err, 400, "a CR not followed by LF");
+			return CDP_HTTP_ERROR;
+		}
+		if (whole && lineno > CDP_HTTP_LINES_MAX) {
+			cdp_http_fail(
+			    status, err, 431, "more than 64 header lines");
+			return CDP_HTTP_ERROR;
+		}
+		if (!whole)
+			break;
+		pos = end + 2;
+		lineno++;
+	}
+	if (len >= CDP_HTTP_HEAD_MAX) {
+		cdp_http_fail(
+		    status, err, 431, "the head is longer than 16384 bytes");
+		return CDP_HTTP_ERROR;
+	}
+	return CDP_HTTP_MORE;
+}
+
+/* A header line's syntax: NAME ":" VALUE; *namelen once the colon is in. */
+static int
+cdp_http_header_syntax(const char *l, size_t n, int whole, size_t *namelen,
+    unsigned *status, char *err)
+{
+	size_t i;
+
+	if (n > 0 && (l[0] == ' ' || l[0] == '\t'))
+		return cdp_http_fail(
+		    status, err, 400, "folded header lines are not accepted");
+	for (i = 0; i < n && cdp_http_tchar(l[i]); i++)
+		;
+	if (i < n && (i == 0 || l[i] != ':'))
+		return cdp_http_fail(status, err, 400,
+		    "a header name must be a token followed by a colon");
+	if (i == n)
+		return whole ? cdp_http_fail(status, err, 400,
+		                   "a header line without a colon")
+		             : 0;
+	*namelen = i;
+	for (i++; i < n; i++) {
+		if (!cdp_http_field_char(l[i]))
+			return cdp_http_fail(status, err, 400,
+			    "a control character in a header value");
+	}
+	return 0;
+}
+
+/* METHOD SP PATH SP HTTP/1.1, as far as it has arrived. */
+static int
+cdp_http_request_line(
+    struct cdp_http_req_scan *s, const char *l, size_t n, int whole)
+{
+	static const char pat[] = "HTTP/d.d";
+	struct cdp_http_request *req = s->req;
+	const char *bad = "the request line is not METHOD PATH HTTP/1.1";
+	size_t i, t, m;
+	const char *q;
+
+	for (i = 0; i < n && cdp_http_tchar(l[i]); i++)
+		;
+	if (i < n && (i == 0 || l[i] != ' '))
+		return cdp_http_fail(&req->status, req->err, 400, bad);
+	if (i == n)
+		goto partial;
+	t = ++i;
+	if (i < n && l[i] != '/')
+		return cdp_http_fail(&req->status, req->err, 400,
+		    "the request target must be a path");
+	while (i < n && (unsigned char)l[i] > ' ' && (unsigned char)l[i] < 0x7f)
+		i++;
+	if (i < n && l[i] != ' ')
+		return cdp_http_fail(&req->status, req->err, 400, bad);
+	if (i == n)
+		goto partial;
+	s->method = l;
+	s->methodlen = t - 1;
+	s->path = l + t;
+	q = memchr(s->path, '?', i - t);
+	s->pathlen = q != NULL ? (size_t)(q - s->path) : i - t;
+	for (i++, m = 0; i + m < n; m++) {
+		if (m == sizeof pat - 1 ||
+		    (pat[m] == 'd' ? !cdp_http_digit(l[i + m])
+		                   : l[i + m] != pat[m]))
+			return cdp_http_fail(&req->status, req->err, 400, bad);
+	}
+	if (!whole)
+		return 0;
+	if (m != sizeof pat - 1)
+		return cdp_http_fail(&req->status, req->err, 400, bad);
+	if (memcmp(l + i, "HTTP/1.1", m) != 0 &&
+	    memcmp(l + i, "HTTP/1.0", m) != 0)
+		return cdp_http_fail(
+		    &req->status, req->err, 505, "only HTTP/1.1 is served");
+	return 0;
+partial:
+	return whole ? cdp_http_fail(&req->status, req->err, 400, bad) : 0;
+}
+
+/* What one whole request header means. */
+static int
+cdp_http_request_header(
+    struct cdp_http_req_scan *s, const char *l, size_t n, size_t namelen)
+{
+	struct cdp_http_request *req = s->req;
+	unsigned *st = &req->status;
+	const char *v;
+	size_t vlen;
+
+	cdp_http_value(l, n, namelen, &v, &vlen);
+	if (cdp_http_named(l, namelen, "host")) {
+		if (s->hosts++ != 0)
+			return cdp_http_fail(
+			    st, req->err, 400, "more than one Host header");
+		if (!cdp_http_host_valid(v, vlen))
+			return cdp_http_fail(st, req->err, 400,
+			    "the Host header must be a host and port of "
+			    "letters, digits and . - : [ ]");
+		memcpy(req->host, v, vlen);
+		req->host[vlen] = '\0';
+	} else if (cdp_http_named(l, namelen, "content-length")) {
+		if (s->lengths++ != 0)
+			return cdp_http_fail(st, req->err, 400,
+			    "more than one Content-Length header");
+		if (cdp_http_number(v, vlen, &req->bodylen) < 0)
+			return cdp_http_fail(st, req->err, 400,
+			    "Content-Length is not a number");
+		if (req->bodylen > CDP_HTTP_BODY_MAX)
+			return cdp_http_fail(st, req->err, 413,
+			    "the request body is larger than 1 MiB");
+	} else if (cdp_http_named(l, namelen, "transfer-encoding"))
+		return cdp_http_fail(st, req->err, 501,
+		    "requests with Transfer-Encoding (chunked) are not "
+		    "relayed");
+	else if (cdp_http_named(l, namelen, "authorization")) {
+		if (s->auths++ != 0)
+			return cdp_http_fail(st, req->err, 400,
+			    "more than one Authorization header");
+		if (vlen > 7 && strncasecmp(v, "Bearer ", 7) == 0) {
+			req->bearer = v + 7;
+			req->bearerlen = vlen - 7;
+			while (req->bearerlen > 0 && *req->bearer == ' ') {
+				req->bearer++;
+				req->bearerlen--;
+			}
+		}
+	} else if (cdp_http_named(l, namelen, "cookie")) {
+		if (req->cookie == NULL)
+			cdp_http_cookie(v, vlen, s->cookie_name, &req->cookie,
+			    &req->cookielen);
+	} else if (cdp_http_named(l, namelen, "upgrade")) {
+		if (s->upgrades++ != 0)
+			return cdp_http_fail(
+			    st, req->err, 400, "more than one Upgrade header");
+		s->upgrade = v;
+		s->upgradelen = vlen;
+	} else if (cdp_http_named(l, namelen, "connection")) {
+		if (cdp_http_has_token(v, vlen, "upgrade"))
+			s->conn_upgrade = 1;
+	}
+	return 0;
+}
+
+static int
+cdp_http_request_line_cb(
+    void *arg, unsigned lineno, const char *l, size_t n, int whole)
+{
+	struct cdp_http_req_scan *s = arg;
+	size_t namelen = 0;
+
+	if (lineno == 0)
+		return cdp_http_request_line(s, l, n, whole);
+	if (cdp_http_header_syntax(
+	        l, n, whole, &namelen, &s->req->status, s->req->err) < 0)
+		return -1;
+	return whole ? cdp_http_request_header(s, l, n, namelen) : 0;
+}
+
+/* The paths whose answers list Chromium's WebSocket URLs. */
+static int
+cdp_http_listing(const char *path, size_t len)
+{
+	static const char *const paths[] = {
+	    "/json", "/json/list", "/json/version"};
+	size_t i, pl;
+
+	if (len > 1 && path[len - 1] == '/')
+		len--;
+	for (i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+		pl = strlen(paths[i]);
+		if (len == pl && memcmp(path, paths[i], pl) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* What the whole head says, once its blank line is in. */
+static int
+cdp_http_request_done(struct cdp_http_req_scan *s)
+{
+	struct cdp_http_request *req = s->req;
+	int get = s->methodlen == 3 && memcmp(s->method, "GET", 3) == 0;
+
+	if (s->hosts == 0)
+		return cdp_http_fail(
+		    &req->status, req->err, 400, "a Host header is required");
+	if (s->upgrades != 0) {
+		if (!cdp_http_named(s->upgrade, s->upgradelen, "websocket"))
+			return cdp_http_fail(&req->status, req->err, 400,
+			    "only WebSocket upgrades are relayed");
+		if (!s->conn_upgrade)
+			return cdp_http_fail(&req->status, req->err, 400,
+			    "Upgrade needs Connection: upgrade");
+		if (!get || req->bodylen != 0)
+			return cdp_http_fail(&req->status, req->err, 400,
+			    "a WebSocket upgrade is a GET without a body");
+		req->upgrade = 1;
+	}
+	req->head = s->methodlen == 4 && memcmp(s->method, "HEAD", 4) == 0;
+	req->rewrite = get && cdp_http_listing(s->path, s->pathlen);
+	return 0;
+}
+
+enum cdp_http_result
+cdp_http_request_parse(const char *buf, size_t len, const char *cookie_name,
+    struct cdp_http_request *req)
+{
+	struct cdp_http_req_scan s;
+	enum cdp_http_result r;
+
+	memset(req, 0, sizeof *req);
+	memset(&s, 0, sizeof s);
+	s.req = req;
+	s.cookie_name = cookie_name;
+	r = cdp_http_scan(buf, len, cdp_http_request_line_cb, &s, &req->headlen,
+	    &req->status, req->err);
+	if (r == CDP_HTTP_OK && cdp_http_request_done(&s) < 0)
+		return CDP_HTTP_ERROR;
+	return r;
+}
+
+static void
+cdp_http_put(struct cdp_http_out *o, const char *s, size_t n)
+{
+	if (o->len + n > o->cap) {
+		o->cap = o->len + n > 2 * o->cap ? o->len + n : 2 * o->cap;
+		o->p = xrealloc(o->p, o->cap);
+	}
+	memcpy(o->p + o->len, s, n);
+	o->len += n;
+}
+
+static void
+cdp_http_puts(struct cdp_http_out *o, const char *s)
+{
+	cdp_http_put(o, s, strlen(s));
+}
+
+/* Hands o's buffer over, NUL-terminated for the caller's convenience;
+ * *len does not count the NUL. */
+static char *
+cdp_http_take(struct cdp_http_out *o, size_t *len)
+{
+	cdp_http_put(o, "", 1);
+	*len = o->len - 1;
+	return o->p;
+}
+
+/*
+ * Copies a checked head's first line, then extra (if not NULL), then
+ * every header line whose name is not in drop (a NULL-ended list) to o,
+ * without the blank line.
+ */
+static void
+cdp_http_copy_head(struct cdp_http_out *o, const char *buf, size_t headlen,
+    const char *extra, const char *const *drop)
+{
+	size_t pos = 0, end, namelen, i;
+	const char *colon;
+	int keep;
+
+	while (pos + 2 < headlen) {
+		end = (size_t)((const char *)memchr(
+		                   buf + pos, '\r', headlen - pos) -
+		    buf);
+		keep = 1;
+		colon = memchr(buf + pos, ':', end - pos);
+		if (pos != 0 && colon != NULL) {
+			namelen = (size_t)(colon - (buf + pos));
+			for (i = 0; drop[i] != NULL; i++) {
+				if (cdp_http_named(buf + pos, namelen, drop[i]))
+					keep = 0;
+			}
+		}
+		if (keep)
+			cdp_http_put(o, buf + pos, end + 2 - pos);
+		if (pos == 0 && extra != NULL)
+			cdp_http_puts(o, extra);
+		pos = end + 2;
+	}
+}
+
+char *
+cdp_http_request_head(const char *buf, const struct cdp_http_request *req,
+    const char *authority, size_t *len)
+{
+	static const char *const drop_upgrade[] = {"host", "origin",
+	    "authorization", "proxy-authorization", "cookie", NULL};
+	static const char *const drop[] = {"host", "origin", "authorization",
+	    "proxy-authorization", "cookie", "connection", "keep-alive",
+	    "proxy-connection", NULL};
+	struct cdp_http_out o = {NULL, 0, 0};
+	char *host;
+
+	host = xasprintf("Host: %s\r\n", authority);
+	cdp_http_copy_head(
+	    &o, buf, req->headlen, host, req->upgrade ? drop_upgrade : drop);
+	free(host);
+	if (!req->upgrade)
+		cdp_http_puts(&o, "Connection: close\r\n");
+	cdp_http_puts(&o, "\r\n");
+	return cdp_http_take(&o, len);
+}
+
+/* HTTP/1.x SP NNN [SP reason], as far as it has arrived. */
+static int
+cdp_http_status_line(
+    struct cdp_http_response *resp, const char *l, size_t n, int whole)
+{
+	static const char pat[] = "HTTP/1.d ddd";
+	const char *bad = "not an HTTP/1.1 status line";
+	size_t i, m = sizeof pat - 1;
+
+	for (i = 0; i < n && i < m; i++) {
+		if (pat[i] == 'd' ? !cdp_http_digit(l[i]) : l[i] != pat[i])
+			return cdp_http_fail(
+			    &resp->status, resp->err, 502, bad);
+	}
+	if (i < m)
+		return whole ? cdp_http_fail(&resp->status, resp->err, 502, bad)
+		             : 0;
+	if (n > m && l[m] != ' ')
+		return cdp_http_fail(&resp->status, resp->err, 502, bad);
+	for (i = m + 1; i < n; i++) {
+		if (!cdp_http_field_char(l[i]))
+			return cdp_http_fail(
+			    &resp->status, resp->err, 502, bad);
+	}
+	if (!whole)
+		return 0;
+	resp->status =
+	    (unsigned)((l[9] - '0') * 100 + (l[10] - '0') * 10 + (l[11] - '0'));
+	if (resp->status < 100)
+		return cdp_http_fail(&resp->status, resp->err, 502, bad);
+	return 0;
+}
+
+static int
+cdp_http_response_line_cb(
+    void *arg, unsigned lineno, const char *l, size_t n, int whole)
+{
+	struct cdp_http_resp_scan *s = arg;
+	struct cdp_http_response *resp = s->resp;
+	size_t namelen = 0, vlen;
+	const char *v;
+
+	if (lineno == 0)
+		return cdp_http_status_line(resp, l, n, whole);
+	if (cdp_http_header_syntax(
+	        l, n, whole, &namelen, &resp->status, resp->err) < 0)
+		return -1;
+	if (!whole)
+		return 0;
+	cdp_http_value(l, n, namelen, &v, &vlen);
+	if (cdp_http_named(l, namelen, "content-length")) {
+		if (s->lengths++ != 0)
+			return cdp_http_fail(&resp->status, resp->err, 502,
+			    "more than one Content-Length header");
+		if (cdp_http_number(v, vlen, &resp->bodylen) < 0)
+			return cdp_http_fail(&resp->status, resp->err, 502,
+			    "Content-Length is not a number");
+	} else if (cdp_http_named(l, namelen, "transfer-encoding"))
+		s->encodings++;
+	return 0;
+}
+
+/* How the answer to req goes on, once its head is whole. */
+static int
+cdp_http_response_done(
+    struct cdp_http_resp_scan *s, const struct cdp_http_request *req)
+{
+	struct cdp_http_response *resp = s->resp;
+	unsigned st = resp->status;
+
+	if (req->upgrade && st == 101) {
+		resp->relay = 1;
+		resp->body = CDP_HTTP_BODY_NONE;
+		return 0;
+	}
+	if (st < 200) {
+		resp->status = 502;
+		snprintf(resp->err, sizeof resp->err,
+		    "an interim answer (%u) is not relayed", st);
+		return -1;
+	}
+	if (req->head || st == 204 || st == 304)
+		resp->body = CDP_HTTP_BODY_NONE;
+	else if (s->encodings != 0 || s->lengths == 0)
+		resp->body = CDP_HTTP_BODY_UNTIL_CLOSE;
+	else
+		resp->body = CDP_HTTP_BODY_LENGTH;
+	if (resp->body != CDP_HTTP_BODY_LENGTH)
+		resp->bodylen = 0;
+	resp->rewrite = req->rewrite && resp->body == CDP_HTTP_BODY_LENGTH &&
+	    resp->bodylen <= CDP_HTTP_BODY_MAX;
+	return 0;
+}
+
+enum cdp_http_result
+cdp_http_response_parse(const char *buf, size_t len,
+    const struct cdp_http_request *req, struct cdp_http_response *resp)
+{
+	struct cdp_http_resp_scan s;
+	enum cdp_http_result r;
+
+	memset(resp, 0, sizeof *resp);
+	memset(&s, 0, sizeof s);
+	s.resp = resp;
+	r = cdp_http_scan(buf, len, cdp_http_response_line_cb, &s,
+	    &resp->headlen, &resp->status, resp->err);
+	if (r == CDP_HTTP_OK && cdp_http_response_done(&s, req) < 0)
+		r = CDP_HTTP_ERROR;
+	if (r == CDP_HTTP_ERROR)
+		resp->status = 502;
+	return r;
+}
+
+char *
+cdp_http_response_head(
+    const char *buf, const struct cdp_http_response *resp, size_t *len)
+{
+	static const char *const drop[] = {
+	    "connection", "keep-alive", "proxy-connection", NULL};
+	struct cdp_http_out o = {NULL, 0, 0};
+
+	cdp_http_copy_head(&o, buf, resp->headlen, NULL, drop);
+	cdp_http_puts(&o, "Connection: close\r\n\r\n");
+	return cdp_http_take(&o, len);
+}
+
+/* Whether from occurs whole at b[i]: not the end of a longer name, and
+ * not followed by more digits of a longer port. */
+static int
+cdp_http_at(const char *b, size_t n, size_t i, const char *from, size_t flen)
+{
+	if (n - i < flen || memcmp(b + i, from, flen) != 0)
+		return 0;
+	if (i > 0 &&
+	    (cdp_http_alnum(b[i - 1]) || b[i - 1] == '.' || b[i - 1] == '-'))
+		return 0;
+	return i + flen == n || !cdp_http_digit(b[i + flen]);
+}
+
+char *
+cdp_http_response_rewrite(const char *buf, const struct cdp_http_response *resp,
+    const char *from, const char *to, size_t *len)
+{
+	static const char *const drop[] = {"connection", "keep-alive",
+	    "proxy-connection", "content-length", NULL};
+	const char *body = buf + resp->headlen;
+	size_t n = (size_t)resp->bodylen, flen = strlen(from);
+	size_t tlen = strlen(to), count = 0, i, start;
+	struct cdp_http_out o = {NULL, 0, 0};
+	char line[64];
+
+	for (i = 0; flen != 0 && i < n; i++) {
+		if (cdp_http_at(body, n, i, from, flen)) {
+			count++;
+			i += flen - 1;
+		}
+	}
+	cdp_http_copy_head(&o, buf, resp->headlen, NULL, drop);
+	snprintf(line, sizeof line,
+	    "Content-Length: %zu\r\nConnection: close\r\n\r\n",
+	    n - count * flen + count * tlen);
+	cdp_http_puts(&o, line);
+	for (i = start = 0; count != 0 && i < n; i++) {
+		if (cdp_http_at(body, n, i, from, flen)) {
+			cdp_http_put(&o, body + start, i - start);
+			cdp_http_put(&o, to, tlen);
+			start = i + flen;
+			i = start - 1;
+		}
+	}
+	cdp_http_put(&o, body + start, n - start);
+	return cdp_http_take(&o, len);
+}
+
+static const char *
+cdp_http_reason(unsigned status, const char **slug)
+{
+	switch (status) {
+	case 400: *slug = "bad_request"; return "Bad Request";
+	case 401: *slug = "unauthorized"; return "Unauthorized";
+	case 408: *slug = "request_timeout"; return "Request Timeout";
+	case 413: *slug = "too_large"; return "Content Too Large";
+	case 431:
+		*slug = "header_too_large";
+		return "Request Header Fields Too Large";
+	case 501: *slug = "not_implemented"; return "Not Implemented";
+	case 502: *slug = "bad_gateway"; return "Bad Gateway";
+	case 503: *slug = "unavailable"; return "Service Unavailable";
+	case 504: *slug = "gateway_timeout"; return "Gateway Timeout";
+	case 505:
+		*slug = "version_not_supported";
+		return "HTTP Version Not Supported";
+	default: *slug = "error"; return "Error";
+	}
+}
+
+char *
+cdp_http_error(unsigned status, const char *message, size_t *len)
+{
+	struct cdp_http_out body = {NULL, 0, 0}, o = {NULL, 0, 0};
+	const char *reason, *slug, *p;
+	char line[160];
+
+	reason = cdp_http_reason(status, &slug);
+	cdp_http_puts(&body, "{\"error\":\"");
+	cdp_http_puts(&body, slug);
+	cdp_http_puts(&body, "\",\"message\":\"");
+	for (p = message; *p != '\0'; p++) {
+		if (*p == '"' || *p == '\\') {
+			cdp_http_put(&body, "\\", 1);
+			cdp_http_put(&body, p, 1);
+		} else if ((unsigned char)*p < ' ') {
+			snprintf(line, sizeof line, "\\u%04x",
+			    (unsigned)(unsigned char)*p);
+			cdp_http_puts(&body, line);
+		} else
+			cdp_http_put(&body, p, 1);
+	}
+	cdp_http_puts(&body, "\"}\n");
+	snprintf(line, sizeof line,
+	    "HTTP/1.1 %u %s\r\nContent-Type: application/json\r\n"
+	    "Content-Length: %zu\r\n",
+	    status, reason, body.len);
+	cdp_http_puts(&o, line);
+	cdp_http_puts(&o, "Cache-Control: no-store\r\nConnection: close\r\n");
+	if (status == 401)
+		cdp_http_puts(&o, "WWW-Authenticate: Bearer\r\n");
+	cdp_http_puts(&o, "\r\n");
+	cdp_http_put(&o, body.p, body.len);
+	free(body.p);
+	return cdp_http_take(&o, len);
+}

@@ -1,0 +1,762 @@
+/* gw_cdp: relay 1, the TCP relay to Chromium's DevTools. Reads each
+ * client's request head, checks its token, sends Chromium the rewritten
+ * head on a connection of its own, rewrites /json listings on the way
+ * back, and relays bytes both ways once a WebSocket upgrade succeeded.
+ * Owns the relay's vhost and every struct gw_cdp. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "cdp_http.h"
+#include "gateway.h"
+#include "gw_cdp.h"
+#include "gw_http.h"
+#include "gw_metrics.h"
+#include "gw_sock.h"
+#include "gw_upstream.h"
+#include "log.h"
+#include "xmalloc.h"
+
+/* Reading a side stops while this much waits for the other, and goes on
+ * once it drained to the low mark. */
+#define GW_CDP_HIGH_WATER (256u * 1024)
+#define GW_CDP_LOW_WATER (64u * 1024)
+/* Connections being served at once; more are refused with a 503. */
+#define GW_CDP_MAX_CONNS 64
+/* How long each part may take: the request head, Chromium's whole
+ * answer (connecting included), the last bytes to the client, and the
+ * wait for the client to close after them. */
+#define GW_CDP_HEAD_US (10 * LWS_USEC_PER_SEC)
+#define GW_CDP_ANSWER_US (30 * LWS_USEC_PER_SEC)
+#define GW_CDP_FLUSH_US (10 * LWS_USEC_PER_SEC)
+#define GW_CDP_LINGER_US (2 * LWS_USEC_PER_SEC)
+
+enum gw_cdp_state {
+	GW_CDP_HEAD,   /* reading the client's request head */
+	GW_CDP_ANSWER, /* the request goes to Chromium; its answer's head
+	                  comes back */
+	GW_CDP_BODY,   /* the answer's body comes back */
+	GW_CDP_RELAY,  /* the upgrade succeeded: bytes both ways */
+	GW_CDP_FLUSH,  /* the client gets what is left for it */
+	GW_CDP_LINGER, /* its side is shut; what it still sends is dropped
+	                  until it closes, so that closing with unread bytes
+	                  does not reset the connection under the answer */
+};
+
+/* Bytes waiting: data[off..off+len). Owned by its struct gw_cdp. */
+struct gw_cdp_buf {
+	uint8_t *data;
+	size_t off;
+	size_t len;
+	size_t cap;
+};
+
+/*
+ * One client of the relay and its connection to Chromium. Allocated when
+ * lws accepts the client, freed once both wsi are closed; each wsi's
+ * opaque user data points here until its close.
+ */
+struct gw_cdp {
+	struct lws *client;
+	struct lws *up; /* NULL until connecting, and after its close */
+	enum gw_cdp_state state;
+	int connected;      /* up's connect() completed */
+	int up_closing;     /* we close up: its close is no news */
+	int answered;       /* bytes of an answer went to the client */
+	int client_paused;  /* rx flow control is on for the client */
+	int up_paused;      /* ... and for up */
+	int connect_errno;  /* why up's connect() failed */
+	uint64_t req_left;  /* request body bytes still for Chromium */
+	uint64_t resp_left; /* answer body bytes still for the client */
+	struct cdp_http_request req;
+	struct cdp_http_response resp;
+	struct gw_cdp_buf in;  /* the client's bytes not yet used: its head,
+	                          then what follows an upgrade until the 101 */
+	struct gw_cdp_buf ans; /* Chromium's answer head (and body, when it
+	                          is to be rewritten) so far */
+	struct gw_cdp_buf to_up;
+	struct gw_cdp_buf to_client;
+	lws_sorted_usec_list_t sul; /* the deadline of the current state */
+	char peer[GATEWAY_PEER_MAX];
+};
+
+static int gw_cdp_client_cb(struct lws *wsi, enum lws_callback_reasons reason,
+    void *user, void *in, size_t len);
+static int gw_cdp_up_cb(struct lws *wsi, enum lws_callback_reasons reason,
+    void *user, void *in, size_t len);
+
+static const struct lws_protocols gw_cdp_protocols[] = {
+    {"berth-cdp-relay", gw_cdp_client_cb, 0, 65536, 0, NULL, 0},
+    {"berth-cdp-relay-up", gw_cdp_up_cb, 0, 65536, 0, NULL, 0},
+    {NULL, NULL, 0, 0, 0, NULL, 0},
+};
+
+static struct lws_vhost *gw_cdp_vhost;
+/* Chromium's address as its Host header and its URLs spell it. */
+static char gw_cdp_authority[INET6_ADDRSTRLEN + 16];
+static unsigned gw_cdp_count;
+
+static void
+gw_cdp_buf_add(struct gw_cdp_buf *b, const void *p, size_t n)
+{
+	if (n == 0)
+		return;
+	if (b->off != 0 && b->off + b->len + n > b->cap) {
+		memmove(b->data, b->data + b->off, b->len);
+		b->off = 0;
+	}
+	if (b->len + n > b->cap) {
+		b->cap = b->len + n > 2 * b->cap ? b->len + n : 2 * b->cap;
+		b->data = xrealloc(b->data, b->cap);
+	}
+	memcpy(b->data + b->off + b->len, p, n);
+	b->len += n;
+}
+
+/* Forgets the first n bytes. */
+static void
+gw_cdp_buf_take(struct gw_cdp_buf *b, size_t n)
+{
+	b->off += n;
+	b->len -= n;
+	if (b->len == 0)
+		b->off = 0;
+}
+
+static void
+gw_cdp_buf_free(struct gw_cdp_buf *b)
+{
+	free(b->data);
+	memset(b, 0, sizeof *b);
+}
+
+static const char *
+gw_cdp_buf_at(const struct gw_cdp_buf *b)
+{
+	return (const char *)b->data + b->off;
+}
+
+static void
+gw_cdp_kill(struct lws *wsi)
+{
+	if (wsi != NULL && !gateway.stopping)
+		lws_set_timeout(
+		    wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+}
+
+static void gw_cdp_deadline_cb(lws_sorted_usec_list_t *sul);
+
+static void
+gw_cdp_deadline(struct gw_cdp *c, lws_usec_t us)
+{
+	lws_sul_schedule(gateway.ctx, 0, &c->sul, gw_cdp_deadline_cb, us);
+}
+
+/* Closes the connection to Chromium at the next turn of the loop. */
+static void
+gw_cdp_drop_up(struct gw_cdp *c)
+{
+	if (c->up != NULL && !c->up_closing) {
+		c->up_closing = 1;
+		gw_cdp_kill(c->up);
+	}
+}
+
+/* Sets one side's rx flow control to what its state and the buffers it
+ * feeds want: off at the high mark, on again at the low one. */
+static void
+gw_cdp_flow_set(struct lws *wsi, int *paused, int want)
+{
+	if (wsi == NULL || want == !*paused)
+		return;
+	*paused = !want;
+	lws_rx_flow_control(wsi, want);
+}
+
+static int
+gw_cdp_room(const struct gw_cdp_buf *b, int paused)
+{
+	return paused ? b->len <= GW_CDP_LOW_WATER : b->len < GW_CDP_HIGH_WATER;
+}
+
+static void
+gw_cdp_flow(struct gw_cdp *c)
+{
+	int client = 0, up = 0;
+
+	switch (c->state) {
+	case GW_CDP_HEAD:
+	case GW_CDP_LINGER: client = 1; break;
+	case GW_CDP_ANSWER:
+	case GW_CDP_BODY:
+		/* An upgrade's further bytes wait for the 101. */
+		client = !c->req.upgrade && c->req_left != 0 &&
+		    gw_cdp_room(&c->to_up, c->client_paused);
+		up = c->connected && gw_cdp_room(&c->to_client, c->up_paused);
+		break;
+	case GW_CDP_RELAY:
+		client = gw_cdp_room(&c->to_up, c->client_paused);
+		up = gw_cdp_room(&c->to_client, c->up_paused);
+		break;
+	case GW_CDP_FLUSH: break;
+	}
+	gw_cdp_flow_set(c->client, &c->client_paused, client);
+	if (c->up != NULL && !c->up_closing)
+		gw_cdp_flow_set(c->up, &c->up_paused, up);
+}
+
+/* The answer is complete: Chromium's connection goes, the client gets
+ * what is left for it. */
+static void
+gw_cdp_finish(struct gw_cdp *c)
+{
+	gw_cdp_drop_up(c);
+	c->state = GW_CDP_FLUSH;
+	gw_cdp_deadline(c, GW_CDP_FLUSH_US);
+	gw_cdp_flow(c);
+	lws_callback_on_writable(c->client);
+}
+
+static void gw_cdp_fail(struct gw_cdp *c, unsigned status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/*
+ * Ends the connection with an error response of ours, if the client has
+ * not had a byte of an answer yet; otherwise the connection just closes,
+ * since nothing else could be said without corrupting what it got.
+ */
+static void
+gw_cdp_fail(struct gw_cdp *c, unsigned status, const char *fmt, ...)
+{
+	char *msg, *out;
+	va_list ap;
+	size_t n;
+
+	if (c->state == GW_CDP_FLUSH || c->state == GW_CDP_LINGER)
+		return;
+	va_start(ap, fmt);
+	if (vasprintf(&msg, fmt, ap) < 0)
+		log_fatal("vasprintf: out of memory");
+	va_end(ap);
+	if (c->answered) {
+		log_info("CDP relay: dropped %s: %s", c->peer, msg);
+		free(msg);
+		gw_cdp_drop_up(c);
+		gw_cdp_kill(c->client);
+		c->state = GW_CDP_FLUSH;
+		return;
+	}
+	log_info("CDP relay: %u to %s: %s", status, c->peer, msg);
+	out = cdp_http_error(status, msg, &n);
+	free(msg);
+	c->to_client.len = c->to_client.off = 0;
+	gw_cdp_buf_add(&c->to_client, out, n);
+	free(out);
+	c->answered = 1;
+	gw_cdp_finish(c);
+}
+
+/* NULL if the request carries the token (as a bearer or the cookie),
+ * else the reason it is refused. */
+static const char *
+gw_cdp_auth(const struct cdp_http_request *req)
+{
+	if (req->bearer != NULL && req->bearerlen != 0 &&
+	    gw_http_token_equal(
+	        req->bearer, req->bearerlen, gateway.token, gateway.tokenlen))
+		return NULL;
+	if (req->cookie != NULL && req->cookielen != 0 &&
+	    gw_http_token_equal(
+	        req->cookie, req->cookielen, gateway.token, gateway.tokenlen))
+		return NULL;
+	if (req->bearer == NULL && req->cookie == NULL)
+		return "missing";
+	return "invalid";
+}
+
+/* Opens a connection to Chromium, connecting in the background, and
+ * adopts it into lws. -1 with *cause if it cannot even start. */
+static int
+gw_cdp_connect(struct gw_cdp *c, char **cause)
+{
+	struct lws *wsi;
+	int fd;
+
+	if ((fd = gw_sock_connect_tcp(&gateway.cdp, cause)) < 0)
+		return -1;
+	wsi = gw_sock_adopt(gw_cdp_vhost, fd, "berth-cdp-relay-up", c, cause);
+	if (wsi == NULL)
+		return -1;
+	c->up = wsi;
+	/* Writeable once the connect completed. Not read before: a read
+	 * would take the connect's error, which the close reports. */
+	c->up_paused = 1;
+	lws_rx_flow_control(wsi, 0);
+	lws_callback_on_writable(wsi);
+	return 0;
+}
+
+/* The request head is whole and good: on to Chromium with it. */
+static void
+gw_cdp_request(struct gw_cdp *c)
+{
+	const char *reason;
+	char *head, *cause;
+	size_t n;
+
+	reason = gw_cdp_auth(&c->req);
+	c->req.bearer = c->req.cookie = NULL;
+	if (reason != NULL) {
+		gw_metrics.auth_failures++;
+		gw_upstream_auth_failed(c->peer, reason);
+		gw_cdp_fail(c, 401,
+		    "a valid bearer token is required (token %s)", reason);
+		return;
+	}
+	head = cdp_http_request_head(
+	    gw_cdp_buf_at(&c->in), &c->req, gw_cdp_authority, &n);
+	gw_cdp_buf_add(&c->to_up, head, n);
+	free(head);
+	gw_cdp_buf_take(&c->in, c->req.headlen);
+	if (!c->req.upgrade) {
+		/* The body, and nothing after it: a second request on the
+		 * connection would pass unchecked. */
+		c->req_left = c->req.bodylen;
+		n = c->in.len < c->req_left ? c->in.len : (size_t)c->req_left;
+		gw_cdp_buf_add(&c->to_up, gw_cdp_buf_at(&c->in), n);
+		c->req_left -= n;
+		gw_cdp_buf_free(&c->in);
+	}
+	c->state = GW_CDP_ANSWER;
+	gw_cdp_deadline(c, GW_CDP_ANSWER_US);
+	gw_cdp_flow(c);
+	if (gw_cdp_connect(c, &cause) < 0) {
+		gw_cdp_fail(c, 502,
+		    "cannot connect to Chromium's DevTools at %s: %s",
+		    gw_cdp_authority, cause);
+		free(cause);
+	}
+}
+
+static void
+gw_cdp_client_rx(struct gw_cdp *c, const void *in, size_t len)
+{
+	enum cdp_http_result r;
+	size_t n;
+
+	switch (c->state) {
+	case GW_CDP_HEAD:
+		gw_cdp_buf_add(&c->in, in, len);
+		r = cdp_http_request_parse(
+		    gw_cdp_buf_at(&c->in), c->in.len, GATEWAY_COOKIE, &c->req);
+		if (r == CDP_HTTP_ERROR)
+			gw_cdp_fail(c, c->req.status, "%s", c->req.err);
+		else if (r == CDP_HTTP_OK)
+			gw_cdp_request(c);
+		return;
+	case GW_CDP_ANSWER:
+	case GW_CDP_BODY:
+		if (c->req.upgrade) {
+			gw_cdp_buf_add(&c->in, in, len);
+			return;
+		}
+		n = len < c->req_left ? len : (size_t)c->req_left;
+		gw_cdp_buf_add(&c->to_up, in, n);
+		c->req_left -= n;
+		break;
+	case GW_CDP_RELAY: gw_cdp_buf_add(&c->to_up, in, len); break;
+	case GW_CDP_FLUSH:
+	case GW_CDP_LINGER: return;
+	}
+	if (c->up != NULL && c->to_up.len != 0)
+		lws_callback_on_writable(c->up);
+	gw_cdp_flow(c);
+}
+
+/* Queues body bytes of an answer that passes as it is. */
+static void
+gw_cdp_body(struct gw_cdp *c, const void *p, size_t n)
+{
+	switch (c->resp.body) {
+	case CDP_HTTP_BODY_NONE: gw_cdp_finish(c); return;
+	case CDP_HTTP_BODY_LENGTH:
+		if (n > c->resp_left)
+			n = (size_t)c->resp_left;
+		gw_cdp_buf_add(&c->to_client, p, n);
+		c->resp_left -= n;
+		if (c->resp_left == 0) {
+			gw_cdp_finish(c);
+			return;
+		}
+		break;
+	case CDP_HTTP_BODY_UNTIL_CLOSE:
+		gw_cdp_buf_add(&c->to_client, p, n);
+		break;
+	}
+	lws_callback_on_writable(c->client);
+}
+
+/* A /json listing is rewritten once it is all in. */
+static void
+gw_cdp_body_rewrite(struct gw_cdp *c)
+{
+	char *out;
+	size_t n;
+
+	if (c->ans.len < c->resp.headlen + c->resp.bodylen)
+		return;
+	out = cdp_http_response_rewrite(gw_cdp_buf_at(&c->ans), &c->resp,
+	    gw_cdp_authority, c->req.host, &n);
+	gw_cdp_buf_add(&c->to_client, out, n);
+	free(out);
+	gw_cdp_buf_free(&c->ans);
+	c->answered = 1;
+	gw_cdp_finish(c);
+}
+
+/* Looks at what Chromium sent so far of its answer's head. */
+static void
+gw_cdp_answer(struct gw_cdp *c)
+{
+	enum cdp_http_result r;
+	char *head;
+	size_t n;
+
+	r = cdp_http_response_parse(
+	    gw_cdp_buf_at(&c->ans), c->ans.len, &c->req, &c->resp);
+	if (r == CDP_HTTP_MORE)
+		return;
+	if (r == CDP_HTTP_ERROR) {
+		gw_cdp_fail(c, 502, "Chromium's DevTools at %s answered: %s",
+		    gw_cdp_authority, c->resp.err);
+		return;
+	}
+	if (c->resp.relay) {
+		gw_cdp_buf_add(
+		    &c->to_client, c->ans.data + c->ans.off, c->ans.len);
+		gw_cdp_buf_free(&c->ans);
+		c->answered = 1;
+		c->state = GW_CDP_RELAY;
+		lws_sul_cancel(&c->sul);
+		gw_cdp_buf_add(&c->to_up, c->in.data + c->in.off, c->in.len);
+		gw_cdp_buf_free(&c->in);
+		if (c->to_up.len != 0)
+			lws_callback_on_writable(c->up);
+		lws_callback_on_writable(c->client);
+		gw_cdp_flow(c);
+		return;
+	}
+	c->state = GW_CDP_BODY;
+	if (c->resp.rewrite) {
+		gw_cdp_body_rewrite(c);
+		return;
+	}
+	head = cdp_http_response_head(gw_cdp_buf_at(&c->ans), &c->resp, &n);
+	gw_cdp_buf_add(&c->to_client, head, n);
+	free(head);
+	c->answered = 1;
+	c->resp_left = c->resp.bodylen;
+	gw_cdp_body(c, c->ans.data + c->ans.off + c->resp.headlen,
+	    c->ans.len - c->resp.headlen);
+	gw_cdp_buf_free(&c->ans);
+}
+
+static void
+gw_cdp_up_rx(struct gw_cdp *c, const void *in, size_t len)
+{
+	size_t want;
+
+	switch (c->state) {
+	case GW_CDP_ANSWER:
+		gw_cdp_buf_add(&c->ans, in, len);
+		gw_cdp_answer(c);
+		break;
+	case GW_CDP_BODY:
+		if (!c->resp.rewrite) {
+			gw_cdp_body(c, in, len);
+			break;
+		}
+		want = c->resp.headlen + (size_t)c->resp.bodylen - c->ans.len;
+		gw_cdp_buf_add(&c->ans, in, len < want ? len : want);
+		gw_cdp_body_rewrite(c);
+		break;
+	case GW_CDP_RELAY:
+		gw_cdp_buf_add(&c->to_client, in, len);
+		lws_callback_on_writable(c->client);
+		break;
+	default: return;
+	}
+	gw_cdp_flow(c);
+}
+
+/*
+ * Writes what waits in b to wsi's socket while it takes it, with send()
+ * rather than lws_write: lws would keep an unsent remainder itself and
+ * stop reading that socket until it is gone, and each side's reading is
+ * already governed by the flow control here. -1 if the peer is gone.
+ */
+static int
+gw_cdp_write(struct lws *wsi, struct gw_cdp_buf *b)
+{
+	int fd = lws_get_socket_fd(wsi);
+	size_t burst = 0;
+	ssize_t n;
+
+	while (b->len != 0 && burst < GW_SOCK_WRITE_BURST) {
+		n = send(
+		    fd, b->data + b->off, b->len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			break;
+		if (n < 0) {
+			log_debug("%s: send: %s", __func__, strerror(errno));
+			return -1;
+		}
+		gw_cdp_buf_take(b, (size_t)n);
+		burst += (size_t)n;
+	}
+	if (b->len != 0)
+		lws_callback_on_writable(wsi);
+	return 0;
+}
+
+static int
+gw_cdp_client_writeable(struct gw_cdp *c)
+{
+	if (gw_cdp_write(c->client, &c->to_client) < 0)
+		return -1;
+	if (c->state == GW_CDP_FLUSH && c->to_client.len == 0) {
+		/* Our side ends here; the client's may still hold bytes. */
+		shutdown(lws_get_socket_fd(c->client), SHUT_WR);
+		c->state = GW_CDP_LINGER;
+		gw_cdp_deadline(c, GW_CDP_LINGER_US);
+	}
+	gw_cdp_flow(c);
+	return 0;
+}
+
+static int
+gw_cdp_up_writeable(struct gw_cdp *c)
+{
+	socklen_t el = sizeof c->connect_errno;
+	int fd = lws_get_socket_fd(c->up);
+
+	if (!c->connected) {
+		if (getsockopt(
+		        fd, SOL_SOCKET, SO_ERROR, &c->connect_errno, &el) != 0)
+			c->connect_errno = errno;
+		if (c->connect_errno != 0)
+			return -1;
+		c->connected = 1;
+	}
+	if (gw_cdp_write(c->up, &c->to_up) < 0)
+		return -1;
+	gw_cdp_flow(c);
+	return 0;
+}
+
+static void
+gw_cdp_free(struct gw_cdp *c)
+{
+	lws_sul_cancel(&c->sul);
+	gw_cdp_buf_free(&c->in);
+	gw_cdp_buf_free(&c->ans);
+	gw_cdp_buf_free(&c->to_up);
+	gw_cdp_buf_free(&c->to_client);
+	free(c);
+	gw_cdp_count--;
+}
+
+/* Chromium's side closed: what it means depends on how far we were. */
+static void
+gw_cdp_up_closed(struct gw_cdp *c, struct lws *wsi)
+{
+	socklen_t el = sizeof c->connect_errno;
+	int fd = lws_get_socket_fd(wsi);
+
+	c->up = NULL;
+	if (c->client == NULL) {
+		gw_cdp_free(c);
+		return;
+	}
+	if (c->up_closing)
+		return;
+	if (!c->connected && c->connect_errno == 0 && fd >= 0)
+		getsockopt(fd, SOL_SOCKET, SO_ERROR, &c->connect_errno, &el);
+	switch (c->state) {
+	case GW_CDP_ANSWER:
+		if (!c->connected)
+			gw_cdp_fail(c, 502,
+			    "cannot connect to Chromium's DevTools at %s: %s",
+			    gw_cdp_authority,
+			    c->connect_errno != 0 ? strerror(c->connect_errno)
+			                          : "connection closed");
+		else
+			gw_cdp_fail(c, 502,
+			    "Chromium's DevTools at %s closed the connection "
+			    "before its answer was whole",
+			    gw_cdp_authority);
+		break;
+	case GW_CDP_BODY:
+		if (c->resp.rewrite)
+			gw_cdp_fail(c, 502,
+			    "Chromium's DevTools at %s closed the connection "
+			    "before its answer was whole",
+			    gw_cdp_authority);
+		else
+			gw_cdp_finish(c);
+		break;
+	case GW_CDP_RELAY: gw_cdp_finish(c); break;
+	default: break;
+	}
+}
+
+static void
+gw_cdp_client_closed(struct gw_cdp *c)
+{
+	c->client = NULL;
+	lws_sul_cancel(&c->sul);
+	if (c->up == NULL) {
+		gw_cdp_free(c);
+		return;
+	}
+	gw_cdp_drop_up(c);
+}
+
+static void
+gw_cdp_deadline_cb(lws_sorted_usec_list_t *sul)
+{
+	struct gw_cdp *c = lws_container_of(sul, struct gw_cdp, sul);
+
+	switch (c->state) {
+	case GW_CDP_HEAD:
+		gw_cdp_fail(c, 408,
+		    "the request head did not arrive within %d s",
+		    (int)(GW_CDP_HEAD_US / LWS_USEC_PER_SEC));
+		break;
+	case GW_CDP_ANSWER:
+	case GW_CDP_BODY:
+		gw_cdp_fail(c, 504,
+		    "Chromium's DevTools at %s did not answer within %d s",
+		    gw_cdp_authority,
+		    (int)(GW_CDP_ANSWER_US / LWS_USEC_PER_SEC));
+		break;
+	case GW_CDP_RELAY: break;
+	case GW_CDP_FLUSH:
+	case GW_CDP_LINGER:
+		gw_cdp_drop_up(c);
+		gw_cdp_kill(c->client);
+		break;
+	}
+}
+
+/* A client accepted on the relay's port. */
+static int
+gw_cdp_accept(struct lws *wsi)
+{
+	struct gw_cdp *c;
+
+	c = xcalloc(1, sizeof *c);
+	c->client = wsi;
+	c->state = GW_CDP_HEAD;
+	gateway_peer(wsi, c->peer, sizeof c->peer);
+	lws_set_opaque_user_data(wsi, c);
+	gw_cdp_count++;
+	gw_cdp_deadline(c, GW_CDP_HEAD_US);
+	if (gw_cdp_count > GW_CDP_MAX_CONNS)
+		gw_cdp_fail(c, 503, "more than %d connections to the relay",
+		    GW_CDP_MAX_CONNS);
+	return 0;
+}
+
+static int
+gw_cdp_client_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
+    void *in, size_t len)
+{
+	struct gw_cdp *c = lws_get_opaque_user_data(wsi);
+
+	(void)user;
+	switch (reason) {
+	case LWS_CALLBACK_RAW_ADOPT: return gw_cdp_accept(wsi);
+	case LWS_CALLBACK_RAW_RX:
+		if (c == NULL)
+			return -1;
+		gw_cdp_client_rx(c, in, len);
+		return 0;
+	case LWS_CALLBACK_RAW_WRITEABLE:
+		if (c == NULL)
+			return -1;
+		return gw_cdp_client_writeable(c);
+	case LWS_CALLBACK_RAW_CLOSE:
+		if (c != NULL) {
+			lws_set_opaque_user_data(wsi, NULL);
+			gw_cdp_client_closed(c);
+		}
+		return 0;
+	default: return 0;
+	}
+}
+
+static int
+gw_cdp_up_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
+    void *in, size_t len)
+{
+	struct gw_cdp *c = lws_get_opaque_user_data(wsi);
+
+	(void)user;
+	switch (reason) {
+	case LWS_CALLBACK_RAW_RX:
+		if (c == NULL || c->client == NULL || c->up_closing)
+			return -1;
+		gw_cdp_up_rx(c, in, len);
+		return 0;
+	case LWS_CALLBACK_RAW_WRITEABLE:
+		if (c == NULL || c->client == NULL || c->up_closing)
+			return -1;
+		return gw_cdp_up_writeable(c);
+	case LWS_CALLBACK_RAW_CLOSE:
+		if (c != NULL) {
+			lws_set_opaque_user_data(wsi, NULL);
+			gw_cdp_up_closed(c, wsi);
+		}
+		return 0;
+	default: return 0;
+	}
+}
+
+void
+gw_cdp_listen(void)
+{
+	const struct gateway_addr *a = &gateway.cdp_listen;
+	struct lws_context_creation_info info;
+	int any;
+
+	if (a->port == 0)
+		return;
+	snprintf(gw_cdp_authority, sizeof gw_cdp_authority,
+	    gateway.cdp.v6 ? "[%s]:%d" : "%s:%d", gateway.cdp.host,
+	    gateway.cdp.port);
+	any = strcmp(a->host, a->v6 ? "::" : "0.0.0.0") == 0;
+	memset(&info, 0, sizeof info);
+	info.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS |
+	    LWS_SERVER_OPTION_ADOPT_APPLY_LISTEN_ACCEPT_CONFIG;
+	if (!a->v6)
+		info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
+	info.vhost_name = "berth-cdp-relay";
+	info.port = a->port;
+	info.iface = any ? NULL : a->host;
+	info.protocols = gw_cdp_protocols;
+	info.listen_accept_role = "raw-skt";
+	info.listen_accept_protocol = "berth-cdp-relay";
+	gw_cdp_vhost = lws_create_vhost(gateway.ctx, &info);
+	if (gw_cdp_vhost == NULL)
+		log_fatal("cannot listen on %s%s%s:%d for the CDP relay",
+		    a->v6 ? "[" : "", a->host, a->v6 ? "]" : "", a->port);
+	log_info("CDP relay listening on %s%s%s:%d, to %s", a->v6 ? "[" : "",
+	    a->host, a->v6 ? "]" : "", lws_get_vhost_listen_port(gw_cdp_vhost),
+	    gw_cdp_authority);
+}
