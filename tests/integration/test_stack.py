@@ -1,0 +1,331 @@
+"""The desktop image as shipped (images/desktop/berth.conf, with free ports
+and a free display): booted under berthd as PID 1, strictly ready, each of
+the six checks verified here without berth's help, noVNC showing the
+desktop in a real browser, Playwright driving the desktop's Chromium
+through the TCP relay, and every component killed in turn: readiness
+drops with the right check and reason, the component comes back,
+readiness returns, and the journal has it all."""
+
+import asyncio
+import json
+import os
+import random
+import re
+import signal
+import socket
+import struct
+import sys
+import time
+
+import websockets
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import (  # noqa: E402
+    SRCDIR,
+    Sandbox,
+    TestFailure,
+    case,
+    expect,
+    expect_eq,
+    expect_in,
+    free_port,
+    http_get,
+    note,
+    proc_stat,
+    run,
+    run_program,
+    wait_for,
+)
+
+CHECKS = ("rfb", "xfce", "cdp", "novnc", "cdp-relay", "cdp-ws")
+READY_TIMEOUT = 90.0
+CHROMIUM = "/usr/bin/chromium"
+
+
+def free_display():
+    for _ in range(200):
+        n = random.randint(150, 899)
+        if not os.path.exists("/tmp/.X11-unix/X%d" % n) and not os.path.exists("/tmp/.X%d-lock" % n):
+            return n
+    raise AssertionError("no free X display number")
+
+
+class Desktop:
+    """The shipped config with this run's ports and display."""
+
+    def __init__(self):
+        self.display = free_display()
+        self.rfb = free_port()
+        self.cdp = free_port()
+        self.relay = free_port()
+        with open(os.path.join(SRCDIR, "images", "desktop", "berth.conf")) as f:
+            text = f.read()
+        subs = [
+            ("127.0.0.1:5900", "127.0.0.1:%d" % self.rfb),
+            ("-rfbport 5900", "-rfbport %d" % self.rfb),
+            ("127.0.0.1:9222", "127.0.0.1:%d" % self.cdp),
+            ("BERTH_CDP_PORT=9222", "BERTH_CDP_PORT=%d" % self.cdp),
+            ("127.0.0.1:9223", "127.0.0.1:%d" % self.relay),
+            ("Xvnc :1 ", "Xvnc :%d " % self.display),
+            ("--display :1", "--display :%d" % self.display),
+            ("DISPLAY=:1", "DISPLAY=:%d" % self.display),
+        ]
+        for old, new in subs:
+            expect(old in text, "the desktop config no longer has %r" % old)
+            text = text.replace(old, new)
+        self.config = text
+        self.sb = Sandbox(config=text)
+        self.token = self.sb.token
+        self.auth = {"Authorization": "Bearer " + self.token}
+
+    def readyz(self):
+        status, _, body = http_get(self.sb.port, "/readyz")
+        return status, json.loads(body)
+
+    def wait_ready(self, timeout=READY_TIMEOUT):
+        def ready():
+            st, body = self.readyz()
+            return body if st == 200 else None
+
+        try:
+            return wait_for(ready, timeout, "/readyz 200", 0.1)
+        except TestFailure:
+            raise TestFailure("not ready in %.0f s: %r" % (timeout, self.readyz()[1]))
+
+    def pid_of(self, service):
+        for s in self.sb.state()["services"]:
+            if s["name"] == service:
+                return s["pid"]
+        raise TestFailure("no service %r" % service)
+
+    def host_pid(self, ns_pid):
+        """The host pid of a pid in berthd's namespace."""
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            try:
+                with open("/proc/%s/status" % name) as f:
+                    for line in f:
+                        if line.startswith("NSpid:"):
+                            ids = line.split()[1:]
+                            if len(ids) == 2 and int(ids[1]) == ns_pid and self.in_ns(int(name)):
+                                return int(name)
+            except OSError:
+                continue
+        raise TestFailure("no host pid for %d" % ns_pid)
+
+    def in_ns(self, pid):
+        try:
+            return os.readlink("/proc/%d/ns/pid" % pid) == os.readlink("/proc/%d/ns/pid" % self.sb.berthd_pid())
+        except OSError:
+            return False
+
+    def by_comm(self, comm):
+        """Host pids of the sandbox's processes named comm."""
+        out = []
+        for name in os.listdir("/proc"):
+            if name.isdigit():
+                st = proc_stat(int(name))
+                if st is not None and st[0] == comm and st[1] != "Z" and self.in_ns(int(name)):
+                    out.append(int(name))
+        return out
+
+
+def ws_connect(url, headers=None, **kw):
+    # websockets 14 renamed extra_headers; Debian 12 has 10.4.
+    key = "additional_headers" if int(websockets.__version__.split(".")[0]) >= 14 else "extra_headers"
+    kw[key] = headers or {}
+    return websockets.connect(url, **kw)
+
+
+async def _browser_version(url, headers):
+    async with ws_connect(url, headers, max_size=None, open_timeout=10) as ws:
+        await ws.send(json.dumps({"id": 1, "method": "Browser.getVersion"}))
+        while True:
+            msg = json.loads(await asyncio.wait_for(ws.recv(), 10))
+            if msg.get("id") == 1:
+                return msg["result"]
+
+
+def browser_version(url, headers=None):
+    return asyncio.run(_browser_version(url, headers))
+
+
+async def _first_ws_message(url, headers):
+    async with ws_connect(url, headers, open_timeout=10) as ws:
+        return await asyncio.wait_for(ws.recv(), 10)
+
+
+def rfb_handshake(port):
+    """RFB by hand: banner, None security, ServerInit, one update."""
+    s = socket.create_connection(("127.0.0.1", port), 10)
+    s.settimeout(10)
+
+    def read(n):
+        buf = b""
+        while len(buf) < n:
+            chunk = s.recv(n - len(buf))
+            if not chunk:
+                raise TestFailure("the RFB server closed after %r" % buf)
+            buf += chunk
+        return buf
+
+    try:
+        banner = read(12)
+        s.sendall(b"RFB 003.008\n")
+        types = read(read(1)[0])
+        expect(1 in types, "no None security among %r" % types)
+        s.sendall(b"\x01")
+        expect_eq(read(4), b"\0\0\0\0", "SecurityResult")
+        s.sendall(b"\x01")
+        w, h = struct.unpack(">HH", read(4))
+        read(16)
+        read(struct.unpack(">I", read(4))[0])
+        s.sendall(struct.pack(">BxHi", 2, 1, 0))
+        s.sendall(struct.pack(">BBHHHH", 3, 0, 0, 0, 8, 8))
+        msg = read(4)
+        expect_eq(msg[0], 0, "the first server message after the request (FramebufferUpdate)")
+        return banner, w, h
+    finally:
+        s.close()
+
+
+def node(script, *args, timeout=90):
+    modules = os.environ.get("BERTH_NODE_MODULES") or os.path.join(SRCDIR, ".node", "node_modules")
+    expect(
+        os.path.isdir(os.path.join(modules, "playwright-core")),
+        "no playwright-core in %s (./dev test installs it; or set BERTH_NODE_MODULES)" % modules,
+    )
+    env = dict(os.environ, NODE_PATH=modules)
+    rc, out, err = run_program(["node", os.path.join(SRCDIR, "tests", "browser", script)] + list(args), timeout, env=env)
+    lines = [ln for ln in out.splitlines() if ln.startswith("{")]
+    expect(lines, "%s printed no result (status %d): %s %s" % (script, rc, out, err[-2000:]))
+    result = json.loads(lines[-1])
+    expect(rc == 0 and "error" not in result, "%s failed: %r\n%s" % (script, result, err[-2000:]))
+    return result
+
+
+@case("the shipped desktop boots to strict readiness; each check verified independently", timeout=180)
+def boot_and_verify():
+    d = Desktop()
+    t0 = time.monotonic()
+    body = d.wait_ready()
+    note("strictly ready %.1f s after /healthz" % (time.monotonic() - t0))
+    expect_eq(sorted(body["checks"]), sorted(CHECKS), "the checks /readyz waits for")
+    for name in CHECKS:
+        expect(body["checks"][name]["ok"], "%s not ok in a 200: %r" % (name, body))
+
+    # rfb: the RFB server itself.
+    banner, w, h = rfb_handshake(d.rfb)
+    expect(banner.startswith(b"RFB 003."), "RFB banner %r" % banner)
+    expect_eq((w, h), (1280, 800), "the framebuffer size")
+
+    # xfce: the window manager's check window, the panel, the desktop.
+    disp = ":%d" % d.display
+    rc, out, _ = run_program(["xprop", "-display", disp, "-root", "_NET_SUPPORTING_WM_CHECK"])
+    m = re.search(r"window id # (0x[0-9a-f]+)", out)
+    expect(rc == 0 and m, "no _NET_SUPPORTING_WM_CHECK on the root: %r" % out)
+    rc, out, _ = run_program(["xprop", "-display", disp, "-id", m.group(1), "_NET_WM_NAME"])
+    expect_in("Xfwm4", out, "the window manager's name")
+    rc, out, _ = run_program(["xwininfo", "-display", disp, "-root", "-tree"])
+    expect_in("xfce4-panel", out, "the window tree")
+    expect_in("xfdesktop", out, "the window tree")
+
+    # cdp: Chromium itself.
+    st, _, raw = http_get(d.cdp, "/json/version")
+    expect_eq(st, 200, "Chromium's /json/version")
+    version = browser_version(json.loads(raw)["webSocketDebuggerUrl"])
+    expect_in("Chrome", version["product"], "Browser.getVersion's product")
+
+    # novnc: the page and, through the relay, the RFB banner.
+    st, _, page = http_get(d.sb.port, "/novnc/vnc.html", headers=d.auth)
+    expect_eq(st, 200, "GET /novnc/vnc.html with the token")
+    expect_in(b"noVNC", page, "the page")
+    st, _, _ = http_get(d.sb.port, "/novnc/vnc.html")
+    expect_eq(st, 401, "GET /novnc/vnc.html without the token")
+    first = asyncio.run(_first_ws_message("ws://127.0.0.1:%d/novnc/websockify" % d.sb.port, d.auth))
+    expect(bytes(first).startswith(b"RFB 003."), "the relay's first message %r" % first)
+
+    # cdp-relay: /json/version names the relay, and the browser answers.
+    st, _, raw = http_get(d.relay, "/json/version", headers=d.auth)
+    expect_eq(st, 200, "the relay's /json/version")
+    url = json.loads(raw)["webSocketDebuggerUrl"]
+    expect(url.startswith("ws://127.0.0.1:%d/" % d.relay), "the relay's webSocketDebuggerUrl %r" % url)
+    expect_eq(browser_version(url, d.auth)["product"], version["product"], "the product through the relay")
+    st, _, _ = http_get(d.relay, "/json/version")
+    expect_eq(st, 401, "the relay without the token")
+
+    # cdp-ws: DevTools on the gateway's own WebSocket endpoint.
+    got = browser_version("ws://127.0.0.1:%d/v1/cdp" % d.sb.port, d.auth)
+    expect_eq(got["product"], version["product"], "the product through /v1/cdp")
+
+
+@case("a real browser shows the desktop through the noVNC page; Playwright drives Chromium through the relay", timeout=240)
+def real_browser():
+    d = Desktop()
+    d.wait_ready()
+    url = "http://127.0.0.1:%d/novnc/?token=%s" % (d.sb.port, d.token)
+    canvas = node("novnc_canvas.js", url, CHROMIUM, "60000", timeout=120)
+    note("noVNC canvas %dx%d, %d colours sampled" % (canvas["width"], canvas["height"], canvas["colours"]))
+    expect_eq((canvas["width"], canvas["height"]), (1280, 800), "the canvas size")
+    expect(canvas["colours"] > 1, "the canvas is blank")
+    expect(d.token not in canvas["url"], "the token stayed in the page's address: %s" % canvas["url"])
+
+    result = node("cdp_connect.js", "http://127.0.0.1:%d" % d.relay, d.token)
+    expect_eq(result["value"], [42, "berth", "relayed"], "what the page evaluated")
+    # The desktop's Chromium is still there, and still the same one.
+    expect_eq(d.readyz()[0], 200, "/readyz after Playwright left")
+
+
+def check_events(d, name, after_seq, timeout):
+    """Waits for check name to fail and then pass again, after after_seq;
+    returns the failing event's reason."""
+    down = d.sb.wait_event(
+        lambda e: e["kind"] == "check.changed" and e["data"]["name"] == name and not e["data"]["ok"],
+        timeout,
+        after_seq + 1,
+    )
+    d.sb.wait_event(
+        lambda e: e["kind"] == "check.changed" and e["data"]["name"] == name and e["data"]["ok"],
+        READY_TIMEOUT,
+        down["seq"] + 1,
+    )
+    return down["data"]["reason"]
+
+
+def fault(d, what, pid, checks, words):
+    """kill -9 pid; each of checks drops (reason with one of words for
+    the first), comes back, and /readyz is 200 again."""
+    before = d.sb.state()["last_seq"]
+    t0 = time.monotonic()
+    os.kill(pid, signal.SIGKILL)
+    reasons = {}
+    for name in checks:
+        reasons[name] = check_events(d, name, before, 20)
+    d.wait_ready()
+    note("kill -9 %s: %s; ready again in %.1f s" % (what, reasons, time.monotonic() - t0))
+    first = reasons[checks[0]].lower()
+    expect(any(w in first for w in words), "%s: the %s check's reason %r names none of %r" % (what, checks[0], first, words))
+
+
+@case("kill -9 the X and VNC server, the window manager, the panel, Chromium: readiness drops and returns", timeout=420)
+def faults():
+    d = Desktop()
+    d.wait_ready()
+    desktop_pid = d.pid_of("desktop")
+
+    fault(d, "xfwm4", wait_for(lambda: d.by_comm("xfwm4"), 10, "xfwm4")[0], ["xfce"], ["window manager", "wm"])
+    fault(d, "xfce4-panel", wait_for(lambda: d.by_comm("xfce4-panel"), 10, "xfce4-panel")[0], ["xfce"], ["panel"])
+    browser = d.host_pid(d.pid_of("browser"))
+    fault(d, "chromium", browser, ["cdp", "cdp-relay", "cdp-ws"], ["connect", "refused", "devtools", "json", "cdp"])
+    fault(
+        d,
+        "Xvnc",
+        d.host_pid(d.pid_of("xserver")),
+        ["rfb", "novnc", "xfce"],
+        ["connect", "refused", "closed", "rfb"],
+    )
+    expect_eq(d.pid_of("desktop"), desktop_pid, "berth-desktop's pid (it reconnects, never exits)")
+
+
+run()
