@@ -597,6 +597,7 @@ probe_run(const struct probe_type *type, void *state, int timeout_ms,
 	io.deadline = clock_mono_ms() + (uint64_t)timeout_ms;
 	io.timeout_ms = timeout_ms;
 	io.peer = "";
+	io.can_watch = watched != NULL;
 	r = type->check(state, &io, cause);
 	if (watched != NULL)
 		*watched = -1;
@@ -615,8 +616,11 @@ probe_run(const struct probe_type *type, void *state, int timeout_ms,
  * and sends it back to retrying. A new reason for being unready is news
  * too, so the reason berthd shows is never stale. Between checks it
  * watches the last check's session, if it left one: the component hanging
- * it up (or saying anything unasked) means checking again now, so an
- * outage shorter than the interval is still seen.
+ * it up means checking again now, so an outage shorter than the interval
+ * is still seen. So does the component saying anything at all: a watched
+ * session is one where nothing is asked, so what comes is most likely a
+ * close (a WebSocket's close frame, whose sender then waits for ours), and
+ * at worst an RFB bell or clipboard that costs one check more.
  */
 static _Noreturn void
 probe_loop(
@@ -632,8 +636,8 @@ probe_loop(
 		if (watched != -1)
 			close(watched);
 		start = clock_mono_ms();
-		ready = probe_run(type, state, timeout_ms, &watched, &cause) ==
-		    0;
+		ready =
+		    probe_run(type, state, timeout_ms, &watched, &cause) == 0;
 		if (said != (int)ready ||
 		    (!ready &&
 		        (said_cause == NULL || cause == NULL ||

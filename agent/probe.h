@@ -40,10 +40,13 @@ struct probe_addr {
  * again within the same deadline. A check that passed may set watch: its
  * connection is a session the component keeps open while it lives (an
  * RFB client, a DevTools WebSocket), and the runner holds it until the
- * next check, checking again the moment the component hangs it up.
+ * next check, checking again the moment the component hangs it up. Only
+ * where can_watch says the runner would: else a check ends its session
+ * politely (a WebSocket close), which a watched one must not do.
  */
 struct probe_io {
 	int fd;
+	int can_watch;
 	int watch;
 	uint64_t deadline; /* clock_mono_ms */
 	int timeout_ms;    /* what the deadline was made of, for messages */

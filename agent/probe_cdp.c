@@ -426,7 +426,7 @@ probe_cdp_ask(struct probe_io *io, struct probe_ws *ws, char **cause)
 }
 
 /* The WebSocket on a connected io, then the question; a close frame
- * ends it politely. */
+ * ends it politely, unless the session is left open to be watched. */
 static int
 probe_cdp_session(struct probe_io *io, const struct probe_cdp_check *c,
     const char *path, const char *token, char **cause)
@@ -436,8 +436,12 @@ probe_cdp_session(struct probe_io *io, const struct probe_cdp_check *c,
 
 	probe_ws_init(&ws);
 	r = probe_ws_upgrade(io, &ws, &c->addr, path, token, cause);
-	if (r == 0 && (r = probe_cdp_ask(io, &ws, cause)) == 0)
-		probe_ws_close(io);
+	if (r == 0 && (r = probe_cdp_ask(io, &ws, cause)) == 0) {
+		if (io->can_watch)
+			io->watch = 1;
+		else
+			probe_ws_close(io);
+	}
 	probe_ws_free(&ws);
 	return r;
 }
@@ -511,10 +515,8 @@ probe_cdp_check(void *state, struct probe_io *io, char **cause)
 			return -1;
 	}
 	if (probe_cdp_session(
-	        io, c, c->path != NULL ? c->path : path, token, cause) == 0) {
-		io->watch = 1;
+	        io, c, c->path != NULL ? c->path : path, token, cause) == 0)
 		return 0;
-	}
 fail:
 	probe_cause_wrap(cause, "%s", c->name);
 	return -1;

@@ -160,7 +160,9 @@ probe_novnc_socket(struct probe_io *io, const struct probe_novnc_check *c,
 		*cause = xstrdup(err);
 		r = -1;
 	}
-	if (r == 0)
+	if (r == 0 && io->can_watch)
+		io->watch = 1;
+	else if (r == 0)
 		probe_ws_close(io);
 	probe_ws_free(&ws);
 	if (r != 0)
@@ -186,7 +188,6 @@ probe_novnc_check(void *state, struct probe_io *io, char **cause)
 		return -1;
 	if (probe_novnc_socket(io, c, token, cause) != 0)
 		goto fail;
-	io->watch = 1;
 	return 0;
 fail:
 	probe_cause_wrap(cause, "novnc");

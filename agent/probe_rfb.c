@@ -500,7 +500,7 @@ probe_rfb_check(void *state, struct probe_io *io, char **cause)
 			return -1;
 		r.outlen = 0;
 		if (v == PROBE_DONE) {
-			io->watch = 1;
+			io->watch = io->can_watch;
 			return 0;
 		}
 		if (v == PROBE_FAIL) {

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from http import HTTPStatus
 
 import websockets
@@ -292,10 +293,27 @@ class FakeNovnc:
         self.mode = "banner"
         self.banner = [b"RFB 003.008\n"]
         self.vnc_port = None
+        self.open = []  # the relay WebSockets not closed yet
         srv.pages["/novnc/vnc.html"] = (200, "text/html", b"<!DOCTYPE html>\n<title>noVNC</title>\n")
         srv.sockets["/novnc/websockify"] = self._relay
 
+    def hang_up(self):
+        """Closes every relay WebSocket still open, from the relay's side."""
+
+        async def close_all():
+            for ws in list(self.open):
+                await ws.close(1011, "the VNC server went away")
+
+        self.srv.bg.call(close_all())
+
     async def _relay(self, ws):
+        self.open.append(ws)
+        try:
+            await self._serve(ws)
+        finally:
+            self.open.remove(ws)
+
+    async def _serve(self, ws):
         if self.mode == "close":
             await ws.close(1011, "the VNC server is gone")
             return
@@ -547,6 +565,42 @@ def novnc_relay_xvnc():
             expect_eq(lines[-1], "ready", "with the token file gone, the token read at start")
             p.stop()
             expect(not any(TOKEN in x for x in lines) and TOKEN not in p.stderr(), "the token was printed")
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+@case("watch: ready, the probe holds one session until the next check, and checks again the moment it is hung up")
+def watch_session():
+    d = scratch()
+    try:
+        tf = token_file(d)
+        with FakeServer(token=TOKEN) as srv:
+            gw = FakeNovnc(srv)
+            fake_browser(srv)
+            novnc = Spawned([PROBE, "--token-file", tf, "--timeout", "2000", "--interval", "30000",
+                             "novnc", "http://127.0.0.1:%d/novnc/" % srv.port])
+            cdp = Spawned([PROBE, "--token-file", tf, "--timeout", "2000", "--interval", "30000",
+                           "cdp-ws", "ws://127.0.0.1:%d/v1/cdp" % srv.port])
+            expect_eq(novnc.line(), "ready", "novnc's first line")
+            expect_eq(cdp.line(), "ready", "cdp-ws's first line")
+            # Between checks: the one session stays open, nothing new is
+            # opened (a session the probe closed itself would be seen as
+            # hung up, and checked again and again).
+            time.sleep(1.5)
+            upgrades = [x[0] for x in srv.seen if x[2]]
+            counts = {p: upgrades.count(p) for p in sorted(set(upgrades))}
+            expect_eq(counts, {"/novnc/websockify": 1, "/v1/cdp": 1}, "upgrades per path in 1.5 s")
+            expect_eq(len(gw.open), 1, "relay sessions the novnc probe holds open")
+            # Hung up, with the relay failing from then on: unready at
+            # once, not after the 30 s interval.
+            gw.mode = "close"
+            t0 = time.monotonic()
+            gw.hang_up()
+            line = novnc.line(timeout=5)
+            expect_in("(1011)", line, "novnc once its session was hung up")
+            expect(time.monotonic() - t0 < 5, "seen only after %.1f s" % (time.monotonic() - t0))
+            novnc.stop()
+            cdp.stop()
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
