@@ -11,16 +11,21 @@ import json
 import os
 import random
 import re
+import shutil
 import signal
 import socket
 import struct
+import subprocess
 import sys
+import tempfile
 import time
 
 import websockets
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
 from harness import (  # noqa: E402
+    BUILDDIR,
     SRCDIR,
     Sandbox,
     TestFailure,
@@ -326,6 +331,42 @@ def faults():
         ["connect", "refused", "closed", "rfb"],
     )
     expect_eq(d.pid_of("desktop"), desktop_pid, "berth-desktop's pid (it reconnects, never exits)")
+
+
+@case("berth-chromium removes a dead owner's profile lock, and keeps a live one's")
+def chromium_lock():
+    launcher = os.path.join(BUILDDIR, "berth-chromium")
+    expect(os.access(launcher, os.X_OK), "no %s" % launcher)
+    d = tempfile.mkdtemp(prefix="berth-it-chromium-")
+    harness._track_closer(lambda: shutil.rmtree(d, ignore_errors=True))
+    profile = os.path.join(d, "profile")
+    os.makedirs(profile)
+    # What a Chromium killed on another machine (or killed here) leaves.
+    os.symlink("elsewhere-999999", os.path.join(profile, "SingletonLock"))
+    port = free_port()
+    env = dict(os.environ, DISPLAY=":0", BERTH_CHROMIUM_PROFILE=profile, BERTH_CDP_PORT=str(port))
+    log = open(os.path.join(d, "first.log"), "w+")
+    first = subprocess.Popen([launcher, "--headless=new"], env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+    harness._track_closer(lambda: (first.kill(), first.wait(), log.close()))
+    wait_for(lambda: http_ok(port), 30, "the first Chromium's DevTools")
+    lock = os.readlink(os.path.join(profile, "SingletonLock"))
+    expect_eq(lock.rsplit("-", 1)[1], str(first.pid), "the lock's owner after the stale one was removed")
+    log.seek(0)
+    expect_in("removing the stale lock of elsewhere-999999", log.read(), "the launcher's word on it")
+    # A second launcher on the same profile leaves the live owner's lock
+    # alone (Chromium hands over to it and exits).
+    env2 = dict(env, BERTH_CDP_PORT=str(free_port()))
+    rc, _, err = run_program([launcher, "--headless=new"], timeout=30, env=env2)
+    expect("removing the stale lock" not in err, "the live owner's lock was taken for stale: %s" % err[-500:])
+    expect_eq(os.readlink(os.path.join(profile, "SingletonLock")), lock, "the lock after the second launch")
+    expect(http_ok(port), "the first Chromium stopped answering")
+
+
+def http_ok(port):
+    try:
+        return http_get(port, "/json/version", timeout=2)[0] == 200
+    except OSError:
+        return False
 
 
 run()
