@@ -473,6 +473,24 @@ gw_cdpws_version_path(
 	return 0;
 }
 
+/* A client connection of c's to Chromium, for path: Host is Chromium's
+ * own address (host, which must outlive the call), and no Origin, which
+ * Chromium refuses unless told to allow it. */
+static void
+gw_cdpws_client_info(struct lws_client_connect_info *ci, struct gw_cdpws *c,
+    const char *path, const char *host)
+{
+	memset(ci, 0, sizeof *ci);
+	ci->context = gateway.ctx;
+	ci->vhost = gateway.vhost;
+	ci->address = gateway.cdp.host;
+	ci->port = gateway.cdp.port;
+	ci->path = path;
+	ci->host = host;
+	ci->local_protocol_name = "berth-cdp";
+	ci->opaque_user_data = c;
+}
+
 /* Starts the lws WebSocket client of Chromium for c->path. -1 with
  * *cause if it failed at once (lws may have called back already). */
 static int
@@ -482,18 +500,8 @@ gw_cdpws_connect(struct gw_cdpws *c, char **cause)
 	char host[GATEWAY_PEER_MAX + 8];
 	struct lws *wsi;
 
-	/* Chromium refuses an Origin it was not told to allow: none is
-	 * sent. */
 	gw_cdpws_authority(host, sizeof host);
-	memset(&ci, 0, sizeof ci);
-	ci.context = gateway.ctx;
-	ci.vhost = gateway.vhost;
-	ci.address = gateway.cdp.host;
-	ci.port = gateway.cdp.port;
-	ci.path = c->path;
-	ci.host = host;
-	ci.local_protocol_name = "berth-cdp";
-	ci.opaque_user_data = c;
+	gw_cdpws_client_info(&ci, c, c->path, host);
 	c->state = GW_CDPWS_UPGRADE;
 	wsi = lws_client_connect_via_info(&ci);
 	if (c->state != GW_CDPWS_UPGRADE)
@@ -556,17 +564,9 @@ gw_cdpws_fetch_start(struct gw_cdpws *c)
 	struct lws *wsi;
 
 	gw_cdpws_authority(host, sizeof host);
-	memset(&ci, 0, sizeof ci);
-	ci.context = gateway.ctx;
-	ci.vhost = gateway.vhost;
-	ci.address = gateway.cdp.host;
-	ci.port = gateway.cdp.port;
-	ci.path = "/json/version";
-	ci.host = host;
+	gw_cdpws_client_info(&ci, c, "/json/version", host);
 	ci.method = "GET";
 	ci.ssl_connection = LCCSCF_HTTP_NO_FOLLOW_REDIRECT;
-	ci.local_protocol_name = "berth-cdp";
-	ci.opaque_user_data = c;
 	c->state = GW_CDPWS_FETCH;
 	wsi = lws_client_connect_via_info(&ci);
 	if (c->state != GW_CDPWS_FETCH)

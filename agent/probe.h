@@ -8,8 +8,10 @@
 #include <sys/types.h>
 #include <sys/socket.h>
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* Room for a parser's failure message; output lines are shorter anyway. */
 #define PROBE_ERR_MAX 256
@@ -20,6 +22,20 @@ enum probe_verdict {
 	PROBE_DONE, /* finished, and the peer said what was wanted */
 	PROBE_FAIL, /* malformed or refused; the parser's err says why */
 };
+
+/* The parsers' way to fail: the reason into err, and PROBE_FAIL. */
+static inline enum probe_verdict probe_fail(char *err, size_t errsize,
+    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static inline enum probe_verdict
+probe_fail(char *err, size_t errsize, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errsize, fmt, ap);
+	va_end(ap);
+	return PROBE_FAIL;
+}
 
 /*
  * A HOST:PORT from the command line. HOST is an IP address or "localhost"

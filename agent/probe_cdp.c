@@ -25,19 +25,6 @@ struct probe_cdp_check {
 	int auth;   /* the requests carry the token */
 };
 
-static enum probe_verdict probe_cdp_fail(char *err, size_t errsize,
-    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static enum probe_verdict
-probe_cdp_fail(char *err, size_t errsize, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errsize, fmt, ap);
-	va_end(ap);
-	return PROBE_FAIL;
-}
-
 /*
  * JSON (RFC 8259), strictly: each function takes the text from p to end
  * and returns where the thing it read ends, or NULL if it is not JSON.
@@ -315,15 +302,15 @@ probe_cdp_json_text(const char *p, const char *end, const char *key, char *out,
 
 	r = probe_cdp_json_member(p, end, key, &v, &vend);
 	if (r == -2)
-		probe_cdp_fail(err, errsize, "%s twice", key);
+		probe_fail(err, errsize, "%s twice", key);
 	else if (r < 0)
-		probe_cdp_fail(err, errsize, "not a JSON object");
+		probe_fail(err, errsize, "not a JSON object");
 	else if (r == 0)
-		probe_cdp_fail(err, errsize, "no %s", key);
+		probe_fail(err, errsize, "no %s", key);
 	else if (*v != '"')
-		probe_cdp_fail(err, errsize, "%s is not a string", key);
+		probe_fail(err, errsize, "%s is not a string", key);
 	else if (probe_cdp_json_decode(v, vend, out, outsize) != 0)
-		probe_cdp_fail(err, errsize,
+		probe_fail(err, errsize,
 		    "%s is over %zu bytes or holds U+0000 or a lone surrogate",
 		    key, outsize - 5);
 	else
@@ -342,16 +329,16 @@ probe_cdp_ws_url(const char *json, size_t len, char *authority, size_t authsize,
 		return PROBE_FAIL;
 	if (strncmp(url, "ws://", 5) != 0 ||
 	    (slash = strchr(url + 5, '/')) == NULL || slash == url + 5)
-		return probe_cdp_fail(err, errsize,
+		return probe_fail(err, errsize,
 		    "webSocketDebuggerUrl %.80s is not ws://HOST/PATH", url);
 	for (p = url + 5; *p != '\0'; p++)
 		if (*p <= ' ' || *p >= 0x7f || *p == '#' ||
 		    (p < slash && (*p == '@' || *p == '?')))
-			return probe_cdp_fail(err, errsize,
+			return probe_fail(err, errsize,
 			    "webSocketDebuggerUrl has a bad %s",
 			    p < slash ? "host" : "path");
 	if ((size_t)(slash - url - 5) >= authsize || strlen(slash) >= pathsize)
-		return probe_cdp_fail(
+		return probe_fail(
 		    err, errsize, "webSocketDebuggerUrl is too long");
 	memcpy(authority, url + 5, (size_t)(slash - url - 5));
 	authority[slash - url - 5] = '\0';
@@ -368,29 +355,28 @@ probe_cdp_answer(const char *json, size_t len, char *err, size_t errsize)
 
 	r = probe_cdp_json_member(json, end, "id", &v, &vend);
 	if (r == -1)
-		return probe_cdp_fail(err, errsize,
+		return probe_fail(err, errsize,
 		    "a message that is not a "
 		    "JSON object");
 	if (r == -2)
-		return probe_cdp_fail(err, errsize, "a message with id twice");
+		return probe_fail(err, errsize, "a message with id twice");
 	if (r == 0 || vend - v != 1 || *v != '1')
 		return PROBE_MORE;
 	if (probe_cdp_json_member(json, end, "error", &v, &vend) == 1) {
 		if (*v == '{' &&
 		    probe_cdp_json_text(v, vend, "message", message,
 		        sizeof message, err, errsize) == 0)
-			return probe_cdp_fail(err, errsize,
+			return probe_fail(err, errsize,
 			    "Browser.getVersion failed: %s", message);
-		return probe_cdp_fail(
-		    err, errsize, "Browser.getVersion failed");
+		return probe_fail(err, errsize, "Browser.getVersion failed");
 	}
 	if (probe_cdp_json_member(json, end, "result", &v, &vend) != 1 ||
 	    *v != '{')
-		return probe_cdp_fail(
+		return probe_fail(
 		    err, errsize, "Browser.getVersion: no result");
 	if (probe_cdp_json_member(v, vend, "product", &v, &vend) != 1 ||
 	    *v != '"')
-		return probe_cdp_fail(err, errsize,
+		return probe_fail(err, errsize,
 		    "Browser.getVersion: no product in the result");
 	return PROBE_DONE;
 }
@@ -413,7 +399,7 @@ probe_cdp_ask(struct probe_io *io, struct probe_ws *ws, char **cause)
 		if (probe_ws_recv(io, ws, cause) != 0)
 			return -1;
 		if (ws->msg.opcode != PROBE_WS_TEXT)
-			v = probe_cdp_fail(err, sizeof err, "a binary message");
+			v = probe_fail(err, sizeof err, "a binary message");
 		else
 			v = probe_cdp_answer((const char *)ws->msg.buf,
 			    ws->msg.len, err, sizeof err);

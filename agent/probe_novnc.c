@@ -21,19 +21,6 @@ struct probe_novnc_check {
 	char *socket; /* PREFIX + websockify */
 };
 
-static enum probe_verdict probe_novnc_fail(char *err, size_t errsize,
-    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static enum probe_verdict
-probe_novnc_fail(char *err, size_t errsize, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errsize, fmt, ap);
-	va_end(ap);
-	return PROBE_FAIL;
-}
-
 /* "RFB 003.00" and a digit and a newline: 3.3, 3.7 and 3.8 are what
  * VNC servers send, and what noVNC speaks. The relay may cut the banner
  * into messages as TCP gave it the bytes. */
@@ -56,7 +43,7 @@ probe_novnc_banner(uint8_t *banner, size_t *have, const uint8_t *msg,
 	for (i = 0; i < PROBE_NOVNC_BANNER; i++)
 		if (banner[i] < ' ' || banner[i] > '~')
 			break;
-	return probe_novnc_fail(err, errsize,
+	return probe_fail(err, errsize,
 	    "the banner is \"%.*s\", not RFB 003.00x", (int)i,
 	    (const char *)banner);
 }
@@ -150,7 +137,7 @@ probe_novnc_socket(struct probe_io *io, const struct probe_novnc_check *c,
 			}
 			r = -1;
 		} else if (ws.msg.opcode != PROBE_WS_BINARY)
-			v = probe_novnc_fail(err, sizeof err,
+			v = probe_fail(err, sizeof err,
 			    "a text message, where RFB is binary");
 		else
 			v = probe_novnc_banner(banner, &have, ws.msg.buf,

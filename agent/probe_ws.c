@@ -24,19 +24,6 @@
 
 #define PROBE_WS_GUID "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 
-static enum probe_verdict probe_ws_fail(char *err, size_t errsize,
-    const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static enum probe_verdict
-probe_ws_fail(char *err, size_t errsize, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, errsize, fmt, ap);
-	va_end(ap);
-	return PROBE_FAIL;
-}
-
 enum probe_verdict
 probe_ws_frame(const uint8_t *buf, size_t len, struct probe_ws_frame *f,
     char *err, size_t errsize)
@@ -49,9 +36,9 @@ probe_ws_frame(const uint8_t *buf, size_t len, struct probe_ws_frame *f,
 	f->fin = buf[0] >> 7;
 	f->opcode = buf[0] & 0x0f;
 	if ((buf[0] & 0x70) != 0)
-		return probe_ws_fail(err, errsize, "a frame with RSV bits");
+		return probe_fail(err, errsize, "a frame with RSV bits");
 	if (buf[1] & 0x80)
-		return probe_ws_fail(err, errsize, "a masked frame");
+		return probe_fail(err, errsize, "a masked frame");
 	switch (f->opcode) {
 	case PROBE_WS_CONT:
 	case PROBE_WS_TEXT:
@@ -60,11 +47,10 @@ probe_ws_frame(const uint8_t *buf, size_t len, struct probe_ws_frame *f,
 	case PROBE_WS_PING:
 	case PROBE_WS_PONG:
 		if (!f->fin || (buf[1] & 0x7f) > 125)
-			return probe_ws_fail(
-			    err, errsize, "a bad control frame");
+			return probe_fail(err, errsize, "a bad control frame");
 		break;
 	default:
-		return probe_ws_fail(
+		return probe_fail(
 		    err, errsize, "a frame of opcode %d", f->opcode);
 	}
 	n = buf[1] & 0x7f;
@@ -77,11 +63,11 @@ probe_ws_frame(const uint8_t *buf, size_t len, struct probe_ws_frame *f,
 			n = n << 8 | buf[i];
 		/* The shortest form is the only form. */
 		if (n < 126 || (f->hdrlen == 10 && n < 65536))
-			return probe_ws_fail(
+			return probe_fail(
 			    err, errsize, "a frame length in the long form");
 	}
 	if (n > PROBE_WS_MAX_MSG)
-		return probe_ws_fail(err, errsize,
+		return probe_fail(err, errsize,
 		    "a frame of %llu bytes, over %d", (unsigned long long)n,
 		    PROBE_WS_MAX_MSG);
 	f->len = (size_t)n;
@@ -99,15 +85,15 @@ probe_ws_take(struct probe_ws_msg *m, const struct probe_ws_frame *f,
 	case PROBE_WS_PONG: return PROBE_MORE;
 	case PROBE_WS_CLOSE:
 		if (f->len >= 2)
-			return probe_ws_fail(err, errsize,
+			return probe_fail(err, errsize,
 			    "the server closed the WebSocket (%u)",
 			    (unsigned)payload[0] << 8 | payload[1]);
-		return probe_ws_fail(
+		return probe_fail(
 		    err, errsize, "the server closed the WebSocket");
 	case PROBE_WS_TEXT:
 	case PROBE_WS_BINARY:
 		if (m->open)
-			return probe_ws_fail(
+			return probe_fail(
 			    err, errsize, "a message inside a message");
 		m->open = 1;
 		m->opcode = f->opcode;
@@ -115,15 +101,15 @@ probe_ws_take(struct probe_ws_msg *m, const struct probe_ws_frame *f,
 		break;
 	case PROBE_WS_CONT:
 		if (!m->open)
-			return probe_ws_fail(
+			return probe_fail(
 			    err, errsize, "a continuation of no message");
 		break;
 	default:
-		return probe_ws_fail(
+		return probe_fail(
 		    err, errsize, "a frame of opcode %d", f->opcode);
 	}
 	if (f->len > PROBE_WS_MAX_MSG - m->len)
-		return probe_ws_fail(
+		return probe_fail(
 		    err, errsize, "a message over %d bytes", PROBE_WS_MAX_MSG);
 	if (f->len > 0)
 		memcpy(m->buf + m->len, payload, f->len);
