@@ -594,7 +594,73 @@ class UnixClient(_Client):
         self.sock.close()
 
 
-class WsClient(_Client):
+class _WsLoop:
+    """A WebSocket with an asyncio loop of its own that runs only while
+    one of its calls waits, so nothing is read while the test does not
+    ask. What WsClient and PlainWs share."""
+
+    def _ws_open(self, url, token, headers, subprotocols, timeout, sock, max_size, max_queue=32):
+        self.loop = asyncio.new_event_loop()
+        self.ws = None
+        _track_closer(self.close)
+        hdrs = {}
+        if token is not None:
+            hdrs["Authorization"] = "Bearer " + token
+        hdrs.update(headers or {})
+
+        async def connect():
+            # Made inside the loop, so that the library binds to it.
+            return await websockets.connect(
+                url,
+                extra_headers=hdrs,
+                subprotocols=list(subprotocols) if subprotocols else None,
+                sock=sock,
+                max_size=max_size,
+                max_queue=max_queue,
+                compression=None,
+                ping_interval=None,
+                close_timeout=2,
+                open_timeout=timeout,
+            )
+
+        try:
+            self.ws = self._run(connect(), timeout, "the WebSocket handshake")
+        except Exception:
+            self.close()
+            raise
+
+    def _run(self, coro, timeout, what="a WebSocket operation"):
+        try:
+            return self.loop.run_until_complete(asyncio.wait_for(coro, timeout))
+        except asyncio.TimeoutError:
+            raise Timeout("%s did not finish within %.1f s" % (what, timeout))
+        except websockets.ConnectionClosed as e:
+            raise Closed(e.rcvd.code if e.rcvd else None, e.rcvd.reason if e.rcvd else "")
+
+    def close(self, code=1000, reason=""):
+        """A clean close (close frame, then wait), and the loop goes."""
+        if self.loop.is_closed():
+            return
+        try:
+            if self.ws is not None:
+                self.loop.run_until_complete(asyncio.wait_for(self.ws.close(code, reason), 3))
+        except Exception:
+            pass
+        self._close_loop()
+
+    def _close_loop(self):
+        try:
+            tasks = asyncio.all_tasks(self.loop)
+            for t in tasks:
+                t.cancel()
+            if tasks:
+                self.loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+        except Exception:
+            pass
+        self.loop.close()
+
+
+class WsClient(_Client, _WsLoop):
     """berth.v1 over the gateway's WebSocket: one msgpack message per
     binary frame. Blocking: each call runs this client's own asyncio loop
     until it is done, so nothing is read while the test does not ask."""
@@ -611,42 +677,9 @@ class WsClient(_Client):
         max_size=4 * MAX_MSG,
     ):
         super().__init__(timeout)
-        self.loop = asyncio.new_event_loop()
-        self.ws = None
-        _track_closer(self.close)
-        hdrs = {}
-        if token is not None:
-            hdrs["Authorization"] = "Bearer " + token
-        hdrs.update(headers or {})
-
-        async def connect():
-            return await websockets.connect(
-                url,
-                extra_headers=hdrs,
-                subprotocols=list(subprotocols) if subprotocols else None,
-                sock=sock,
-                max_size=max_size,
-                compression=None,
-                ping_interval=None,
-                close_timeout=2,
-                open_timeout=timeout,
-            )
-
-        try:
-            self.ws = self._run(connect(), timeout, "the WebSocket handshake")
-        except Exception:
-            self.close()
-            raise
+        self._ws_open(url, token, headers, subprotocols, timeout, sock, max_size)
         if hello:
             self.hello()
-
-    def _run(self, coro, timeout, what="a WebSocket operation"):
-        try:
-            return self.loop.run_until_complete(asyncio.wait_for(coro, timeout))
-        except asyncio.TimeoutError:
-            raise Timeout("%s did not finish within %.1f s" % (what, timeout))
-        except websockets.ConnectionClosed as e:
-            raise Closed(e.rcvd.code if e.rcvd else None, e.rcvd.reason if e.rcvd else "")
 
     def send_raw(self, data):
         """Sends one frame: binary for bytes, text for str."""
@@ -696,29 +729,6 @@ class WsClient(_Client):
             except Exception:
                 pass
         self._close_loop()
-
-    def close(self):
-        """A clean close (close frame, then wait), and the loop goes."""
-        if self.loop.is_closed():
-            return
-        try:
-            if self.ws is not None:
-                self.loop.run_until_complete(asyncio.wait_for(self.ws.close(), 3))
-        except Exception:
-            pass
-        self._close_loop()
-
-    def _close_loop(self):
-        try:
-            tasks = asyncio.all_tasks(self.loop)
-            for t in tasks:
-                t.cancel()
-            if tasks:
-                self.loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
-        except Exception:
-            pass
-        self.loop.close()
-
 
 def raw_ws_socket(port, rcvbuf=None):
     """A TCP socket connected to the gateway, with SO_RCVBUF set before the
@@ -1200,6 +1210,65 @@ def expect_contiguous(seqs, first, last, what="seqs"):
         "%s are not exactly %d..%d: %d received, missing %s, duplicated %s, out of order at %s"
         % (what, first, last, len(seqs), _short(missing, 200), _short(dups, 200), _short(disorder[:10], 200))
     )
+
+
+class PlainWs(_WsLoop):
+    """A WebSocket client without berth.v1 on top, for the relays; between
+    calls nothing is read, as from a stalled browser. recv() gives
+    messages whole; recv_bytes() reads the byte stream across them (RFB
+    over a WebSocket); call() is one DevTools command and its answer."""
+
+    def __init__(self, url, token=None, headers=None, subprotocols=None, timeout=10.0, sock=None, max_queue=32):
+        self.buf = bytearray()
+        self.next_id = 1
+        self._ws_open(url, token, headers, subprotocols, timeout, sock, None, max_queue)
+
+    def send(self, data, timeout=10.0):
+        self._run(self.ws.send(data), timeout, "send")
+
+    def recv(self, timeout=10.0):
+        return self._run(self.ws.recv(), timeout, "recv")
+
+    def recv_bytes(self, n, timeout=10.0):
+        """The next n bytes of the stream, whatever the messages."""
+        deadline = time.monotonic() + timeout
+        while len(self.buf) < n:
+            data = self.recv(max(deadline - time.monotonic(), 0.01))
+            expect(isinstance(data, bytes), "a text message: %r" % (data[:100],))
+            self.buf += data
+        out = bytes(self.buf[:n])
+        del self.buf[:n]
+        return out
+
+    def call(self, method, params=None, timeout=20.0):
+        """Sends a DevTools command and returns its result (events between
+        are skipped)."""
+        msg_id = self.next_id
+        self.next_id += 1
+        self.send(json.dumps({"id": msg_id, "method": method, "params": params or {}}))
+        deadline = time.monotonic() + timeout
+        while True:
+            m = json.loads(self.recv(max(deadline - time.monotonic(), 0.01)))
+            if m.get("id") == msg_id:
+                expect("error" not in m, "%s: %r" % (method, m.get("error")))
+                return m["result"]
+
+    def pump(self, seconds):
+        """Runs the loop for a while, so that queued writes go out."""
+        self.loop.run_until_complete(asyncio.sleep(seconds))
+
+    def write_raw(self, data):
+        """Bytes on the socket, past the library."""
+        self.ws.transport.write(data)
+
+    def closed(self, timeout=10.0):
+        """Reads until the server closes: (code, reason)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self.recv(max(deadline - time.monotonic(), 0.01))
+            except Closed as e:
+                return e.code, e.reason
 
 
 class Spawned:

@@ -28,7 +28,7 @@ import websockets
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (  # noqa: E402
-    Closed,
+    PlainWs,
     Sandbox,
     Timeout,
     _track_closer,
@@ -84,6 +84,9 @@ class Chromium:
         self.version = wait_for(version, 30, "chromium's /json/version", 0.05)
 
     def kill(self):
+        # Once reaped, its group id may be some other program's.
+        if self.proc.returncode is not None:
+            return
         try:
             os.killpg(self.proc.pid, signal.SIGKILL)
         except ProcessLookupError:
@@ -99,85 +102,6 @@ class Chromium:
 
     def sandbox(self):
         return Sandbox(config=desktop_config(cdp="127.0.0.1:%d" % self.port))
-
-
-class Ws:
-    """A WebSocket client whose asyncio loop runs only while one of its
-    calls waits: between calls nothing is read. call() is one CDP
-    command and its answer."""
-
-    def __init__(self, url, token=None, headers=None, timeout=10.0, sock=None, max_queue=32):
-        self.loop = asyncio.new_event_loop()
-        self.ws = None
-        self.next_id = 1
-        _track_closer(self.close)
-        hdrs = dict(headers or {})
-        if token is not None:
-            hdrs["Authorization"] = "Bearer " + token
-
-        async def connect():
-            return await websockets.connect(
-                url, extra_headers=hdrs, sock=sock, max_size=None, max_queue=max_queue, read_limit=65536,
-                compression=None, ping_interval=None, close_timeout=2, open_timeout=timeout,
-            )
-
-        self.ws = self._run(connect(), timeout, "the WebSocket handshake")
-
-    def _run(self, coro, timeout, what):
-        try:
-            return self.loop.run_until_complete(asyncio.wait_for(coro, timeout))
-        except asyncio.TimeoutError:
-            raise Timeout("%s did not finish within %.1f s" % (what, timeout))
-        except websockets.ConnectionClosed as e:
-            raise Closed(e.rcvd.code if e.rcvd else None, e.rcvd.reason if e.rcvd else "")
-
-    def send(self, data, timeout=10.0):
-        self._run(self.ws.send(data), timeout, "send")
-
-    def recv(self, timeout=10.0):
-        return self._run(self.ws.recv(), timeout, "recv")
-
-    def call(self, method, params=None, timeout=20.0):
-        """Sends a CDP command and returns its result (events between are
-        skipped)."""
-        msg_id = self.next_id
-        self.next_id += 1
-        self.send(json.dumps({"id": msg_id, "method": method, "params": params or {}}))
-        deadline = time.monotonic() + timeout
-        while True:
-            m = json.loads(self.recv(max(deadline - time.monotonic(), 0.01)))
-            if m.get("id") == msg_id:
-                expect("error" not in m, "%s: %r" % (method, m.get("error")))
-                return m["result"]
-
-    def pump(self, seconds):
-        self.loop.run_until_complete(asyncio.sleep(seconds))
-
-    def closed(self, timeout=10.0):
-        """Reads until the server closes: (code, reason)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                self.recv(max(deadline - time.monotonic(), 0.01))
-            except Closed as e:
-                return e.code, e.reason
-
-    def close(self, code=1000, reason=""):
-        if self.loop.is_closed():
-            return
-        try:
-            if self.ws is not None:
-                self.loop.run_until_complete(asyncio.wait_for(self.ws.close(code, reason), 3))
-        except Exception:
-            pass
-        tasks = asyncio.all_tasks(self.loop)
-        for t in tasks:
-            t.cancel()
-        try:
-            self.loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
-        except Exception:
-            pass
-        self.loop.close()
 
 
 def url(sb, path=""):
@@ -202,7 +126,7 @@ def version_json(port, path):
 def browser_version():
     chrome = Chromium()
     with chrome.sandbox() as sb:
-        ws = Ws(url(sb), token=sb.token)
+        ws = PlainWs(url(sb), token=sb.token)
         v = ws.call("Browser.getVersion")
         note("product: %s" % v.get("product"))
         expect_in("Chrome/", v.get("product", ""), "Browser.getVersion's product")
@@ -231,7 +155,7 @@ def refused():
             status, _ = ws_upgrade(sb.port, path=path, token=token, headers=blank)
             expect_eq(status, 404, "the upgrade on %s" % path)
         try:
-            Ws(url(sb))
+            PlainWs(url(sb))
         except Exception as e:
             expect_eq(getattr(e, "status_code", None), 401, "the library's upgrade without a token: %r" % e)
         else:
@@ -248,17 +172,17 @@ def refused():
 def page_target():
     chrome = Chromium()
     with chrome.sandbox() as sb:
-        browser = Ws(url(sb), token=sb.token)
+        browser = PlainWs(url(sb), token=sb.token)
         pages = [t for t in browser.call("Target.getTargets")["targetInfos"] if t["type"] == "page"]
         expect(pages, "no page target")
-        page = Ws(url(sb, "/devtools/page/" + pages[0]["targetId"]), token=sb.token)
+        page = PlainWs(url(sb, "/devtools/page/" + pages[0]["targetId"]), token=sb.token)
         r = page.call("Runtime.evaluate", {"expression": "6 * 7", "returnByValue": True})
         expect_eq(r["result"].get("value"), 42, "6 * 7 in the page")
         r = page.call("Runtime.evaluate", {"expression": "location.href", "returnByValue": True})
         expect_eq(r["result"].get("value"), "about:blank", "the page's location")
         # A target Chromium does not know: the upgrade succeeds here,
         # and the close says that Chromium would not have it.
-        code, reason = Ws(url(sb, "/devtools/page/NOSUCHTARGET"), token=sb.token).closed()
+        code, reason = PlainWs(url(sb, "/devtools/page/NOSUCHTARGET"), token=sb.token).closed()
         note("an unknown target: closed %s %r" % (code, reason))
         expect_eq(code, 1011, "an unknown target's close code (reason %r)" % reason)
         expect_in("no connection to Chromium's DevTools", reason, "the reason")
@@ -271,9 +195,9 @@ def large_messages():
     want = ",".join(map(str, range(n)))
     chrome = Chromium()
     with chrome.sandbox() as sb:
-        browser = Ws(url(sb), token=sb.token)
+        browser = PlainWs(url(sb), token=sb.token)
         target = [t for t in browser.call("Target.getTargets")["targetInfos"] if t["type"] == "page"][0]
-        page = Ws(url(sb, "/devtools/page/" + target["targetId"]), token=sb.token)
+        page = PlainWs(url(sb, "/devtools/page/" + target["targetId"]), token=sb.token)
         r = page.call("Runtime.evaluate", {
             "expression": "Array.from({length: %d}, (_, i) => i).join(',')" % n, "returnByValue": True})
         got = r["result"].get("value", "")
@@ -297,14 +221,14 @@ def large_messages():
 def chromium_killed():
     chrome = Chromium()
     with chrome.sandbox() as sb:
-        ws = Ws(url(sb), token=sb.token)
+        ws = PlainWs(url(sb), token=sb.token)
         ws.call("Browser.getVersion")
         chrome.kill()
         code, reason = ws.closed()
         note("closed %s %r" % (code, reason))
         expect_eq(code, 1011, "the close code (reason %r)" % reason)
         expect_in("Chromium", reason, "the reason")
-        ws = Ws(url(sb), token=sb.token)
+        ws = PlainWs(url(sb), token=sb.token)
         code, reason = ws.closed()
         note("a new connection: closed %s %r" % (code, reason))
         expect_eq(code, 1011, "a new connection's close code (reason %r)" % reason)
@@ -315,12 +239,12 @@ def chromium_killed():
         note("browser targets: %s, then %s" % (chrome.browser_path(), again.browser_path()))
         expect(again.browser_path() != chrome.browser_path(), "the new Chromium has the old browser target")
         try:
-            Ws("ws://127.0.0.1:%d%s" % (again.port, chrome.browser_path()))
+            PlainWs("ws://127.0.0.1:%d%s" % (again.port, chrome.browser_path()))
         except Exception as e:
             note("the old target, asked of the new Chromium: %r" % e)
         else:
             raise AssertionError("the new Chromium took the old browser target")
-        ws = Ws(url(sb), token=sb.token)
+        ws = PlainWs(url(sb), token=sb.token)
         expect_in("Chrome/", ws.call("Browser.getVersion").get("product", ""), "Browser.getVersion's product")
         expect_in("the browser target is %s" % again.browser_path(), sb.log(), "the gateway's log")
 
@@ -432,7 +356,7 @@ def lower(headers):
 def upstream_request():
     fake = FakeDevTools("/devtools/browser/first")
     with cdp_sandbox(fake.port) as sb:
-        ws = Ws(url(sb), token=sb.token, headers={"Origin": "http://evil.example", "Cookie": "a=b"})
+        ws = PlainWs(url(sb), token=sb.token, headers={"Origin": "http://evil.example", "Cookie": "a=b"})
         version = lower(fake.versions.get(timeout=5))
         note("/json/version's headers: %r" % version)
         _, path, headers = fake.event("open")
@@ -451,15 +375,15 @@ def upstream_request():
         fake.event("closed")
         # Chromium started again names another target: it is asked again.
         fake.version = lambda: (200, version_json(fake.port, "/devtools/browser/second"))
-        Ws(url(sb), token=sb.token)
+        PlainWs(url(sb), token=sb.token)
         expect_eq(fake.event("open")[1], "/devtools/browser/second", "the path after /json/version changed")
-        Ws(url(sb, "/devtools/page/ABC-1.2_3"), token=sb.token)
+        PlainWs(url(sb, "/devtools/page/ABC-1.2_3"), token=sb.token)
         expect_eq(fake.event("open")[1], "/devtools/page/ABC-1.2_3", "a page path, verbatim")
         expect(fake.versions.qsize() == 1, "/json/version was asked for a page target")
         # What the client sends while /json/version is slow waits for
         # the upgrade, in order.
         fake.version = lambda: (time.sleep(0.5), (200, version_json(fake.port, "/devtools/browser/slow")))[1]
-        ws = Ws(url(sb), token=sb.token)
+        ws = PlainWs(url(sb), token=sb.token)
         ws.send("sent early")
         ws.send(b"then this")
         expect_eq(fake.event("open")[1], "/devtools/browser/slow", "the path from the slow /json/version")
@@ -471,7 +395,7 @@ def upstream_request():
 def fragments_and_closes():
     fake = FakeDevTools()
     with cdp_sandbox(fake.port) as sb:
-        ws = Ws(url(sb), token=sb.token)
+        ws = PlainWs(url(sb), token=sb.token)
         fake.event("open")
         ws.send("fragments")
         expect_eq(ws.recv(), "fragments in order", "a message the server sent in three fragments")
@@ -480,13 +404,13 @@ def fragments_and_closes():
         ws.close(4001, "client says bye")
         expect_eq(fake.event("closed")[1:], (4001, "client says bye"), "the close the server got")
 
-        ws = Ws(url(sb), token=sb.token)
+        ws = PlainWs(url(sb), token=sb.token)
         fake.event("open")
         ws.send("close 4002 server says bye")
         expect_eq(ws.closed(), (4002, "server says bye"), "the close the client got")
         fake.event("closed")
 
-        ws = Ws(url(sb), token=sb.token)
+        ws = PlainWs(url(sb), token=sb.token)
         fake.event("open")
         ws.send("vanish")
         code, reason = ws.closed()
@@ -528,13 +452,13 @@ def bad_versions():
     with cdp_sandbox(fake.port) as sb:
         for what, status, body, want in cases:
             fake.version = lambda status=status, body=body: (status, body)
-            code, reason = Ws(url(sb), token=sb.token).closed()
+            code, reason = PlainWs(url(sb), token=sb.token).closed()
             note("%s: closed %s %r" % (what, code, reason))
             expect_eq(code, 1011, "%s: the close code (reason %r)" % (what, reason))
             expect_eq(reason, "Chromium's /json/version at 127.0.0.1:%d %s" % (fake.port, want), what + ": the reason")
         # None of those dialed a WebSocket: the next event is this one's.
         fake.version = lambda: (200, version_json(fake.port, "/devtools/browser/good"))
-        ws = Ws(url(sb), token=sb.token)
+        ws = PlainWs(url(sb), token=sb.token)
         expect_eq(fake.event("open")[1], "/devtools/browser/good", "the path once /json/version is good")
         ws.send("still here")
         expect_eq(ws.recv(), "still here", "a message through the relay after all that")
@@ -573,7 +497,7 @@ def version_cut_short():
                 ("half a head", b"HTTP/1.1 200 OK\r\nContent-Len"),
                 ("half the body", b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body) + body[:40]),
             ):
-                ws = Ws(url(sb), token=sb.token)
+                ws = PlainWs(url(sb), token=sb.token)
                 conn, head = accept_request(listener)
                 expect(head.startswith(b"GET /json/version HTTP/1.1\r\n"), "the request: %r" % head)
                 conn.sendall(answer)
@@ -595,7 +519,7 @@ def leave_during_fetch():
         with cdp_sandbox(port) as sb:
             for _ in range(2):
                 before = len(sb.log())
-                ws = Ws(url(sb), token=sb.token)
+                ws = PlainWs(url(sb), token=sb.token)
                 conn, head = accept_request(listener)
                 expect(head.startswith(b"GET /json/version HTTP/1.1\r\n"), "the request: %r" % head)
                 ws.close(4005, "gone early")
@@ -616,7 +540,7 @@ def leave_during_upgrade():
     try:
         with cdp_sandbox(port) as sb:
             before = len(sb.log())
-            ws = Ws(url(sb), token=sb.token)
+            ws = PlainWs(url(sb), token=sb.token)
             conn, _ = accept_request(listener)
             body = version_json(port, "/devtools/browser/x").encode()
             conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n" % len(body) + body)
@@ -642,7 +566,7 @@ BOUND = 64
 def flow_to_client():
     fake = FakeDevTools()
     with cdp_sandbox(fake.port) as sb:
-        ws = Ws(url(sb), token=sb.token, sock=raw_ws_socket(sb.port, rcvbuf=65536), max_queue=1)
+        ws = PlainWs(url(sb), token=sb.token, sock=raw_ws_socket(sb.port, rcvbuf=65536), max_queue=1)
         fake.event("open")
         ws.send("flood %d" % FLOOD)
         time.sleep(3)
@@ -661,7 +585,7 @@ def flow_to_client():
 def flow_to_devtools():
     fake = FakeDevTools()
     with cdp_sandbox(fake.port) as sb:
-        ws = Ws(url(sb), token=sb.token)
+        ws = PlainWs(url(sb), token=sb.token)
         fake.event("open")
         ws.send("stall")
         sent = 0

@@ -5,7 +5,6 @@ a whole framebuffer update), its refusals, its closes with a reason, one
 bad connection not hurting another, and flow control both ways, proven
 against a scripted RFB server that floods or does not read."""
 
-import asyncio
 import os
 import re
 import shutil
@@ -17,11 +16,10 @@ import tempfile
 import threading
 import time
 
-import websockets
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (  # noqa: E402
-    Closed,
+    PlainWs,
     Sandbox,
     Timeout,
     _track_closer,
@@ -99,98 +97,8 @@ class Xvnc:
             self.proc.wait()
 
 
-class Ws:
-    """A WebSocket client whose asyncio loop runs only while one of its
-    calls waits: between calls nothing is read, as from a stalled
-    browser. Messages are kept whole; recv_bytes() reads the byte stream
-    across them, which is what RFB over WebSocket is."""
-
-    def __init__(self, url, headers=None, subprotocols=None, timeout=5.0, sock=None, max_queue=32):
-        self.loop = asyncio.new_event_loop()
-        self.ws = None
-        self.buf = bytearray()
-        _track_closer(self.close)
-
-        async def connect():
-            # Made inside the loop, so that the library binds to it.
-            return await websockets.connect(
-                url,
-                extra_headers=headers or {},
-                subprotocols=subprotocols,
-                sock=sock,
-                max_size=None,
-                max_queue=max_queue,
-                read_limit=65536,
-                compression=None,
-                ping_interval=None,
-                close_timeout=2,
-                open_timeout=timeout,
-            )
-
-        self.ws = self._run(connect(), timeout, "the WebSocket handshake")
-
-    def _run(self, coro, timeout, what):
-        try:
-            return self.loop.run_until_complete(asyncio.wait_for(coro, timeout))
-        except asyncio.TimeoutError:
-            raise Timeout("%s did not finish within %.1f s" % (what, timeout))
-        except websockets.ConnectionClosed as e:
-            raise Closed(e.rcvd.code if e.rcvd else None, e.rcvd.reason if e.rcvd else "")
-
-    def send(self, data, timeout=5.0):
-        self._run(self.ws.send(data), timeout, "send")
-
-    def recv(self, timeout=5.0):
-        return self._run(self.ws.recv(), timeout, "recv")
-
-    def recv_bytes(self, n, timeout=5.0):
-        """The next n bytes of the stream, whatever the messages."""
-        deadline = time.monotonic() + timeout
-        while len(self.buf) < n:
-            data = self.recv(max(deadline - time.monotonic(), 0.01))
-            expect(isinstance(data, bytes), "a text message: %r" % (data[:100],))
-            self.buf += data
-        out = bytes(self.buf[:n])
-        del self.buf[:n]
-        return out
-
-    def pump(self, seconds):
-        """Runs the loop for a while, so that queued writes go out."""
-        self.loop.run_until_complete(asyncio.sleep(seconds))
-
-    def write_raw(self, data):
-        """Bytes on the socket, past the library."""
-        self.ws.transport.write(data)
-
-    def closed(self, timeout=5.0):
-        """Reads until the server closes: (code, reason)."""
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                self.recv(max(deadline - time.monotonic(), 0.01))
-            except Closed as e:
-                return e.code, e.reason
-
-    def close(self):
-        if self.loop.is_closed():
-            return
-        try:
-            if self.ws is not None:
-                self.loop.run_until_complete(asyncio.wait_for(self.ws.close(), 3))
-        except Exception:
-            pass
-        tasks = asyncio.all_tasks(self.loop)
-        for t in tasks:
-            t.cancel()
-        try:
-            self.loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
-        except Exception:
-            pass
-        self.loop.close()
-
-
 def relay(sb, headers=None, **kw):
-    return Ws("ws://127.0.0.1:%d/novnc/websockify" % sb.port, headers=headers, **kw)
+    return PlainWs("ws://127.0.0.1:%d/novnc/websockify" % sb.port, headers=headers, **kw)
 
 
 def rfb_handshake(ws):
