@@ -17,7 +17,7 @@ runs=${RUNS:-5}
 py=/usr/bin/python3
 . "$src/bench/lib.sh"
 bench_need berthd berth-gateway berth-probe berth berth-desktop berth-xfce berth-chromium
-for tool in unshare Xvnc xfce4-session chromium websockify xprop xwininfo curl; do
+for tool in unshare Xvnc xfwm4 chromium websockify xprop xwininfo xdotool curl; do
 	command -v "$tool" >/dev/null || { echo "bench: needs $tool" >&2; exit 1; }
 done
 dir=$bench_dir
@@ -68,9 +68,15 @@ script_run() {
 		Xvnc ":$disp" -geometry 1280x800 -depth 24 -rfbport "$rfb" -localhost \
 		    -SecurityTypes None -nolisten tcp >/dev/null 2>&1 &
 		until (exec 3<>"/dev/tcp/127.0.0.1/$rfb") 2>/dev/null; do sleep 0.1; done
-		"$build/berth-xfce" >/dev/null 2>&1 &
+		"$build/berth-xfce" bus 3>"$BERTH_STATE_DIR.bus" >/dev/null 2>&1 &
+		until [ -s "$BERTH_STATE_DIR.bus" ]; do sleep 0.1; done
+		for part in "xfwm4 --compositor=off" xfce4-panel xfdesktop xfsettingsd; do
+			# shellcheck disable=SC2086
+			"$build/berth-xfce" $part >/dev/null 2>&1 &
+		done
 		until xprop -root _NET_SUPPORTING_WM_CHECK 2>/dev/null | grep -q 'window id' &&
-		    xwininfo -root -tree 2>/dev/null | grep -q xfce4-panel; do sleep 0.1; done
+		    xdotool search --onlyvisible --class xfce4-panel >/dev/null 2>&1 &&
+		    xdotool search --onlyvisible --class xfdesktop >/dev/null 2>&1; do sleep 0.1; done
 		"$build/berth-chromium" >/dev/null 2>&1 &
 		until curl -fs "http://127.0.0.1:$cdp/json/version" >/dev/null; do sleep 0.1; done
 		websockify --web /usr/share/novnc "127.0.0.1:$web" "127.0.0.1:$rfb" >/dev/null 2>&1 &
@@ -85,7 +91,7 @@ script_run() {
 	pkill -KILL -f "Xvnc :$disp" 2>/dev/null || true
 	pkill -KILL -f "remote-debugging-port=$cdp" 2>/dev/null || true
 	pkill -KILL -f "websockify --web /usr/share/novnc 127.0.0.1:$web" 2>/dev/null || true
-	pkill -KILL -f "dbus-run-session -- xfce4-session" 2>/dev/null || true
+	pkill -KILL -f "$dir/script" 2>/dev/null || true
 	kill -KILL "$pg" 2>/dev/null || true
 	wait "$pg" 2>/dev/null || true
 	sleep 1

@@ -1,19 +1,38 @@
 #!/bin/sh
-# berth-xfce: the XFCE session on $DISPLAY, with a D-Bus session bus of
-# its own that lives and dies with it. Its home is a directory in berth's
-# state directory, seeded with the panel's default layout: without one,
+# berth-xfce: runs one part of the XFCE desktop in the desktop's own
+# environment: its home in berth's state directory, and its D-Bus session
+# bus there too.
+#
+#   berth-xfce bus            the session bus (writes its address on fd 3
+#                             once it listens: "ready = notify-fd 3")
+#   berth-xfce PROGRAM ARGS   a part: xfwm4, xfce4-panel, xfdesktop, ...
+#
+# Each part is a berthd service of its own, so berthd restarts whichever
+# dies, as it does any service, instead of leaving that to xfce4-session.
+# The home is seeded with the panel's default layout: without one,
 # xfce4-panel asks on its first start which layout to use and shows no
 # panel until someone answers.
 set -eu
 
-: "${DISPLAY:?berth-xfce needs DISPLAY}"
-home=${BERTH_DESKTOP_HOME:-${BERTH_STATE_DIR:-/var/lib/berth}/desktop-home}
+state=${BERTH_STATE_DIR:-/var/lib/berth}
+home=${BERTH_DESKTOP_HOME:-$state/desktop-home}
+bus=${BERTH_DESKTOP_BUS:-$state/desktop-bus}
 xml=$home/.config/xfce4/xfconf/xfce-perchannel-xml
 mkdir -p "$xml"
 if [ ! -e "$xml/xfce4-panel.xml" ] && [ -e /etc/xdg/xfce4/panel/default.xml ]; then
-	cp /etc/xdg/xfce4/panel/default.xml "$xml/xfce4-panel.xml"
+	cp /etc/xdg/xfce4/panel/default.xml "$xml/xfce4-panel.xml.$$"
+	mv "$xml/xfce4-panel.xml.$$" "$xml/xfce4-panel.xml"
 fi
 export HOME="$home"
 export XDG_CONFIG_HOME="$home/.config"
 export XDG_CACHE_HOME="$home/.cache"
-exec dbus-run-session -- xfce4-session
+export DBUS_SESSION_BUS_ADDRESS="unix:path=$bus"
+
+[ $# -gt 0 ] || { echo "usage: berth-xfce bus | berth-xfce PROGRAM [ARGS...]" >&2; exit 2; }
+if [ "$1" = bus ]; then
+	rm -f "$bus"
+	exec dbus-daemon --session --nofork --nopidfile --address="unix:path=$bus" \
+	    --print-address=3
+fi
+: "${DISPLAY:?berth-xfce needs DISPLAY}"
+exec "$@"

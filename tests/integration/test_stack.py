@@ -36,7 +36,6 @@ from harness import (  # noqa: E402
     free_port,
     http_get,
     note,
-    proc_stat,
     run,
     run_program,
     wait_for,
@@ -124,16 +123,6 @@ class Desktop:
             return os.readlink("/proc/%d/ns/pid" % pid) == os.readlink("/proc/%d/ns/pid" % self.sb.berthd_pid())
         except OSError:
             return False
-
-    def by_comm(self, comm):
-        """Host pids of the sandbox's processes named comm."""
-        out = []
-        for name in os.listdir("/proc"):
-            if name.isdigit():
-                st = proc_stat(int(name))
-                if st is not None and st[0] == comm and st[1] != "Z" and self.in_ns(int(name)):
-                    out.append(int(name))
-        return out
 
 
 def ws_connect(url, headers=None, **kw):
@@ -298,12 +287,18 @@ def check_events(d, name, after_seq, timeout):
     return down["data"]["reason"]
 
 
-def fault(d, what, pid, checks, words):
-    """kill -9 pid; each of checks drops (reason with one of words for
-    the first), comes back, and /readyz is 200 again."""
+def fault(d, what, service, pid, checks, words):
+    """kill -9 pid, service's process; berthd journals its exit and starts
+    it again; each of checks drops (reason with one of words for the
+    first) and comes back, and /readyz is 200 again."""
     before = d.sb.state()["last_seq"]
     t0 = time.monotonic()
     os.kill(pid, signal.SIGKILL)
+    exited = d.sb.wait_event(
+        lambda e: e["kind"] == "service.exited" and e["data"]["name"] == service, 20, before + 1
+    )
+    expect_eq(exited["data"].get("signal"), signal.SIGKILL, "how %s's exit was journaled" % service)
+    d.sb.wait_event(lambda e: e["kind"] == "service.started" and e["data"]["name"] == service, 20, exited["seq"])
     reasons = {}
     for name in checks:
         reasons[name] = check_events(d, name, before, 20)
@@ -319,16 +314,17 @@ def faults():
     d.wait_ready()
     desktop_pid = d.pid_of("desktop")
 
-    fault(d, "xfwm4", wait_for(lambda: d.by_comm("xfwm4"), 10, "xfwm4")[0], ["xfce"], ["window manager", "wm"])
-    fault(d, "xfce4-panel", wait_for(lambda: d.by_comm("xfce4-panel"), 10, "xfce4-panel")[0], ["xfce"], ["panel"])
+    fault(d, "xfwm4", "wm", d.host_pid(d.pid_of("wm")), ["xfce"], ["window manager", "wm"])
+    fault(d, "xfce4-panel", "panel", d.host_pid(d.pid_of("panel")), ["xfce"], ["panel"])
     browser = d.host_pid(d.pid_of("browser"))
-    fault(d, "chromium", browser, ["cdp", "cdp-relay", "cdp-ws"], ["connect", "refused", "devtools", "json", "cdp"])
+    fault(d, "chromium", "browser", browser, ["cdp", "cdp-relay", "cdp-ws"], ["connect", "refused", "reset", "cdp"])
     fault(
         d,
         "Xvnc",
+        "xserver",
         d.host_pid(d.pid_of("xserver")),
         ["rfb", "novnc", "xfce"],
-        ["connect", "refused", "closed", "rfb"],
+        ["connect", "refused", "reset", "closed", "rfb"],
     )
     expect_eq(d.pid_of("desktop"), desktop_pid, "berth-desktop's pid (it reconnects, never exits)")
 
