@@ -231,13 +231,13 @@ cli_print_services(const msgpack_object *list)
 		printf("no services\n");
 		return;
 	}
-	cli_print_header(&t, 6, "SERVICE", "STATE", "PID", "UPTIME", "RESTARTS",
-	    "LAST EXIT");
+	cli_print_header(&t, 7, "NAME", "KIND", "STATE", "PID", "UPTIME",
+	    "RESTARTS", "LAST EXIT");
 	for (i = 0; i < list->via.array.size; i++) {
 		s = &list->via.array.ptr[i];
 		state = cli_print_text(proto_map_get(s, "state"));
 		cli_print_row(&t, cli_print_text(proto_map_get(s, "name")),
-		    state,
+		    cli_print_text(proto_map_get(s, "kind")), state,
 		    cli_print_u64(s, "pid") == 0
 		        ? xstrdup("-")
 		        : xasprintf("%" PRIu64, cli_print_u64(s, "pid")),

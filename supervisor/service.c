@@ -843,8 +843,9 @@ service_pack_exit(msgpack_packer *pk, const struct service *s)
 static void
 service_pack_head(msgpack_packer *pk, const struct service *s, size_t more)
 {
-	msgpack_pack_map(pk, 9 + more);
+	msgpack_pack_map(pk, 10 + more);
 	proto_pack_kv_str(pk, "name", s->cfg->name);
+	proto_pack_kv_str(pk, "kind", s->cfg->check ? "check" : "service");
 	proto_pack_kv_str(pk, "state", service_state_names[s->state]);
 	proto_pack_kv_str(pk, "reason", s->reason);
 	proto_pack_kv_u64(pk, "pid", s->pid > 0 ? (uint64_t)s->pid : 0);

@@ -166,10 +166,14 @@ def follow_across_gateway_kill():
 
 @case("service list, status, stop, start and restart, with their exit statuses")
 def service_commands():
-    with Sandbox(extra="[service sleeper]\ncommand = sleep 1000\n") as sb:
+    extra = "[service sleeper]\ncommand = sleep 1000\n\n[check told]\nready = report\n"
+    with Sandbox(extra=extra) as sb:
         rc, out, _ = berth("--socket", sb.socket, "service", "list")
         expect_eq(rc, 0, "list: exit status")
-        expect("sleeper" in out and "gateway" in out, "list names both services: %r" % out)
+        rows = {line.split()[0]: line.split() for line in out.splitlines()[1:] if line.strip()}
+        expect_eq(out.split()[:3], ["NAME", "KIND", "STATE"], "list: the header")
+        expect_eq(sorted(rows), ["gateway", "sleeper", "told"], "list: the names")
+        expect_eq([rows[n][1] for n in ("gateway", "sleeper", "told")], ["service", "service", "check"], "list: kinds")
         rc, out, _ = berth("--socket", sb.socket, "service", "status", "sleeper", "--json")
         expect_eq(rc, 0, "status: exit status")
         (doc,) = json_lines(out)

@@ -368,6 +368,10 @@ def check_section():
         c = sb.unix()
         expect_eq(service(sb, "probe-only", c)["state"], "waiting", "a check whose after is not ready")
         expect_eq(service(sb, "probe-only", c)["pid"], 0, "a check's pid")
+        expect_eq(service(sb, "probe-only", c)["kind"], "check", "a check's kind")
+        expect_eq(service(sb, "base", c)["kind"], "service", "a service's kind")
+        status = c.call("service.status", {"name": "probe-only"})
+        expect_eq((status["command"], status["probe"]), ([], "exec"), "a check's command and probe")
         touch(gate)
         wait_state(sb, "probe-only", "starting")
         body = wait_readyz(sb, 503, pred=lambda b: "exit" in b["checks"]["probe-only"]["reason"])
@@ -686,7 +690,7 @@ def requirement_fails_later():
 # Ops
 
 
-LIST_FIELDS = {"name", "state", "reason", "pid", "since", "uptime_ms", "restarts", "required", "last_exit"}
+LIST_FIELDS = {"name", "kind", "state", "reason", "pid", "since", "uptime_ms", "restarts", "required", "last_exit"}
 STATUS_FIELDS = LIST_FIELDS | {"command", "after", "requires", "probe", "restart_policy", "main"}
 
 
