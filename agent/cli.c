@@ -2,7 +2,6 @@
  * transport (the Unix socket, or the gateway's WebSocket with a token) and
  * runs one command of the table below; each capability adds an entry. */
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -19,6 +18,7 @@
 #include "cli_print.h"
 #include "cli_pty.h"
 #include "log.h"
+#include "tokenfile.h"
 #include "xmalloc.h"
 
 /* Exit statuses, part of the CLI's interface. */
@@ -32,7 +32,6 @@ enum cli_exit {
 
 #define CLI_SOCKET_DEFAULT "/var/lib/berth/berthd.sock"
 #define CLI_TOKEN_DEFAULT "/var/lib/berth/token"
-#define CLI_TOKEN_MAX 4096
 #define CLI_TIMEOUT_DEFAULT_MS 10000
 #define CLI_TIMEOUT_MAX_S 86400
 #define CLI_BACKOFF_MIN_MS 100
@@ -283,52 +282,6 @@ cli_args_end(struct cli *cli, int argc, char **argv)
 	return cli_defaults(cli);
 }
 
-/* Reads the token: one line of printable ASCII, without its newline. */
-static char *
-cli_read_token(const char *path, char **cause)
-{
-	char buf[CLI_TOKEN_MAX + 2];
-	ssize_t n;
-	size_t len = 0, i;
-	int fd;
-
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
-		*cause = xasprintf(
-		    "cannot read the token file %s: %s", path, strerror(errno));
-		return NULL;
-	}
-	while (len < sizeof buf - 1 &&
-	    (n = read(fd, buf + len, sizeof buf - 1 - len)) != 0) {
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			*cause = xasprintf("cannot read the token file %s: %s",
-			    path, strerror(errno));
-			close(fd);
-			explicit_bzero(buf, sizeof buf);
-			return NULL;
-		}
-		len += (size_t)n;
-	}
-	close(fd);
-	while (len > 0 &&
-	    (buf[len - 1] == '\n' || buf[len - 1] == '\r' ||
-	        buf[len - 1] == ' ' || buf[len - 1] == '\t'))
-		len--;
-	buf[len] = '\0';
-	for (i = 0; i < len && buf[i] > 0x20 && buf[i] < 0x7f; i++)
-		;
-	if (len == 0 || len > CLI_TOKEN_MAX || i != len) {
-		*cause =
-		    xasprintf("the token file %s does not hold a token (one "
-		              "line of at most %d printable characters)",
-		        path, CLI_TOKEN_MAX);
-		explicit_bzero(buf, sizeof buf);
-		return NULL;
-	}
-	return xstrdup(buf);
-}
-
 static const char *
 cli_peer(struct cli *cli)
 {
@@ -340,16 +293,17 @@ static int
 cli_open(struct cli *cli, struct cli_conn **connp, char **cause)
 {
 	char *token;
+	size_t len;
 	int status;
 
 	if (cli->url == NULL)
 		return cli_conn_open_unix(
 		    cli->socket_path, cli->timeout_ms, connp, cause);
-	if ((token = cli_read_token(cli->token_file, cause)) == NULL)
+	if (tokenfile_read(cli->token_file, &token, &len, cause) < 0)
 		return CLI_CONN_AUTH;
 	status =
 	    cli_conn_open_ws(cli->url, token, cli->timeout_ms, connp, cause);
-	explicit_bzero(token, strlen(token));
+	explicit_bzero(token, len);
 	free(token);
 	return status;
 }

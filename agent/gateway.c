@@ -4,7 +4,6 @@
  * one lws service loop until SIGTERM or SIGINT. Owns struct gateway. */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <netinet/in.h>
@@ -26,6 +25,7 @@
 #include "gw_upstream.h"
 #include "log.h"
 #include "proto.h"
+#include "tokenfile.h"
 #include "xmalloc.h"
 
 struct gateway gateway;
@@ -139,68 +139,6 @@ bad:
 	*cause = xasprintf("%s %s: expected ADDR:PORT, ADDR an IPv4 "
 	                   "address or [IPv6]",
 	    opt, arg);
-	return -1;
-}
-
-/* Reads the token: trailing whitespace stripped, and nothing in it that
- * an Authorization header could not carry. */
-static int
-gateway_read_token(const char *path, char **cause)
-{
-	char buf[GATEWAY_TOKEN_MAX + 1];
-	size_t len = 0, i;
-	ssize_t n;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		*cause = xasprintf("token file %s: %s", path, strerror(errno));
-		return -1;
-	}
-	while (len < sizeof buf) {
-		n = read(fd, buf + len, sizeof buf - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			*cause = xasprintf(
-			    "token file %s: %s", path, strerror(errno));
-			close(fd);
-			return -1;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	close(fd);
-	if (len > GATEWAY_TOKEN_MAX) {
-		*cause = xasprintf("token file %s: longer than %u bytes", path,
-		    GATEWAY_TOKEN_MAX);
-		goto fail;
-	}
-	while (len > 0 &&
-	    (buf[len - 1] == ' ' || buf[len - 1] == '\t' ||
-	        buf[len - 1] == '\r' || buf[len - 1] == '\n'))
-		len--;
-	if (len == 0) {
-		*cause = xasprintf("token file %s is empty", path);
-		goto fail;
-	}
-	for (i = 0; i < len; i++) {
-		if ((unsigned char)buf[i] <= ' ' ||
-		    (unsigned char)buf[i] >= 0x7f) {
-			*cause =
-			    xasprintf("token file %s: the token may hold "
-			              "only printable ASCII without spaces",
-			        path);
-			goto fail;
-		}
-	}
-	gateway.token = xstrndup(buf, len);
-	gateway.tokenlen = len;
-	explicit_bzero(buf, sizeof buf);
-	return 0;
-fail:
-	explicit_bzero(buf, sizeof buf);
 	return -1;
 }
 
@@ -380,7 +318,8 @@ main(int argc, char **argv)
 		gateway.novnc_dir = xstrdup(GATEWAY_NOVNC_DIR);
 	if (gateway.cdp_listen.port != 0 && gateway.cdp.port == 0)
 		log_fatal("--cdp-relay-listen needs --cdp");
-	if (gateway_read_token(token_file, &cause) < 0)
+	if (tokenfile_read(
+	        token_file, &gateway.token, &gateway.tokenlen, &cause) < 0)
 		log_fatal("%s", cause);
 	gateway.socket_path = xstrdup(socket_path);
 	gateway.started = lws_now_usecs();

@@ -15,8 +15,7 @@
 #define GATEWAY_WS_PATH "/v1"
 /* Default bound of what may wait for one slow WebSocket client. */
 #define GATEWAY_CLIENT_QUEUE_DEFAULT (8u * 1024 * 1024)
-/* The longest token file accepted, and the longest peer name. */
-#define GATEWAY_TOKEN_MAX 4096
+/* The longest peer name. */
 #define GATEWAY_PEER_MAX 64
 
 /* Indexes into the protocol table that gateway.c hands to lws. */

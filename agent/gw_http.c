@@ -16,6 +16,7 @@
 #include "json.h"
 #include "log.h"
 #include "proto.h"
+#include "tokenfile.h"
 #include "xmalloc.h"
 
 #define GW_HTTP_JSON "application/json"
@@ -313,7 +314,7 @@ gw_http_token_check(const char *p, size_t len)
 static const char *
 gw_http_bearer(struct lws *wsi)
 {
-	char hdr[GATEWAY_TOKEN_MAX + 64];
+	char hdr[TOKENFILE_MAX + 64];
 	const char *reason = "malformed";
 	int n;
 
@@ -338,7 +339,7 @@ static const char *
 gw_http_cookie(struct lws *wsi)
 {
 	static const char name[] = GATEWAY_COOKIE "=";
-	char hdr[GATEWAY_TOKEN_MAX + 1024], *tok, *save;
+	char hdr[TOKENFILE_MAX + 1024], *tok, *save;
 	const char *reason = "missing";
 	int n;
 
@@ -405,7 +406,7 @@ gw_http_unauthorized(struct lws *wsi, const char *reason)
 static int
 gw_http_novnc_index(struct lws *wsi)
 {
-	char arg[GATEWAY_TOKEN_MAX + 16];
+	char arg[TOKENFILE_MAX + 16];
 	struct gw_http_hdr hdrs[2];
 	const char *value, *reason;
 	char *cookie;

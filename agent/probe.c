@@ -23,6 +23,7 @@
 #include "clock.h"
 #include "log.h"
 #include "probe.h"
+#include "tokenfile.h"
 #include "xmalloc.h"
 
 #define PROBE_TIMEOUT_MS 2000
@@ -263,66 +264,20 @@ probe_url_parse(const char *url, const char *scheme, int defport,
 
 /* The bearer token. */
 
-/* The file's first PROBE_TOKEN_MAX + 1 bytes (one more than a token may
- * have, to tell a longer one) into buf: NULL, or why not. */
-static char *
-probe_token_load(const char *path, char *buf, size_t *len)
-{
-	ssize_t n;
-	int fd;
-
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return xasprintf("token file %s: %s", path, strerror(errno));
-	*len = 0;
-	while (*len <= PROBE_TOKEN_MAX) {
-		n = read(fd, buf + *len, PROBE_TOKEN_MAX + 1 - *len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			close(fd);
-			return xasprintf(
-			    "token file %s: %s", path, strerror(errno));
-		}
-		if (n == 0)
-			break;
-		*len += (size_t)n;
-	}
-	close(fd);
-	return NULL;
-}
-
-/* Reads the token as berth-gateway does: trailing whitespace stripped,
- * and nothing in it that an Authorization header could not carry. What
- * goes wrong names the file, never what is in it. */
+/* Reads the token once, at start; what goes wrong is said by the checks
+ * that need the token, as their reason. */
 static void
 probe_token_read(const char *path)
 {
-	char buf[PROBE_TOKEN_MAX + 1], *error;
-	size_t len = 0, i;
+	size_t len;
 
 	probe_free_secret(probe_token_value);
 	probe_token_value = NULL;
 	free(probe_token_error);
-	error = probe_token_load(path, buf, &len);
-	while (len > 0 &&
-	    (buf[len - 1] == ' ' || buf[len - 1] == '\t' ||
-	        buf[len - 1] == '\r' || buf[len - 1] == '\n'))
-		len--;
-	for (i = 0; i < len && error == NULL; i++)
-		if ((unsigned char)buf[i] <= ' ' ||
-		    (unsigned char)buf[i] >= 0x7f)
-			error = xasprintf("token file %s: the token may hold "
-			                  "only printable ASCII without spaces",
-			    path);
-	if (error == NULL && len > PROBE_TOKEN_MAX)
-		error = xasprintf("token file %s: longer than %d bytes", path,
-		    PROBE_TOKEN_MAX);
-	if (error == NULL && len == 0)
-		error = xasprintf("token file %s is empty", path);
-	if (error == NULL)
-		probe_token_value = xstrndup(buf, len);
-	probe_token_error = error;
-	explicit_bzero(buf, sizeof buf);
+	probe_token_error = NULL;
+	if (tokenfile_read(path, &probe_token_value, &len, &probe_token_error) <
+	    0)
+		probe_token_value = NULL;
 }
 
 int

@@ -87,7 +87,6 @@ struct probe_type {
 };
 
 /* probe.c */
-#define PROBE_TOKEN_MAX 4096 /* as berth-gateway reads it */
 int probe_addr_parse(
     struct probe_addr *addr, const char *s, int defport, char **cause);
 void probe_addr_free(struct probe_addr *addr);
