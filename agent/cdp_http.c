@@ -24,7 +24,6 @@ struct cdp_http_out {
 /* What a request's checker gathers on its way through the head. */
 struct cdp_http_req_scan {
 	struct cdp_http_request *req;
-	const char *cookie_name;
 	const char *method;
 	size_t methodlen;
 	const char *path; /* the target up to its query */
@@ -141,39 +140,6 @@ cdp_http_has_token(const char *v, size_t n, const char *tok)
 			return 1;
 	}
 	return 0;
-}
-
-/* The value of cookie name in a Cookie header's pairs, quotes removed;
- * *out stays NULL if it is not there. */
-static void
-cdp_http_cookie(
-    const char *v, size_t n, const char *name, const char **out, size_t *outlen)
-{
-	size_t i = 0, a, b, nl = strlen(name);
-	const char *eq;
-
-	while (i < n) {
-		while (i < n && (v[i] == ' ' || v[i] == '\t' || v[i] == ';'))
-			i++;
-		a = i;
-		while (i < n && v[i] != ';')
-			i++;
-		b = i;
-		while (b > a && (v[b - 1] == ' ' || v[b - 1] == '\t'))
-			b--;
-		eq = memchr(v + a, '=', b - a);
-		if (eq == NULL || (size_t)(eq - (v + a)) != nl ||
-		    memcmp(v + a, name, nl) != 0)
-			continue;
-		a = (size_t)(eq - v) + 1;
-		if (b - a >= 2 && v[a] == '"' && v[b - 1] == '"') {
-			a++;
-			b--;
-		}
-		*out = v + a;
-		*outlen = b - a;
-		return;
-	}
 }
 
 int
@@ -362,18 +328,13 @@ cdp_http_request_header(
 		if (s->auths++ != 0)
 			return cdp_http_fail(st, req->err, 400,
 			    "more than one Authorization header");
-		if (vlen > 7 && strncasecmp(v, "Bearer ", 7) == 0) {
-			req->bearer = v + 7;
-			req->bearerlen = vlen - 7;
-			while (req->bearerlen > 0 && *req->bearer == ' ') {
-				req->bearer++;
-				req->bearerlen--;
-			}
-		}
+		req->authz = v;
+		req->authzlen = vlen;
 	} else if (cdp_http_named(l, namelen, "cookie")) {
-		if (req->cookie == NULL)
-			cdp_http_cookie(v, vlen, s->cookie_name, &req->cookie,
-			    &req->cookielen);
+		if (req->jar == NULL) {
+			req->jar = v;
+			req->jarlen = vlen;
+		}
 	} else if (cdp_http_named(l, namelen, "upgrade")) {
 		if (s->upgrades++ != 0)
 			return cdp_http_fail(
@@ -448,8 +409,8 @@ cdp_http_request_done(struct cdp_http_req_scan *s)
 }
 
 enum cdp_http_result
-cdp_http_request_parse(const char *buf, size_t len, const char *cookie_name,
-    struct cdp_http_request *req)
+cdp_http_request_parse(
+    const char *buf, size_t len, struct cdp_http_request *req)
 {
 	struct cdp_http_req_scan s;
 	enum cdp_http_result r;
@@ -457,7 +418,6 @@ cdp_http_request_parse(const char *buf, size_t len, const char *cookie_name,
 	memset(req, 0, sizeof *req);
 	memset(&s, 0, sizeof s);
 	s.req = req;
-	s.cookie_name = cookie_name;
 	r = cdp_http_scan(buf, len, cdp_http_request_line_cb, &s, &req->headlen,
 	    &req->status, req->err);
 	if (r == CDP_HTTP_OK && cdp_http_request_done(&s) < 0)

@@ -26,8 +26,8 @@ enum cdp_http_result {
 };
 
 /*
- * A client's request head. Filled by cdp_http_request_parse; bearer and
- * cookie point into the caller's buffer, which must outlive them.
+ * A client's request head. Filled by cdp_http_request_parse; authz and
+ * jar point into the caller's buffer, which must outlive them.
  */
 struct cdp_http_request {
 	size_t headlen;  /* bytes of the head, the blank line included */
@@ -38,10 +38,10 @@ struct cdp_http_request {
 	int head;         /* a HEAD request: the answer has no body */
 	uint64_t bodylen; /* the request's Content-Length, 0 if none */
 	char host[CDP_HTTP_HOST_MAX + 1]; /* the Host the client sent */
-	const char *bearer;               /* Authorization: Bearer's token */
-	size_t bearerlen;
-	const char *cookie; /* the value of the token's cookie */
-	size_t cookielen;
+	const char *authz; /* the Authorization header's value, or NULL */
+	size_t authzlen;
+	const char *jar; /* the (first) Cookie header's value, or NULL */
+	size_t jarlen;
 };
 
 /* How the body of an answer ends. */
@@ -65,11 +65,10 @@ struct cdp_http_response {
 /*
  * Reads the request head at the start of buf[0..len), which may hold
  * more. Syntax is checked as far as the bytes go, so garbage is refused
- * at once rather than when 16 KiB have arrived. cookie_name names the
- * cookie whose value is wanted in req->cookie.
+ * at once rather than when 16 KiB have arrived.
  */
-enum cdp_http_result cdp_http_request_parse(const char *buf, size_t len,
-    const char *cookie_name, struct cdp_http_request *req);
+enum cdp_http_result cdp_http_request_parse(
+    const char *buf, size_t len, struct cdp_http_request *req);
 /* Every head or response built here is NUL-terminated; *len does not
  * count the NUL. */
 

@@ -60,9 +60,6 @@ struct gateway_addr {
 	int port;
 };
 
-/* The cookie the noVNC page carries the token in (browsers cannot put
- * headers on a WebSocket). */
-#define GATEWAY_COOKIE "berth_token"
 /* Where Debian's novnc package puts the page. */
 #define GATEWAY_NOVNC_DIR "/usr/share/novnc"
 

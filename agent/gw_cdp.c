@@ -14,8 +14,8 @@
 
 #include "cdp_http.h"
 #include "gateway.h"
+#include "gw_auth.h"
 #include "gw_cdp.h"
-#include "gw_http.h"
 #include "gw_metrics.h"
 #include "gw_sock.h"
 #include "gw_upstream.h"
@@ -261,24 +261,6 @@ gw_cdp_fail(struct gw_cdp *c, unsigned status, const char *fmt, ...)
 	gw_cdp_finish(c);
 }
 
-/* NULL if the request carries the token (as a bearer or the cookie),
- * else the reason it is refused. */
-static const char *
-gw_cdp_auth(const struct cdp_http_request *req)
-{
-	if (req->bearer != NULL && req->bearerlen != 0 &&
-	    gw_http_token_equal(
-	        req->bearer, req->bearerlen, gateway.token, gateway.tokenlen))
-		return NULL;
-	if (req->cookie != NULL && req->cookielen != 0 &&
-	    gw_http_token_equal(
-	        req->cookie, req->cookielen, gateway.token, gateway.tokenlen))
-		return NULL;
-	if (req->bearer == NULL && req->cookie == NULL)
-		return "missing";
-	return "invalid";
-}
-
 /* Opens a connection to Chromium, connecting in the background, and
  * adopts it into lws. -1 with *cause if it cannot even start. */
 static int
@@ -309,8 +291,9 @@ gw_cdp_request(struct gw_cdp *c)
 	char *head, *cause;
 	size_t n;
 
-	reason = gw_cdp_auth(&c->req);
-	c->req.bearer = c->req.cookie = NULL;
+	reason = gw_auth_check(c->req.authz, c->req.authzlen, c->req.jar,
+	    c->req.jarlen, gateway.token, gateway.tokenlen);
+	c->req.authz = c->req.jar = NULL;
 	if (reason != NULL) {
 		gw_metrics.auth_failures++;
 		gw_upstream_auth_failed(c->peer, reason);
@@ -353,7 +336,7 @@ gw_cdp_client_rx(struct gw_cdp *c, const void *in, size_t len)
 	case GW_CDP_HEAD:
 		gw_cdp_buf_add(&c->in, in, len);
 		r = cdp_http_request_parse(
-		    gw_cdp_buf_at(&c->in), c->in.len, GATEWAY_COOKIE, &c->req);
+		    gw_cdp_buf_at(&c->in), c->in.len, &c->req);
 		if (r == CDP_HTTP_ERROR)
 			gw_cdp_fail(c, c->req.status, "%s", c->req.err);
 		else if (r == CDP_HTTP_OK)

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "gateway.h"
+#include "gw_auth.h"
 #include "gw_cdpws.h"
 #include "gw_http.h"
 #include "gw_metrics.h"
@@ -49,20 +50,6 @@ struct gw_http_hdr {
 	const char *name;
 	const char *value;
 };
-
-int
-gw_http_token_equal(
-    const char *presented, size_t plen, const char *token, size_t tlen)
-{
-	volatile unsigned char diff = 0;
-	size_t i;
-
-	/* Every presented byte is compared (against the token, repeated),
-	 * whatever the lengths; the length difference is folded in last. */
-	for (i = 0; i < plen; i++)
-		diff |= (unsigned char)(presented[i] ^ token[i % tlen]);
-	return (diff | (unsigned char)((plen ^ tlen) != 0)) == 0;
-}
 
 static const char *
 gw_http_reason(unsigned int status)
@@ -291,87 +278,47 @@ gw_http_route(const char *path)
 	}
 }
 
-/* Checks a presented token (len bytes at p, surrounding blanks allowed):
- * NULL if it is the token, else why not. */
-static const char *
-gw_http_token_check(const char *p, size_t len)
-{
-	while (len > 0 && (*p == ' ' || *p == '\t')) {
-		p++;
-		len--;
-	}
-	while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t'))
-		len--;
-	if (len == 0)
-		return "malformed";
-	if (!gw_http_token_equal(p, len, gateway.token, gateway.tokenlen))
-		return "invalid";
-	return NULL;
-}
-
-/* The bearer token; NULL if it is right, else the reason the refusal is
- * journaled with. */
-static const char *
-gw_http_bearer(struct lws *wsi)
-{
-	char hdr[TOKENFILE_MAX + 64];
-	const char *reason = "malformed";
-	int n;
-
-	n = lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_AUTHORIZATION);
-	if (n <= 0)
-		return "missing";
-	if ((size_t)n >= sizeof hdr)
-		return reason;
-	n = lws_hdr_copy(wsi, hdr, sizeof hdr, WSI_TOKEN_HTTP_AUTHORIZATION);
-	if (n > 0 && strncasecmp(hdr, "Bearer ", 7) == 0)
-		reason = gw_http_token_check(hdr + 7, strlen(hdr + 7));
-	explicit_bzero(hdr, sizeof hdr);
-	return reason;
-}
-
 /*
- * The token in the cookie GATEWAY_COOKIE, which is how a browser carries
- * it (a page cannot put headers on its WebSocket). The first cookie of
- * that name counts. NULL if it is right, else why not.
+ * A header's value into buf: its length, -1 if the request has no such
+ * header, or -2 if it does not fit (a credential that long is no token).
  */
-static const char *
-gw_http_cookie(struct lws *wsi)
+static int
+gw_http_header(
+    struct lws *wsi, enum lws_token_indexes h, char *buf, size_t size)
 {
-	static const char name[] = GATEWAY_COOKIE "=";
-	char hdr[TOKENFILE_MAX + 1024], *tok, *save;
-	const char *reason = "missing";
-	int n;
+	int n = lws_hdr_total_length(wsi, h);
 
-	n = lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_COOKIE);
 	if (n <= 0)
-		return reason;
-	if ((size_t)n >= sizeof hdr)
-		return "malformed";
-	if (lws_hdr_copy(wsi, hdr, sizeof hdr, WSI_TOKEN_HTTP_COOKIE) < 0)
-		return "malformed";
-	for (tok = strtok_r(hdr, ";", &save); tok != NULL;
-	     tok = strtok_r(NULL, ";", &save)) {
-		tok += strspn(tok, " \t");
-		if (strncmp(tok, name, sizeof name - 1) == 0) {
-			reason = gw_http_token_check(tok + sizeof name - 1,
-			    strlen(tok + sizeof name - 1));
-			break;
-		}
-	}
-	explicit_bzero(hdr, sizeof hdr);
-	return reason;
+		return -1;
+	if ((size_t)n >= size || lws_hdr_copy(wsi, buf, (int)size, h) < 0)
+		return -2;
+	return n;
 }
 
-/* The token of a request: the Authorization header if there is one,
- * else (where cookie is set) the cookie. NULL if it is right. */
+/* The token of a request (gw_auth.h has the rule); cookie: whether the
+ * cookie counts here. NULL if it is right, else why not. */
 static const char *
 gw_http_auth(struct lws *wsi, int cookie)
 {
-	if (!cookie ||
-	    lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_AUTHORIZATION) > 0)
-		return gw_http_bearer(wsi);
-	return gw_http_cookie(wsi);
+	char authz[TOKENFILE_MAX + 64], jar[TOKENFILE_MAX + 1024];
+	const char *reason;
+	int alen, jlen = -1;
+
+	alen = gw_http_header(
+	    wsi, WSI_TOKEN_HTTP_AUTHORIZATION, authz, sizeof authz);
+	if (alen == -1 && cookie)
+		jlen =
+		    gw_http_header(wsi, WSI_TOKEN_HTTP_COOKIE, jar, sizeof jar);
+	if (alen == -2 || jlen == -2)
+		reason = "malformed";
+	else
+		reason = gw_auth_check(alen >= 0 ? authz : NULL,
+		    alen >= 0 ? (size_t)alen : 0, jlen >= 0 ? jar : NULL,
+		    jlen >= 0 ? (size_t)jlen : 0, gateway.token,
+		    gateway.tokenlen);
+	explicit_bzero(authz, sizeof authz);
+	explicit_bzero(jar, sizeof jar);
+	return reason;
 }
 
 /* A refusal for want of the token: logged, counted and journaled, never
@@ -422,12 +369,13 @@ gw_http_novnc_index(struct lws *wsi)
 		return gw_http_reply(wsi, HTTP_STATUS_FOUND, GW_HTTP_TEXT,
 		    "to the page\n", 12, hdrs, 1);
 	}
-	reason = gw_http_token_check(value, strlen(value));
+	reason = gw_auth_token(
+	    value, strlen(value), gateway.token, gateway.tokenlen);
 	if (reason != NULL) {
 		explicit_bzero(arg, sizeof arg);
 		return gw_http_unauthorized(wsi, reason);
 	}
-	cookie = xasprintf(GATEWAY_COOKIE "=%s; Path=/; HttpOnly; "
+	cookie = xasprintf(GW_AUTH_COOKIE "=%s; Path=/; HttpOnly; "
 	                                  "SameSite=Strict",
 	    value);
 	explicit_bzero(arg, sizeof arg);

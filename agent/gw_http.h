@@ -34,9 +34,5 @@ int gw_http_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
  * of protocols[0] for WebSockets that offered no subprotocol. */
 int gw_http_relay_cb(struct lws *wsi, enum lws_callback_reasons reason,
     void *user, void *in, size_t len);
-/* Whether presented[0..plen) is the token, in time that depends on plen
- * only: no early exit on a differing byte or a differing length. */
-int gw_http_token_equal(
-    const char *presented, size_t plen, const char *token, size_t tlen);
 
 #endif

@@ -9,12 +9,12 @@
 #include <string.h>
 
 #include "cdp_http.h"
+#include "gw_auth.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define FUZZ_AUTH "127.0.0.1:9222"
 #define FUZZ_HOST "h:1"
-#define FUZZ_COOKIE "berth_token"
 
 /* The requests an answer may be to. */
 static const char fuzz_get[] =
@@ -34,7 +34,7 @@ fuzz_req(const char *buf, size_t len, struct cdp_http_request *req, char **copy)
 {
 	*copy = malloc(len > 0 ? len : 1);
 	memcpy(*copy, buf, len);
-	return cdp_http_request_parse(*copy, len, FUZZ_COOKIE, req);
+	return cdp_http_request_parse(*copy, len, req);
 }
 
 static enum cdp_http_result
@@ -96,12 +96,30 @@ fuzz_req_out(const char *buf, const struct cdp_http_request *req)
 	if (r != CDP_HTTP_OK || again.headlen != n ||
 	    again.upgrade != req->upgrade || again.rewrite != req->rewrite ||
 	    again.head != req->head || again.bodylen != req->bodylen ||
-	    strcmp(again.host, FUZZ_AUTH) != 0 || again.bearer != NULL ||
-	    again.cookie != NULL)
+	    strcmp(again.host, FUZZ_AUTH) != 0 || again.authz != NULL ||
+	    again.jar != NULL)
 		abort();
 done:
 	free(copy);
 	free(out);
+}
+
+/* The gateway's verdict on the request's credentials is one of its
+ * three reasons, or a pass only for the token the head carries. */
+static void
+fuzz_auth(const struct cdp_http_request *req)
+{
+	const char *r = gw_auth_check(
+	    req->authz, req->authzlen, req->jar, req->jarlen, "s3cret", 6);
+
+	if (r != NULL && strcmp(r, "missing") != 0 &&
+	    strcmp(r, "malformed") != 0 && strcmp(r, "invalid") != 0)
+		abort();
+	if (r == NULL &&
+	    memmem(req->authz != NULL ? req->authz : req->jar,
+	        req->authz != NULL ? req->authzlen : req->jarlen, "s3cret",
+	        6) == NULL)
+		abort();
 }
 
 static void
@@ -140,8 +158,9 @@ fuzz_request(const char *p, size_t n, size_t cut)
 		    !cdp_http_host_valid(full.host, strlen(full.host)) ||
 		    full.bodylen > CDP_HTTP_BODY_MAX)
 			abort();
-		fuzz_span(full.bearer, full.bearerlen, copy, full.headlen);
-		fuzz_span(full.cookie, full.cookielen, copy, full.headlen);
+		fuzz_span(full.authz, full.authzlen, copy, full.headlen);
+		fuzz_span(full.jar, full.jarlen, copy, full.headlen);
+		fuzz_auth(&full);
 		fuzz_req_out(copy, &full);
 		break;
 	}

@@ -6,10 +6,10 @@
 #include <string.h>
 
 #include "cdp_http.h"
+#include "gw_auth.h"
 #include "tap.h"
 
 #define AUTH "127.0.0.1:9222"
-#define COOKIE "berth_token"
 
 /* What Playwright's connectOverCDP sends first. */
 static const char playwright[] = "GET /json/version/ HTTP/1.1\r\n"
@@ -39,14 +39,22 @@ req_parse(const char *buf, size_t len, struct cdp_http_request *req)
 	enum cdp_http_result r;
 
 	memcpy(copy, buf, len);
-	r = cdp_http_request_parse(copy, len, COOKIE, req);
-	/* Spans point into the copy: only their presence is kept. */
-	if (req->bearer != NULL)
-		req->bearer = buf + (req->bearer - copy);
-	if (req->cookie != NULL)
-		req->cookie = buf + (req->cookie - copy);
+	r = cdp_http_request_parse(copy, len, req);
+	/* Spans point into the copy: moved to the same place in buf. */
+	if (req->authz != NULL)
+		req->authz = buf + (req->authz - copy);
+	if (req->jar != NULL)
+		req->jar = buf + (req->jar - copy);
 	free(copy);
 	return r;
+}
+
+/* gw_auth's verdict on a parsed request, token being the token. */
+static const char *
+req_auth(const struct cdp_http_request *req, const char *token)
+{
+	return gw_auth_check(req->authz, req->authzlen, req->jar, req->jarlen,
+	    token, strlen(token));
 }
 
 static enum cdp_http_result
@@ -100,10 +108,10 @@ START_TEST(test_playwright_get)
 	ck_assert_int_eq(req.rewrite, 1);
 	ck_assert_int_eq(req.upgrade, 0);
 	ck_assert_int_eq(req.head, 0);
-	ck_assert_uint_eq(req.bearerlen, 6);
-	ck_assert_mem_eq(req.bearer, "s3cret", 6);
-	ck_assert_uint_eq(req.cookielen, 10);
-	ck_assert_mem_eq(req.cookie, "fromcookie", 10);
+	ck_assert_uint_eq(req.authzlen, 13);
+	ck_assert_mem_eq(req.authz, "Bearer s3cret", 13);
+	ck_assert_uint_eq(req.jarlen, 32);
+	ck_assert_mem_eq(req.jar, "a=1; berth_token=fromcookie; b=2", 32);
 
 	out = cdp_http_request_head(playwright, &req, AUTH, &n);
 	ck_assert_uint_eq(n, strlen(out == NULL ? "" : out));
@@ -382,21 +390,34 @@ START_TEST(test_credentials)
 {
 	struct cdp_http_request req;
 
+	/* The spans the relay judges the request by, and the verdict of the
+	 * gateway's one rule (gw_auth) on them. */
 	req_ok("GET / HTTP/1.1\r\nHost: a\r\nCookie: berth_token=\"q\"\r\n\r\n",
 	    &req);
-	ck_assert_uint_eq(req.cookielen, 1);
-	ck_assert_int_eq(*req.cookie, 'q');
-	ck_assert_ptr_null(req.bearer);
-	req_ok("GET / HTTP/1.1\r\nHost: a\r\nCookie: xberth_token=no\r\n"
+	ck_assert_ptr_null(req.authz);
+	ck_assert_ptr_null(req_auth(&req, "q"));
+	ck_assert_str_eq(req_auth(&req, "x"), "invalid");
+	req_ok("GET / HTTP/1.1\r\nHost: a\r\nCookie: xberth_token=q\r\n\r\n",
+	    &req);
+	ck_assert_str_eq(req_auth(&req, "q"), "missing");
+	req_ok("GET / HTTP/1.1\r\nHost: a\r\nCookie: berth_token=q\r\n"
 	       "Authorization: Basic Zm9v\r\n\r\n",
 	    &req);
-	ck_assert_ptr_null(req.cookie);
-	ck_assert_ptr_null(req.bearer);
+	ck_assert_str_eq(req_auth(&req, "q"), "malformed");
+	/* A header, when there is one, is the credential: the right cookie
+	 * does not save a wrong bearer. */
+	req_ok("GET / HTTP/1.1\r\nHost: a\r\nCookie: berth_token=q\r\n"
+	       "Authorization: Bearer nope\r\n\r\n",
+	    &req);
+	ck_assert_str_eq(req_auth(&req, "q"), "invalid");
 	req_ok("GET / HTTP/1.1\r\nHost: a\r\nAuthorization: bearer   tok  "
 	       "\r\n\r\n",
 	    &req);
-	ck_assert_uint_eq(req.bearerlen, 3);
-	ck_assert_mem_eq(req.bearer, "tok", 3);
+	ck_assert_ptr_null(req_auth(&req, "tok"));
+	ck_assert_str_eq(req_auth(&req, "to"), "invalid");
+	ck_assert_str_eq(req_auth(&req, "tokk"), "invalid");
+	req_ok("GET / HTTP/1.1\r\nHost: a\r\n\r\n", &req);
+	ck_assert_str_eq(req_auth(&req, "tok"), "missing");
 	req_refused("GET / HTTP/1.1\r\nHost: a\r\nAuthorization: Bearer a\r\n"
 	            "Authorization: Bearer b\r\n\r\n",
 	    400);
