@@ -93,12 +93,13 @@ probe_rfb_awaited(const struct probe_rfb *r)
 }
 
 /*
- * A reason string, a u32 length then text, at buf[at]: *total is where
- * it ends. MORE until all of it is there; FAIL if it is over the limit.
+ * A refusal: the server's reason string, a u32 length then text, at
+ * buf[at], after what it refused. MORE until all of it is there, then
+ * FAIL with "what: reason"; FAIL at once if it is over the limit.
  */
 static enum probe_verdict
-probe_rfb_reason(struct probe_rfb *r, const uint8_t *buf, size_t len, size_t at,
-    size_t *total)
+probe_rfb_refused(struct probe_rfb *r, const uint8_t *buf, size_t len,
+    size_t at, const char *what)
 {
 	uint32_t n;
 
@@ -108,8 +109,10 @@ probe_rfb_reason(struct probe_rfb *r, const uint8_t *buf, size_t len, size_t at,
 	if (n > PROBE_RFB_MAX_TEXT)
 		return probe_rfb_fail(
 		    r, "a reason of %u bytes, over %d", n, PROBE_RFB_MAX_TEXT);
-	*total = at + 4 + n;
-	return len < *total ? PROBE_MORE : PROBE_DONE;
+	if (len < at + 4 + n)
+		return PROBE_MORE;
+	return probe_rfb_fail(
+	    r, "%s: %.*s", what, (int)n, (const char *)buf + at + 4);
 }
 
 /* "RFB 003.008\n". 3.3 and 3.7 are answered in kind, anything newer with
@@ -153,6 +156,16 @@ probe_rfb_version(
 
 /* None is chosen; 3.8 then sends a SecurityResult, 3.7 goes straight on
  * to the initialisation, so ClientInit (shared) goes out at once. */
+/* Security is done: ClientInit, shared (so that no viewer is cut off),
+ * and on to the ServerInit. */
+static enum probe_verdict
+probe_rfb_client_init(struct probe_rfb *r)
+{
+	r->out[r->outlen++] = 1;
+	r->state = PROBE_RFB_SERVERINIT;
+	return PROBE_MORE;
+}
+
 static enum probe_verdict
 probe_rfb_none(struct probe_rfb *r)
 {
@@ -161,9 +174,7 @@ probe_rfb_none(struct probe_rfb *r)
 		r->state = PROBE_RFB_RESULT;
 		return PROBE_MORE;
 	}
-	r->out[r->outlen++] = 1;
-	r->state = PROBE_RFB_SERVERINIT;
-	return PROBE_MORE;
+	return probe_rfb_client_init(r);
 }
 
 /* 3.7 and 3.8: a count, then the types; a count of 0 is a refusal. */
@@ -171,19 +182,14 @@ static enum probe_verdict
 probe_rfb_types(
     struct probe_rfb *r, const uint8_t *buf, size_t len, size_t *used)
 {
-	enum probe_verdict v;
 	char offered[80];
-	size_t i, n, off = 0, total;
+	size_t i, n, off = 0;
 
 	if (len < 1)
 		return PROBE_MORE;
-	if (buf[0] == 0) {
-		if ((v = probe_rfb_reason(r, buf, len, 1, &total)) !=
-		    PROBE_DONE)
-			return v;
-		return probe_rfb_fail(r, "security type count 0: %.*s",
-		    (int)(total - 5), (const char *)buf + 5);
-	}
+	if (buf[0] == 0)
+		return probe_rfb_refused(
+		    r, buf, len, 1, "security type count 0");
 	n = buf[0];
 	if (len < 1 + n)
 		return PROBE_MORE;
@@ -209,29 +215,20 @@ static enum probe_verdict
 probe_rfb_type33(
     struct probe_rfb *r, const uint8_t *buf, size_t len, size_t *used)
 {
-	enum probe_verdict v;
-	size_t total;
 	uint32_t type;
 
 	if (len < 4)
 		return PROBE_MORE;
 	type = probe_rfb_u32(buf);
-	if (type == 0) {
-		if ((v = probe_rfb_reason(r, buf, len, 4, &total)) !=
-		    PROBE_DONE)
-			return v;
-		return probe_rfb_fail(r, "security type 0: %.*s",
-		    (int)(total - 8), (const char *)buf + 8);
-	}
+	if (type == 0)
+		return probe_rfb_refused(r, buf, len, 4, "security type 0");
 	if (type == PROBE_RFB_VNC_AUTH)
 		return probe_rfb_fail(
 		    r, "the server needs a password (VNC authentication)");
 	if (type != PROBE_RFB_NONE)
 		return probe_rfb_fail(r, "unknown security type %u", type);
 	*used = 4;
-	r->out[r->outlen++] = 1;
-	r->state = PROBE_RFB_SERVERINIT;
-	return PROBE_MORE;
+	return probe_rfb_client_init(r);
 }
 
 /* 3.8's SecurityResult: 0, or a failure with a reason. */
@@ -239,24 +236,18 @@ static enum probe_verdict
 probe_rfb_result(
     struct probe_rfb *r, const uint8_t *buf, size_t len, size_t *used)
 {
-	enum probe_verdict v;
-	size_t total;
+	char what[32];
 	uint32_t status;
 
 	if (len < 4)
 		return PROBE_MORE;
 	status = probe_rfb_u32(buf);
 	if (status != 0) {
-		if ((v = probe_rfb_reason(r, buf, len, 4, &total)) !=
-		    PROBE_DONE)
-			return v;
-		return probe_rfb_fail(r, "security result %u: %.*s", status,
-		    (int)(total - 8), (const char *)buf + 8);
+		snprintf(what, sizeof what, "security result %u", status);
+		return probe_rfb_refused(r, buf, len, 4, what);
 	}
 	*used = 4;
-	r->out[r->outlen++] = 1;
-	r->state = PROBE_RFB_SERVERINIT;
-	return PROBE_MORE;
+	return probe_rfb_client_init(r);
 }
 
 /* SetEncodings [Raw], so that any rectangle's length is known, and a
