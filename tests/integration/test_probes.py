@@ -206,7 +206,28 @@ class Background:
         self.thread.join(5)
 
 
-class FakeServer:
+class BackgroundServer:
+    """A server (self.server, made by the subclass) on a loop of its own
+    (self.bg), stopped with it at the end of a with block."""
+
+    def close(self):
+        async def stop():
+            self.server.close()
+            await self.server.wait_closed()
+
+        try:
+            self.bg.call(stop())
+        finally:
+            self.bg.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class FakeServer(BackgroundServer):
     """HTTP and WebSocket on one port (websockets' server: plain requests
     are answered from process_request), playing a browser's DevTools or
     berth-gateway. Every request is recorded as (path, Authorization or
@@ -246,22 +267,6 @@ class FakeServer:
 
     async def _handler(self, ws, path):
         await self.sockets[path](ws)
-
-    def close(self):
-        async def stop():
-            self.server.close()
-            await self.server.wait_closed()
-
-        try:
-            self.bg.call(stop())
-        finally:
-            self.bg.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
 
 async def answer_get_version(ws):
@@ -343,7 +348,7 @@ class FakeNovnc:
         writer.close()
 
 
-class FakeVnc:
+class FakeVnc(BackgroundServer):
     """An RFB 3.8 server with security None and a 1280x800 screen, that
     records what the client sends after ClientInit. update says whether
     it answers the client's request: first a bell, a cut text and colour
@@ -379,22 +384,6 @@ class FakeVnc:
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
         writer.close()
-
-    def close(self):
-        async def stop():
-            self.server.close()
-            await self.server.wait_closed()
-
-        try:
-            self.bg.call(stop())
-        finally:
-            self.bg.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
 
 def token_file(d, content=TOKEN + " \n", name="token"):
