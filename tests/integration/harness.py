@@ -21,6 +21,7 @@ import base64
 import http.client
 import json
 import os
+import random
 import re
 import select
 import shutil
@@ -242,6 +243,40 @@ def wait_for(pred, timeout=5.0, what="condition", interval=0.02):
         if time.monotonic() >= deadline:
             raise Timeout("%s: not within %.1f s" % (what, timeout))
         time.sleep(interval)
+
+
+def scratch(mode=0o755):
+    """A directory of the case's own, removed when the case ends."""
+    d = tempfile.mkdtemp(prefix="berth-it-")
+    os.chmod(d, mode)
+    _track_closer(lambda: shutil.rmtree(d, ignore_errors=True))
+    return d
+
+
+X11_DIR = "/tmp/.X11-unix"
+
+
+def display_free(n):
+    """Neither a socket file, a lock file nor an abstract socket for :n."""
+    if os.path.exists("%s/X%d" % (X11_DIR, n)) or os.path.exists("/tmp/.X%d-lock" % n):
+        return False
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.bind("\0%s/X%d" % (X11_DIR, n))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+
+
+def free_display():
+    """An X display number nothing uses, for an X server of the test's."""
+    for _ in range(200):
+        n = random.randint(150, 899)
+        if display_free(n):
+            return n
+    raise AssertionError("no free X display number")
 
 
 def free_port():
@@ -886,6 +921,26 @@ class Sandbox:
 
     def running(self):
         return self.proc is not None and self.proc.poll() is None
+
+    def in_namespace(self, pid):
+        """Whether host pid runs in berthd's PID namespace."""
+        try:
+            return os.readlink("/proc/%d/ns/pid" % pid) == os.readlink("/proc/%d/ns/pid" % self.berthd_pid())
+        except OSError:
+            return False
+
+    def host_pid(self, nspid, timeout=5.0):
+        """The host pid of the process that is nspid in berthd's
+        namespace."""
+
+        def find():
+            for pid in host_processes():
+                v = proc_status(pid, "NSpid")
+                if v and int(v.split()[-1]) == nspid and self.in_namespace(pid):
+                    return pid
+            return None
+
+        return wait_for(find, timeout, "host pid of namespace pid %d" % nspid)
 
     def berthd_pid(self, timeout=5.0):
         """berthd's pid on the host: the child of unshare, once exec'd."""

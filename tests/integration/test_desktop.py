@@ -28,10 +28,13 @@ from harness import (  # noqa: E402
     BUILDDIR,
     Sandbox,
     TestFailure,
+    X11_DIR,
     case,
+    display_free,
     expect,
     expect_eq,
     expect_in,
+    free_display,
     http_json,
     note,
     pid_alive,
@@ -43,7 +46,6 @@ from harness import (  # noqa: E402
 )
 
 DESKTOP = os.path.join(BUILDDIR, "berth-desktop")
-X11_DIR = "/tmp/.X11-unix"
 PANEL_LAYOUT = "/etc/xdg/xfce4/panel/default.xml"
 SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
 
@@ -52,28 +54,6 @@ def need(*programs):
     """The programs are part of ./dev test's install: missing is a failure."""
     for p in programs:
         expect(shutil.which(p) is not None, "%s is not installed (./dev test installs it)" % p)
-
-
-def display_free(n):
-    """Neither a socket file, a lock file nor an abstract socket for :n."""
-    if os.path.exists("%s/X%d" % (X11_DIR, n)) or os.path.exists("/tmp/.X%d-lock" % n):
-        return False
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        s.bind("\0%s/X%d" % (X11_DIR, n))
-        return True
-    except OSError:
-        return False
-    finally:
-        s.close()
-
-
-def free_display():
-    for _ in range(200):
-        n = random.randint(150, 899)
-        if display_free(n):
-            return n
-    raise AssertionError("no free X display number")
 
 
 def forget_display(n):

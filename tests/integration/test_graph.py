@@ -5,10 +5,8 @@ naming FILE:LINE, and a service killed over and over."""
 
 import os
 import re
-import shutil
 import signal
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -22,25 +20,16 @@ from harness import (  # noqa: E402
     expect_eq,
     expect_in,
     free_port,
-    host_processes,
     http_json,
     note,
     pid_alive,
-    proc_status,
     run,
+    scratch,
     wait_for,
 )
 
 # ---------------------------------------------------------------------
 # Helpers
-
-
-def scratch(mode=0o755):
-    """A directory of the case's own, removed when the case ends."""
-    d = tempfile.mkdtemp(prefix="berth-it-graph-")
-    os.chmod(d, mode)
-    harness._track_closer(lambda: shutil.rmtree(d, ignore_errors=True))
-    return d
 
 
 def write_file(d, name, body, mode=0o755):
@@ -108,26 +97,6 @@ def wait_readyz(sb, status, timeout=10.0, pred=None):
         return (st, body) if st == status and (pred is None or pred(body)) else None
 
     return wait_for(check, timeout, "/readyz %d" % status)[1]
-
-
-def in_namespace(sb, pid):
-    try:
-        return os.readlink("/proc/%d/ns/pid" % pid) == os.readlink("/proc/%d/ns/pid" % sb.berthd_pid())
-    except OSError:
-        return False
-
-
-def host_pid(sb, nspid, timeout=5.0):
-    """The host pid of the process that is nspid in sb's namespace."""
-
-    def find():
-        for pid in host_processes():
-            v = proc_status(pid, "NSpid")
-            if v and int(v.split()[-1]) == nspid and in_namespace(sb, pid):
-                return pid
-        return None
-
-    return wait_for(find, timeout, "host pid of namespace pid %d" % nspid)
 
 
 def restarting_delays(sb, name, n, timeout=15.0):
@@ -861,7 +830,7 @@ def kill_loop():
         pids = [service(sb, "victim")["pid"]]
         for round in range(5):
             before = sb.state()["last_seq"]
-            hp = host_pid(sb, pids[-1])
+            hp = sb.host_pid(pids[-1])
             os.unlink(f)
             os.kill(hp, signal.SIGKILL)
             body = wait_readyz(sb, 503)

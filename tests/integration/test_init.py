@@ -7,11 +7,9 @@ order, no fd leaks into a child, and user, group, cwd and env are set."""
 import grp
 import os
 import pwd
-import shutil
 import signal
 import socket
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -30,20 +28,13 @@ from harness import (  # noqa: E402
     proc_stat,
     proc_status,
     run,
+    scratch,
     wait_for,
 )
 
 
 # ---------------------------------------------------------------------
 # Helpers
-
-
-def scratch(mode=0o755):
-    """A directory of the case's own, removed when the case ends."""
-    d = tempfile.mkdtemp(prefix="berth-it-init-")
-    os.chmod(d, mode)
-    harness._track_closer(lambda: shutil.rmtree(d, ignore_errors=True))
-    return d
 
 
 def write_script(d, name, body):
@@ -73,30 +64,10 @@ def wait_file(path, timeout=10.0, what=None):
     return wait_for(done, timeout, what or "the file %s" % path)
 
 
-def in_namespace(sb, pid):
-    """Whether host pid runs in sb's PID namespace."""
-    try:
-        return os.readlink("/proc/%d/ns/pid" % pid) == os.readlink("/proc/%d/ns/pid" % sb.berthd_pid())
-    except OSError:
-        return False
-
-
 def ns_pid(pid):
     """The pid that host pid has inside its own namespace, or None."""
     v = proc_status(pid, "NSpid")
     return int(v.split()[-1]) if v else None
-
-
-def host_pid(sb, nspid, timeout=5.0):
-    """The host pid of the process that is nspid in sb's namespace."""
-
-    def find():
-        for pid in host_processes():
-            if ns_pid(pid) == nspid and in_namespace(sb, pid):
-                return pid
-        return None
-
-    return wait_for(find, timeout, "host pid of namespace pid %d" % nspid)
 
 
 def service(sb, name):
@@ -146,7 +117,7 @@ def thousand_orphans():
     extra = "[service orphans]\ncommand = /bin/sh %s\n" % sh
     with Sandbox(extra=extra, wait="socket", debug=True) as sb:
         bpid = sb.berthd_pid()
-        svc = host_pid(sb, started(sb, "orphans")["pid"])
+        svc = sb.host_pid(started(sb, "orphans")["pid"])
         seen = set()
 
         def forked_all():
@@ -167,7 +138,7 @@ def thousand_orphans():
             ]
 
         wait_for(lambda: not leftovers(), 20, "every orphan reaped (no zombie or sleep 1 under berthd)", 0.1)
-        zombies = [(p, st) for p, st in host_processes().items() if st[1] == "Z" and in_namespace(sb, p)]
+        zombies = [(p, st) for p, st in host_processes().items() if st[1] == "Z" and sb.in_namespace(p)]
         expect(not zombies, "zombies in the namespace: %r" % zombies)
         reaped = sb.log().count("reaped orphan")
         expect(reaped >= 1000, "berthd reaped %d orphans, not 1000" % reaped)
@@ -206,7 +177,7 @@ def stop_signal_to_group():
         parent = int(wait_file(os.path.join(d, "parentpid")))
         child = int(wait_file(os.path.join(d, "childpid")))
         wait_file(os.path.join(d, "intpid"))
-        hp, hc = host_pid(sb, parent), host_pid(sb, child)
+        hp, hc = sb.host_pid(parent), sb.host_pid(child)
         # The grandchild is the service's child, in the service's group,
         # not a direct child of berthd.
         expect_eq(proc_stat(hc)[2], hp, "the grandchild's parent")
@@ -260,7 +231,7 @@ def main_exit_code():
 def main_killed():
     extra = "[service boss]\ncommand = sleep 1000\nmain = yes\nrestart = never\n"
     with Sandbox(extra=extra, wait="socket") as sb:
-        pid = host_pid(sb, started(sb, "boss")["pid"])
+        pid = sb.host_pid(started(sb, "boss")["pid"])
         os.kill(pid, signal.SIGKILL)
         expect_eq(sb.wait_exit(10), 128 + signal.SIGKILL, "berthd's exit status")
 
@@ -312,11 +283,11 @@ def setsid_escapee():
     sh = write_script(d, "escape.sh", "setsid /bin/sh -c 'trap \"\" TERM HUP; exec sleep 1001' &\nexec sleep 1000\n")
     extra = "[service escape]\ncommand = /bin/sh %s\n" % sh
     with Sandbox(extra=extra, wait="socket", debug=True) as sb:
-        svc = host_pid(sb, started(sb, "escape")["pid"])
+        svc = sb.host_pid(started(sb, "escape")["pid"])
 
         def escapee():
             for pid in host_processes():
-                if proc_argv(pid) == ["sleep", "1001"] and in_namespace(sb, pid):
+                if proc_argv(pid) == ["sleep", "1001"] and sb.in_namespace(pid):
                     return pid
             return None
 
@@ -336,7 +307,7 @@ def setsid_escapee():
 def oom_score():
     extra = "[service plain]\ncommand = sleep 1000\n"
     with Sandbox(extra=extra, wait="socket") as sb:
-        svc = host_pid(sb, started(sb, "plain")["pid"])
+        svc = sb.host_pid(started(sb, "plain")["pid"])
         with open("/proc/%d/oom_score_adj" % sb.berthd_pid()) as f:
             mine = int(f.read())
         with open("/proc/%d/oom_score_adj" % svc) as f:
@@ -417,7 +388,7 @@ def parallel_shutdown():
 def stop_timeout():
     extra = "[service stubborn]\ncommand = /bin/sh -c \"trap '' TERM; sleep 1000 & wait\"\nstop_timeout_ms = 1000\n"
     with Sandbox(extra=extra, wait="socket") as sb:
-        pid = host_pid(sb, started(sb, "stubborn")["pid"])
+        pid = sb.host_pid(started(sb, "stubborn")["pid"])
         term = 1 << (signal.SIGTERM - 1)
         wait_for(lambda: int(proc_status(pid, "SigIgn") or "0", 16) & term, 5, "the shell ignoring TERM")
         before = sb.state()["last_seq"]
@@ -511,7 +482,7 @@ def no_fd_leaks():
         expect(probes, "the exec probe left no fd list")
         expect_eq(fds_of(d, "check", int(probes[0].split(".")[1])), [0, 1, 2], "the exec probe's fds")
         sb.wait_event(lambda e: e["kind"] == "service.ready" and e["data"]["name"] == "tcp")
-        helpers = [p for p in host_processes() if in_namespace(sb, p) and is_berth_probe(p)]
+        helpers = [p for p in host_processes() if sb.in_namespace(p) and is_berth_probe(p)]
         expect_eq(len(helpers), 1, "berth-probe processes")
         fds = sorted(int(x) for x in os.listdir("/proc/%d/fd" % helpers[0]))
         expect_eq(fds, [0, 1, 2], "berth-probe's fds")

@@ -27,6 +27,7 @@ from harness import (  # noqa: E402
     expect,
     expect_eq,
     expect_in,
+    free_display,
     free_port,
     http_get,
     minimal_config,
@@ -51,14 +52,6 @@ def desktop_config(**gateway):
 
 def cookie(token):
     return {"Cookie": "berth_token=" + token}
-
-
-def free_display():
-    """An X display number with neither a socket nor a lock file."""
-    for n in range(420, 900):
-        if not os.path.exists("/tmp/.X11-unix/X%d" % n) and not os.path.exists("/tmp/.X%d-lock" % n):
-            return n
-    raise AssertionError("no free X display number")
 
 
 class Xvnc:

@@ -10,12 +10,10 @@ file, and berth-probe runs directly against them."""
 import asyncio
 import json
 import os
-import random
 import shutil
 import struct
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from http import HTTPStatus
@@ -31,31 +29,18 @@ from harness import (  # noqa: E402
     expect,
     expect_eq,
     expect_in,
+    free_display,
     free_port,
     http_json,
     note,
     run,
     run_program,
+    scratch,
     wait_for,
 )
 
 PROBE = os.path.join(BUILDDIR, "berth-probe")
 TOKEN = "probe-token-5f2c9a"
-
-
-def scratch():
-    d = tempfile.mkdtemp(prefix="berth-it-probes-")
-    os.chmod(d, 0o755)
-    return d
-
-
-def free_display():
-    """An X display number with neither a socket nor a lock file."""
-    for _ in range(200):
-        n = random.randint(150, 899)
-        if not os.path.exists("/tmp/.X11-unix/X%d" % n) and not os.path.exists("/tmp/.X%d-lock" % n):
-            return n
-    raise AssertionError("no free X display number")
 
 
 def xvnc_service(port, display, security="None", extra_args="", ready_size="1280x800"):

@@ -14,7 +14,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -29,11 +28,12 @@ from harness import (  # noqa: E402
     expect_eq,
     expect_in,
     note,
-    pty_chunks,
     proc_argv,
     proc_children,
+    pty_chunks,
     pty_read,
     run,
+    scratch,
     wait_for,
 )
 
@@ -257,13 +257,6 @@ def expect_bytes(got, want, what):
 
 # ---------------------------------------------------------------------
 # Helpers
-
-
-def scratch():
-    """A directory of the case's own, removed when the case ends."""
-    d = tempfile.mkdtemp(prefix="berth-it-pty-")
-    harness._track_closer(lambda: shutil.rmtree(d, ignore_errors=True))
-    return d
 
 
 def open_pty(c, argv, **args):

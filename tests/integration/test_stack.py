@@ -6,10 +6,8 @@ through the TCP relay, and every component killed in turn: readiness
 drops with the right check and reason, the component comes back,
 readiness returns, and the journal has it all."""
 
-import asyncio
 import json
 import os
-import random
 import re
 import shutil
 import signal
@@ -20,12 +18,12 @@ import sys
 import tempfile
 import time
 
-import websockets
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 from harness import (  # noqa: E402
     BUILDDIR,
+    PlainWs,
     SRCDIR,
     Sandbox,
     TestFailure,
@@ -33,6 +31,7 @@ from harness import (  # noqa: E402
     expect,
     expect_eq,
     expect_in,
+    free_display,
     free_port,
     http_get,
     note,
@@ -44,14 +43,6 @@ from harness import (  # noqa: E402
 CHECKS = ("rfb", "xfce", "cdp", "novnc", "cdp-relay", "cdp-ws")
 READY_TIMEOUT = 90.0
 CHROMIUM = "/usr/bin/chromium"
-
-
-def free_display():
-    for _ in range(200):
-        n = random.randint(150, 899)
-        if not os.path.exists("/tmp/.X11-unix/X%d" % n) and not os.path.exists("/tmp/.X%d-lock" % n):
-            return n
-    raise AssertionError("no free X display number")
 
 
 class Desktop:
@@ -102,52 +93,14 @@ class Desktop:
                 return s["pid"]
         raise TestFailure("no service %r" % service)
 
-    def host_pid(self, ns_pid):
-        """The host pid of a pid in berthd's namespace."""
-        for name in os.listdir("/proc"):
-            if not name.isdigit():
-                continue
-            try:
-                with open("/proc/%s/status" % name) as f:
-                    for line in f:
-                        if line.startswith("NSpid:"):
-                            ids = line.split()[1:]
-                            if len(ids) == 2 and int(ids[1]) == ns_pid and self.in_ns(int(name)):
-                                return int(name)
-            except OSError:
-                continue
-        raise TestFailure("no host pid for %d" % ns_pid)
-
-    def in_ns(self, pid):
-        try:
-            return os.readlink("/proc/%d/ns/pid" % pid) == os.readlink("/proc/%d/ns/pid" % self.sb.berthd_pid())
-        except OSError:
-            return False
-
-
-def ws_connect(url, headers=None, **kw):
-    # websockets 14 renamed extra_headers; Debian 12 has 10.4.
-    key = "additional_headers" if int(websockets.__version__.split(".")[0]) >= 14 else "extra_headers"
-    kw[key] = headers or {}
-    return websockets.connect(url, **kw)
-
-
-async def _browser_version(url, headers):
-    async with ws_connect(url, headers, max_size=None, open_timeout=10) as ws:
-        await ws.send(json.dumps({"id": 1, "method": "Browser.getVersion"}))
-        while True:
-            msg = json.loads(await asyncio.wait_for(ws.recv(), 10))
-            if msg.get("id") == 1:
-                return msg["result"]
-
 
 def browser_version(url, headers=None):
-    return asyncio.run(_browser_version(url, headers))
-
-
-async def _first_ws_message(url, headers):
-    async with ws_connect(url, headers, open_timeout=10) as ws:
-        return await asyncio.wait_for(ws.recv(), 10)
+    """Browser.getVersion over a DevTools WebSocket at url."""
+    ws = PlainWs(url, headers=headers)
+    try:
+        return ws.call("Browser.getVersion")
+    finally:
+        ws.close()
 
 
 def rfb_handshake(port):
@@ -237,7 +190,9 @@ def boot_and_verify():
     expect_in(b"noVNC", page, "the page")
     st, _, _ = http_get(d.sb.port, "/novnc/vnc.html")
     expect_eq(st, 401, "GET /novnc/vnc.html without the token")
-    first = asyncio.run(_first_ws_message("ws://127.0.0.1:%d/novnc/websockify" % d.sb.port, d.auth))
+    ws = PlainWs("ws://127.0.0.1:%d/novnc/websockify" % d.sb.port, headers=d.auth)
+    first = ws.recv()
+    ws.close()
     expect(bytes(first).startswith(b"RFB 003."), "the relay's first message %r" % first)
 
     # cdp-relay: /json/version names the relay, and the browser answers.
@@ -314,15 +269,15 @@ def faults():
     d.wait_ready()
     desktop_pid = d.pid_of("desktop")
 
-    fault(d, "xfwm4", "wm", d.host_pid(d.pid_of("wm")), ["xfce"], ["window manager", "wm"])
-    fault(d, "xfce4-panel", "panel", d.host_pid(d.pid_of("panel")), ["xfce"], ["panel"])
-    browser = d.host_pid(d.pid_of("browser"))
+    fault(d, "xfwm4", "wm", d.sb.host_pid(d.pid_of("wm")), ["xfce"], ["window manager", "wm"])
+    fault(d, "xfce4-panel", "panel", d.sb.host_pid(d.pid_of("panel")), ["xfce"], ["panel"])
+    browser = d.sb.host_pid(d.pid_of("browser"))
     fault(d, "chromium", "browser", browser, ["cdp", "cdp-relay", "cdp-ws"], ["connect", "refused", "reset", "cdp"])
     fault(
         d,
         "Xvnc",
         "xserver",
-        d.host_pid(d.pid_of("xserver")),
+        d.sb.host_pid(d.pid_of("xserver")),
         ["rfb", "novnc", "xfce"],
         ["connect", "refused", "reset", "closed", "rfb"],
     )
