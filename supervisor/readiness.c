@@ -29,6 +29,7 @@ struct readiness {
 	struct event_base *base;
 	const struct config_service *cfg;
 	const struct config *conf;
+	char **args; /* probe_args, {gateway} expanded; owned */
 	readiness_cb cb;
 	void *arg;
 
@@ -198,21 +199,24 @@ readiness_expand(const struct config *conf, const char *arg)
 	return out;
 }
 
-static void
-readiness_free_strv(char *path, char **v, size_t n)
+/* The probe's arguments, expanded once: a NULL-terminated vector that
+ * the probe owns. */
+static char **
+readiness_args(const struct config *conf, const struct config_list *l)
 {
+	char **v = xcalloc(l->n + 1, sizeof *v);
 	size_t i;
 
-	free(path);
-	for (i = 0; i < n; i++)
-		free(v[i]);
+	for (i = 0; i < l->n; i++)
+		v[i] = readiness_expand(conf, l->v[i]);
+	return v;
 }
 
 static void
 readiness_helper_run(struct readiness *p)
 {
 	char timeout[16], interval[16], *cause = NULL;
-	char *argv[CONFIG_MAX_ARGS + 10], *expanded[CONFIG_MAX_ARGS];
+	char *argv[CONFIG_MAX_ARGS + 10];
 	struct child_spec spec = {.stdout_fd = -1, .extra_fd = -1};
 	char *path = child_berth_program("berth-probe");
 	int pfd[2];
@@ -228,13 +232,12 @@ readiness_helper_run(struct readiness *p)
 	argv[n++] = "--interval";
 	argv[n++] = interval;
 	argv[n++] = (char *)config_probe_name(p->cfg->probe);
-	for (i = 0; i < p->cfg->probe_args.n; i++)
-		argv[n++] = expanded[i] =
-		    readiness_expand(p->conf, p->cfg->probe_args.v[i]);
+	for (i = 0; p->args[i] != NULL; i++)
+		argv[n++] = p->args[i];
 	argv[n] = NULL;
 	if (pipe2(pfd, O_CLOEXEC | O_NONBLOCK) != 0) {
 		readiness_answer(p, false, strerror(errno));
-		readiness_free_strv(path, expanded, p->cfg->probe_args.n);
+		free(path);
 		return;
 	}
 	spec.path = path;
@@ -242,7 +245,7 @@ readiness_helper_run(struct readiness *p)
 	spec.stdout_fd = pfd[1];
 	p->pid = child_spawn(&spec, readiness_helper_exit_cb, p, &cause);
 	close(pfd[1]);
-	readiness_free_strv(path, expanded, p->cfg->probe_args.n);
+	free(path);
 	if (p->pid < 0) {
 		p->pid = 0;
 		close(pfd[0]);
@@ -290,8 +293,8 @@ readiness_exec_run(struct readiness *p)
 	struct child_spec spec = {.stdout_fd = -1, .extra_fd = -1};
 	char *cause = NULL;
 
-	spec.path = p->cfg->probe_args.v[0];
-	spec.argv = p->cfg->probe_args.v;
+	spec.path = p->args[0];
+	spec.argv = p->args;
 	p->pid = child_spawn(&spec, readiness_exec_exit_cb, p, &cause);
 	if (p->pid < 0) {
 		p->pid = 0;
@@ -387,6 +390,7 @@ readiness_new(struct event_base *base, const struct config_service *cfg,
 	p->base = base;
 	p->cfg = cfg;
 	p->conf = conf;
+	p->args = readiness_args(conf, &cfg->probe_args);
 	p->cb = cb;
 	p->arg = arg;
 	p->fd = p->child_end = -1;
@@ -539,6 +543,6 @@ readiness_free(struct readiness *p)
 	event_free(p->timeout);
 	free(p->sock_path);
 	free(p->env);
-
+	child_strv_free(p->args);
 	free(p);
 }

@@ -372,6 +372,17 @@ def check_section():
         expect_eq(sb.stop(), 0, "berthd's exit status after stopping with checks")
 
 
+@case("{gateway} in a probe's arguments is the address --listen gave the gateway")
+def gateway_placeholder():
+    # Passes only if {gateway} became an address the gateway answers on;
+    # the Sandbox's --listen port is not the config file's.
+    extra = "[check g]\nready = exec /usr/bin/curl -fs -o /dev/null http://{gateway}/healthz\n"
+    with Sandbox(extra=extra) as sb:
+        expect_in("127.0.0.1:%d" % sb.port, harness.proc_argv(sb.gateway_pid()), "the gateway's argv")
+        wait_readyz(sb, 200)
+        expect(sb.state()["checks"]["g"]["ok"], "the check of {gateway}")
+
+
 @case("every service finds berthd in $BERTH_SOCKET")
 def berth_socket_env():
     d = scratch()
