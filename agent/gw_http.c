@@ -252,12 +252,17 @@ gw_http_metrics(struct lws *wsi)
 	return r;
 }
 
+/* Where a request goes (path NULL: none we could read), counted once in
+ * the metrics by the same reading. */
 static enum gw_http_route
 gw_http_route(const char *path)
 {
+	enum gw_metrics_path which;
 	size_t n = strlen(GW_HTTP_NOVNC_PATH);
 
-	switch (gw_metrics_path(path)) {
+	which = path != NULL ? gw_metrics_path(path) : GW_METRICS_OTHER;
+	gw_metrics.http_requests[which]++;
+	switch (which) {
 	case GW_METRICS_HEALTHZ: return GW_HTTP_HEALTHZ;
 	case GW_METRICS_READYZ: return GW_HTTP_READYZ;
 	case GW_METRICS_METRICS: return GW_HTTP_METRICS;
@@ -413,8 +418,8 @@ gw_http_novnc_file(struct lws *wsi, const char *path)
 static int
 gw_http_request(struct lws *wsi, const char *in, size_t len)
 {
-	enum gw_http_route route = GW_HTTP_OTHER;
 	char path[GW_HTTP_PATH_MAX], *uri;
+	enum gw_http_route route;
 	int meth, ulen, r;
 
 	/* A path too long, or with a NUL in it, is no path of ours. */
@@ -422,9 +427,8 @@ gw_http_request(struct lws *wsi, const char *in, size_t len)
 		memcpy(path, in, len);
 		path[len] = '\0';
 		route = gw_http_route(path);
-		gw_metrics.http_requests[gw_metrics_path(path)]++;
 	} else
-		gw_metrics.http_requests[GW_METRICS_OTHER]++;
+		route = gw_http_route(NULL);
 	meth = lws_http_get_uri_and_method(wsi, &uri, &ulen);
 	if (meth != LWSHUMETH_GET && meth != LWSHUMETH_HEAD) {
 		r = gw_http_error(wsi, HTTP_STATUS_METHOD_NOT_ALLOWED,
@@ -542,15 +546,13 @@ gw_http_relay_configured(enum gw_http_route route, const char **why)
 static int
 gw_http_confirm_upgrade(struct lws *wsi, const char *upgrade)
 {
-	enum gw_http_route route = GW_HTTP_OTHER;
 	char path[GW_HTTP_PATH_MAX];
+	enum gw_http_route route;
 	const char *reason, *why;
 
-	if (lws_hdr_copy(wsi, path, sizeof path, WSI_TOKEN_GET_URI) > 0) {
-		route = gw_http_route(path);
-		gw_metrics.http_requests[gw_metrics_path(path)]++;
-	} else
-		gw_metrics.http_requests[GW_METRICS_OTHER]++;
+	route = gw_http_route(
+	    lws_hdr_copy(wsi, path, sizeof path, WSI_TOKEN_GET_URI) > 0 ? path
+	                                                                : NULL);
 	if (strcasecmp(upgrade, "websocket") != 0)
 		return gw_http_refuse(wsi, HTTP_STATUS_BAD_REQUEST,
 		    "bad_request", "only WebSocket upgrades are served", NULL,
