@@ -49,6 +49,10 @@ struct catalog_event {
 #define EV_PTY_DETACHED "pty.detached"
 #define EV_PTY_EXITED "pty.exited"
 #define EV_PTY_CLOSED "pty.closed"
+#define EV_PROC_STARTED "proc.started"
+#define EV_PROC_EXITED "proc.exited"
+#define EV_SECRETS_CHANGED "secrets.changed"
+#define EV_SECRETS_INJECTED "secrets.injected"
 /* Not journaled: sent to one subscriber whose from_seq the journal no
  * longer holds. Carries seq 0, which no journaled event has. */
 #define EV_EVENTS_GAP "events.gap"

@@ -362,14 +362,23 @@ proto_pack_error(
 	va_start(ap, fmt);
 	vsnprintf(message, sizeof message, fmt, ap);
 	va_end(ap);
+	proto_pack_error_path(pk, id, code, NULL, message);
+}
+
+void
+proto_pack_error_path(msgpack_packer *pk, uint64_t id, const char *code,
+    const char *path, const char *message)
+{
 	msgpack_pack_map(pk, 4);
 	proto_pack_kv_str(pk, "type", "response");
 	proto_pack_kv_u64(pk, "id", id);
 	proto_pack_kv_bool(pk, "ok", false);
 	proto_pack_str(pk, "error");
-	msgpack_pack_map(pk, 2);
+	msgpack_pack_map(pk, path != NULL ? 3 : 2);
 	proto_pack_kv_str(pk, "code", code);
 	proto_pack_kv_str(pk, "message", message);
+	if (path != NULL)
+		proto_pack_kv_str(pk, "path", path);
 }
 
 void
@@ -395,4 +404,16 @@ proto_pack_data(msgpack_packer *pk, const char *stream, uint64_t offset,
 	proto_pack_str(pk, "data");
 	msgpack_pack_bin(pk, nbytes);
 	msgpack_pack_bin_body(pk, bytes, nbytes);
+}
+
+void
+proto_pack_data_end(msgpack_packer *pk, const char *stream, uint64_t offset)
+{
+	msgpack_pack_map(pk, 5);
+	proto_pack_kv_str(pk, "type", "data");
+	proto_pack_kv_str(pk, "stream", stream);
+	proto_pack_kv_u64(pk, "offset", offset);
+	proto_pack_str(pk, "data");
+	msgpack_pack_bin(pk, 0);
+	proto_pack_kv_bool(pk, "eof", true);
 }

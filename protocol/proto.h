@@ -106,12 +106,17 @@ void proto_pack_result(msgpack_packer *pk, uint64_t id);
 /* A whole error response. */
 void proto_pack_error(msgpack_packer *pk, uint64_t id, const char *code,
     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* The same, naming the path it is about (NULL: none). */
+void proto_pack_error_path(msgpack_packer *pk, uint64_t id, const char *code,
+    const char *path, const char *message);
 /* Head of an event; the caller packs the data map next. */
 void proto_pack_event(
     msgpack_packer *pk, uint64_t seq, uint64_t ts, const char *kind);
 /* A whole stream data chunk. */
 void proto_pack_data(msgpack_packer *pk, const char *stream, uint64_t offset,
     const void *bytes, size_t nbytes);
+/* The end of a stream: no data, eof true, offset its final length. */
+void proto_pack_data_end(msgpack_packer *pk, const char *stream, uint64_t offset);
 
 /* Milliseconds since the Unix epoch, the unit of every timestamp. */
 uint64_t proto_now_ms(void);

@@ -113,6 +113,9 @@ child_exec(const struct child_spec *sp, int errfd)
 		    dup2(sp->tty_fd, STDOUT_FILENO) < 0 ||
 		    dup2(sp->tty_fd, STDERR_FILENO) < 0)
 			child_fail(errfd, 6);
+	} else if (sp->set_stdio && sp->stdin_fd >= 0) {
+		if (dup2(sp->stdin_fd, STDIN_FILENO) < 0)
+			child_fail(errfd, 5);
 	} else {
 		fd = open("/dev/null", O_RDONLY);
 		if (fd >= 0 && fd != STDIN_FILENO) {
@@ -121,6 +124,9 @@ child_exec(const struct child_spec *sp, int errfd)
 		}
 	}
 	if (sp->stdout_fd >= 0 && dup2(sp->stdout_fd, STDOUT_FILENO) < 0)
+		child_fail(errfd, 5);
+	if (sp->set_stdio && sp->stderr_fd >= 0 &&
+	    dup2(sp->stderr_fd, STDERR_FILENO) < 0)
 		child_fail(errfd, 5);
 	if (sp->extra_fd >= 0) {
 		/* Above every fd this function uses, so dup2 clobbers none. */

@@ -26,9 +26,12 @@
 #include "log.h"
 #include "ops.h"
 #include "proto.h"
+#include "proc.h"
 #include "pty.h"
+#include "secrets.h"
 #include "server.h"
 #include "service.h"
+#include "stream.h"
 #include "token.h"
 #include "xmalloc.h"
 
@@ -311,6 +314,7 @@ main(int argc, char **argv)
 	log_init("berthd", debug);
 	signal(SIGPIPE, SIG_IGN);
 	berthd_become_reaper();
+	secrets_init();
 
 	berthd_mkdir(cfg.state_dir);
 	if (boot_init(cfg.state_dir, &fresh, &cause) < 0)
@@ -331,7 +335,9 @@ main(int argc, char **argv)
 		evsignal_add(sigev[i], NULL);
 	}
 	ops_init(&cfg);
+	stream_setup(berthd_base);
 	pty_init(berthd_base);
+	proc_init(berthd_base);
 	if (server_listen(berthd_base, cfg.socket, &cause) < 0)
 		log_fatal("%s", cause);
 	log_info("berthd %s, pid %ld, boot %s%s, socket %s", BERTH_VERSION,
@@ -347,7 +353,9 @@ main(int argc, char **argv)
 
 	status = berthd_exit_status();
 	pty_shutdown();
+	proc_shutdown();
 	server_shutdown();
+	secrets_shutdown();
 	service_free_all();
 	free(berthd_gateway.argv != NULL ? berthd_gateway.argv[0] : NULL);
 	if (berthd_deadline != NULL)

@@ -9,7 +9,9 @@
 #include "events.h"
 #include "log.h"
 #include "ops.h"
+#include "proc.h"
 #include "pty.h"
+#include "secrets.h"
 #include "service.h"
 
 static const struct config *ops_cfg;
@@ -320,6 +322,17 @@ static const struct {
     {"pty.signal", pty_op_signal},
     {"pty.close", pty_op_close},
     {"pty.list", pty_op_list},
+    {"proc.start", proc_op_start},
+    {"proc.attach", proc_op_attach},
+    {"proc.detach", proc_op_detach},
+    {"proc.input", proc_op_input},
+    {"proc.close_stdin", proc_op_close_stdin},
+    {"proc.signal", proc_op_signal},
+    {"proc.wait", proc_op_wait},
+    {"proc.list", proc_op_list},
+    {"secrets.set", secrets_op_set},
+    {"secrets.unset", secrets_op_unset},
+    {"secrets.list", secrets_op_list},
     {"gateway.attach", ops_gateway_attach},
     {"gateway.auth_failed", ops_gateway_auth_failed},
 };

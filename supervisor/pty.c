@@ -14,20 +14,20 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "args.h"
 #include "catalog.h"
 #include "child.h"
 #include "clock.h"
 #include "events.h"
 #include "frame.h"
+#include "launch.h"
 #include "log.h"
 #include "pty.h"
 #include "rand.h"
-#include "ring.h"
-#include "signame.h"
+#include "stream.h"
 #include "xmalloc.h"
 
-/* A data message carries at most this much of the ring. */
-#define PTY_CHUNK (64u << 10)
+#define PTY_CHUNK STREAM_CHUNK
 /* Input waiting for the PTY to take it, per session. */
 #define PTY_INPUT_BACKLOG (1u << 20)
 /* After the process exits, how long its output may still drain. */
@@ -40,15 +40,6 @@
 /* Output berth-vt may lag behind before it is dropped. */
 #define PTY_VT_BACKLOG (8u << 20)
 
-struct pty_viewer {
-	struct pty_session *s;
-	struct server_conn *conn;
-	uint64_t offset; /* the next byte this viewer gets */
-	bool readonly;
-	struct pty_viewer *next_in_session;
-	struct pty_viewer *next_in_conn;
-};
-
 struct pty_session {
 	char id[PTY_ID_LEN + 1];
 	char **argv;
@@ -56,7 +47,7 @@ struct pty_session {
 	int master;
 	struct event *rev, *wev;
 	struct evbuffer *input;
-	struct ring ring;
+	struct stream out; /* its viewers are the session's */
 	unsigned cols, rows;
 	bool exited, eio, reported, closing;
 	const char *close_reason; /* "closed" or "ttl", once closing */
@@ -64,8 +55,6 @@ struct pty_session {
 	uint64_t created;
 	unsigned ttl;
 	struct event *ttl_timer, *drain_timer, *kill_timer;
-	struct pty_viewer *viewers;
-	unsigned nviewers;
 	pid_t vt_pid; /* berth-vt, 0 if none */
 	int vt_in, vt_out;
 	struct evbuffer *vt_queue; /* records berth-vt has not taken yet */
@@ -282,12 +271,12 @@ static int
 pty_vt_resync(struct pty_session *s, uint64_t deadline)
 {
 	const uint8_t *data;
-	uint64_t at = ring_start(&s->ring);
+	uint64_t at = ring_start(&s->out.ring);
 	size_t n;
 
 	pty_vt_start(s);
 	while (s->vt_pid != 0 &&
-	    (n = ring_read(&s->ring, at, PTY_CHUNK, &data, &at)) > 0) {
+	    (n = ring_read(&s->out.ring, at, PTY_CHUNK, &data, &at)) > 0) {
 		pty_vt_record(s, 'D', data, n);
 		if (pty_vt_flush(s, deadline) < 0)
 			return -1;
@@ -341,45 +330,6 @@ fail:
 
 /* ---- viewers ---- */
 
-/* Sends v's connection what it has room for, from v's offset on. */
-static void
-pty_viewer_pump(struct pty_viewer *v)
-{
-	char stream[PTY_ID_LEN + 8];
-	const uint8_t *data;
-	uint64_t at;
-	size_t n;
-
-	snprintf(stream, sizeof stream, "pty/%s", v->s->id);
-	while (server_out_room(v->conn) > 0) {
-		n = ring_read(&v->s->ring, v->offset, PTY_CHUNK, &data, &at);
-		if (n == 0)
-			break;
-		msgpack_sbuffer_clear(&pty_sb);
-		proto_pack_data(&pty_pk, stream, at, data, n);
-		server_send(v->conn, pty_sb.data, pty_sb.size);
-		v->offset = at + n;
-	}
-}
-
-void
-pty_conn_pump(struct server_conn *c)
-{
-	struct pty_viewer *v;
-
-	for (v = c->viewers; v != NULL; v = v->next_in_conn)
-		pty_viewer_pump(v);
-}
-
-static void
-pty_session_pump(struct pty_session *s)
-{
-	struct pty_viewer *v;
-
-	for (v = s->viewers; v != NULL; v = v->next_in_session)
-		pty_viewer_pump(v);
-}
-
 static void pty_close_session(struct pty_session *s, const char *reason);
 
 static void
@@ -395,45 +345,30 @@ pty_arm_ttl(struct pty_session *s)
 {
 	struct timeval tv = clock_tv((uint64_t)s->ttl * 1000);
 
-	if (s->nviewers == 0 && !s->closing)
+	if (s->out.nviewers == 0 && !s->closing)
 		evtimer_add(s->ttl_timer, &tv);
 }
 
-/* Unlinks v from its session and its connection and frees it. */
 static void
-pty_viewer_free(struct pty_viewer *v)
+pty_viewers_cb(struct stream *st, int delta, void *arg)
 {
-	struct pty_viewer **pp;
-	struct pty_session *s = v->s;
+	struct pty_session *s = arg;
 
-	for (pp = &s->viewers; *pp != v; pp = &(*pp)->next_in_session)
-		;
-	*pp = v->next_in_session;
-	for (pp = &v->conn->viewers; *pp != v; pp = &(*pp)->next_in_conn)
-		;
-	*pp = v->next_in_conn;
-	s->nviewers--;
-	free(v);
-	pty_emit_id(EV_PTY_DETACHED, s, "viewers", s->nviewers);
+	(void)st;
+	if (delta > 0) {
+		evtimer_del(s->ttl_timer);
+		return;
+	}
+	pty_emit_id(EV_PTY_DETACHED, s, "viewers", s->out.nviewers);
 	pty_arm_ttl(s);
 }
 
-static struct pty_viewer *
-pty_viewer_of(struct pty_session *s, struct server_conn *c)
+/* What reaches the ring (redacted, if asked) is what berth-vt models. */
+static void
+pty_bytes_cb(struct stream *st, const void *data, size_t len, void *arg)
 {
-	struct pty_viewer *v;
-
-	for (v = s->viewers; v != NULL; v = v->next_in_session)
-		if (v->conn == c)
-			return v;
-	return NULL;
-}
-
-void
-pty_conn_gone(struct server_conn *c)
-{
-	while (c->viewers != NULL)
-		pty_viewer_free(c->viewers);
+	(void)st;
+	pty_vt_record(arg, 'D', data, len);
 }
 
 /* ---- the PTY itself ---- */
@@ -467,9 +402,7 @@ pty_read_cb(evutil_socket_t fd, short what, void *arg)
 	(void)what;
 	n = read(fd, buf, sizeof buf);
 	if (n > 0) {
-		ring_write(&s->ring, buf, (size_t)n);
-		pty_vt_record(s, 'D', buf, (size_t)n);
-		pty_session_pump(s);
+		stream_write(&s->out, buf, (size_t)n);
 		return;
 	}
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
@@ -477,6 +410,7 @@ pty_read_cb(evutil_socket_t fd, short what, void *arg)
 	/* EIO: the last slave is closed; everything written has been read. */
 	s->eio = true;
 	event_del(s->rev);
+	stream_end(&s->out);
 	if (s->exited)
 		pty_report_exit(s);
 }
@@ -534,15 +468,13 @@ static void
 pty_free(struct pty_session *s)
 {
 	struct pty_session **pp;
-	size_t i;
 
 	for (pp = &pty_sessions; *pp != NULL; pp = &(*pp)->next)
 		if (*pp == s) {
 			*pp = s->next;
 			break;
 		}
-	while (s->viewers != NULL)
-		pty_viewer_free(s->viewers);
+	stream_free(&s->out);
 	if (!s->exited)
 		child_forget(s->pid);
 	pty_vt_close(s);
@@ -553,10 +485,7 @@ pty_free(struct pty_session *s)
 	event_free(s->kill_timer);
 	evbuffer_free(s->input);
 	close(s->master);
-	ring_free(&s->ring);
-	for (i = 0; s->argv[i] != NULL; i++)
-		free(s->argv[i]);
-	free(s->argv);
+	child_strv_free(s->argv);
 	free(s);
 }
 
@@ -601,118 +530,11 @@ pty_set_size(struct pty_session *s, unsigned cols, unsigned rows)
 
 /* ---- ops ---- */
 
-static void
-pty_pack_argv(msgpack_packer *pk, char **argv)
-{
-	size_t n = 0;
-
-	while (argv[n] != NULL)
-		n++;
-	msgpack_pack_array(pk, n);
-	for (n = 0; argv[n] != NULL; n++)
-		proto_pack_str(pk, argv[n]);
-}
-
-/* The argv to run: the given one, or the user's login shell. */
-static char **
-pty_argv(const msgpack_object *args, const struct passwd *pw, char **why)
-{
-	const msgpack_object *a = proto_map_get(args, "argv");
-	const char *shell =
-	    pw != NULL && pw->pw_shell[0] != '\0' ? pw->pw_shell : "/bin/sh";
-	char **argv;
-	uint32_t i;
-
-	if (a == NULL) {
-		argv = xcalloc(3, sizeof *argv);
-		argv[0] = xstrdup(shell);
-		argv[1] = xstrdup("-l");
-		return argv;
-	}
-	if (a->type != MSGPACK_OBJECT_ARRAY || a->via.array.size == 0 ||
-	    a->via.array.size > 256) {
-		*why = "argv must be a list of 1-256 strings";
-		return NULL;
-	}
-	argv = xcalloc(a->via.array.size + 1, sizeof *argv);
-	for (i = 0; i < a->via.array.size; i++) {
-		const msgpack_object *o = &a->via.array.ptr[i];
-		if (o->type != MSGPACK_OBJECT_STR ||
-		    memchr(o->via.str.ptr, '\0', o->via.str.size) != NULL) {
-			*why = "argv must be a list of strings";
-			while (i-- > 0)
-				free(argv[i]);
-			free(argv);
-			return NULL;
-		}
-		argv[i] = xstrndup(o->via.str.ptr, o->via.str.size);
-	}
-	return argv;
-}
-
-/* The environment: berthd's, TERM, the user's identity, then env. The
- * caller frees it with child_strv_free. */
-static char **
-pty_env(const msgpack_object *args, const struct passwd *pw, char **why)
-{
-	const msgpack_object *e = proto_map_get(args, "env");
-	char *add[256 + 5], **env;
-	size_t nadd = 0, i;
-
-	if (e != NULL &&
-	    (e->type != MSGPACK_OBJECT_MAP || e->via.map.size > 256)) {
-		*why = "env must be a map of at most 256 strings";
-		return NULL;
-	}
-	add[nadd++] = xstrdup("TERM=xterm-256color");
-	if (pw != NULL) {
-		add[nadd++] = xasprintf("HOME=%s", pw->pw_dir);
-		add[nadd++] = xasprintf("USER=%s", pw->pw_name);
-		add[nadd++] = xasprintf("LOGNAME=%s", pw->pw_name);
-		add[nadd++] = xasprintf("SHELL=%s", pw->pw_shell);
-	}
-	for (i = 0; e != NULL && i < e->via.map.size; i++) {
-		const msgpack_object *k = &e->via.map.ptr[i].key;
-		const msgpack_object *v = &e->via.map.ptr[i].val;
-		if (k->type != MSGPACK_OBJECT_STR ||
-		    v->type != MSGPACK_OBJECT_STR || k->via.str.size == 0 ||
-		    memchr(k->via.str.ptr, '=', k->via.str.size) != NULL ||
-		    memchr(k->via.str.ptr, '\0', k->via.str.size) != NULL ||
-		    memchr(v->via.str.ptr, '\0', v->via.str.size) != NULL) {
-			*why = "env must map names (without =) to strings";
-			break;
-		}
-		add[nadd++] = xasprintf("%.*s=%.*s", (int)k->via.str.size,
-		    k->via.str.ptr, (int)v->via.str.size, v->via.str.ptr);
-	}
-	env =
-	    e == NULL || i == e->via.map.size ? child_environ(add, nadd) : NULL;
-	for (i = 0; i < nadd; i++)
-		free(add[i]);
-	return env;
-}
-
-/* Reads an optional size argument in [lo, hi]; -1 after an error reply. */
+/* Opens the master and spawns l's program on its slave. */
 static int
-pty_arg_range(struct server_conn *c, const struct proto_msg *m, const char *key,
-    uint64_t lo, uint64_t hi, uint64_t *out)
-{
-	if (proto_arg_u64(m->args, key, out) < 0 || *out < lo || *out > hi) {
-		server_reply_error(c, m->id, PROTO_E_BAD_ARGS,
-		    "%s must be an integer in %llu-%llu", key,
-		    (unsigned long long)lo, (unsigned long long)hi);
-		return -1;
-	}
-	return 0;
-}
-
-/* Opens the master and spawns argv on its slave. */
-static int
-pty_spawn(struct pty_session *s, char **argv, char **env, const char *cwd,
-    const struct passwd *pw, char **cause)
+pty_spawn(struct pty_session *s, const struct launch *l, char **cause)
 {
 	struct child_spec spec = {.stdout_fd = -1, .extra_fd = -1};
-	gid_t gid;
 	int slave;
 	char *name;
 
@@ -727,87 +549,73 @@ pty_spawn(struct pty_session *s, char **argv, char **env, const char *cwd,
 		*cause = xasprintf("cannot open %s: %s", name, strerror(errno));
 		return -1;
 	}
-	spec.path = argv[0];
-	spec.argv = argv;
-	spec.envp = env;
-	spec.cwd = cwd != NULL ? cwd : pw != NULL ? pw->pw_dir : "/";
+	launch_spec(l, &spec);
 	spec.use_tty = true;
 	spec.tty_fd = slave;
-	if (pw != NULL) {
-		gid = pw->pw_gid;
-		spec.set_ids = true;
-		spec.uid = pw->pw_uid;
-		spec.gid = gid;
-		spec.groups = &gid;
-		spec.ngroups = 1;
-	}
 	pty_set_size(s, s->cols, s->rows);
 	s->pid = child_spawn(&spec, pty_exit_cb, s, cause);
 	close(slave);
 	return s->pid < 0 ? -1 : 0;
 }
 
-void
-pty_op_open(struct server_conn *c, const struct proto_msg *m)
+/* A new session, not yet running: its id, ring and timers. */
+static struct pty_session *
+pty_new(unsigned cols, unsigned rows, unsigned ttl, size_t ringsz, bool redact)
 {
-	char user[64] = "", cwd[4096] = "", *why = NULL, *cause = NULL;
-	uint64_t cols = 80, rows = 24, ttl = 3600, ringsz = PTY_RING_DEFAULT;
-	struct passwd *pw = NULL;
-	struct pty_session *s;
-	char **argv, **env;
-	msgpack_packer *pk;
-	uint8_t rnd[PTY_ID_LEN / 2];
+	struct pty_session *s = xcalloc(1, sizeof *s);
+	char name[PTY_ID_LEN + 8];
 
-	if (pty_arg_range(c, m, "cols", 1, PTY_SIZE_MAX, &cols) < 0 ||
-	    pty_arg_range(c, m, "rows", 1, PTY_SIZE_MAX, &rows) < 0 ||
-	    pty_arg_range(c, m, "ttl_detached", 1, 30 * 86400, &ttl) < 0 ||
-	    pty_arg_range(c, m, "ring", PTY_RING_MIN, PTY_RING_MAX, &ringsz) <
-	        0)
-		return;
-	if (proto_arg_str(m->args, "user", user, sizeof user) < 0 ||
-	    proto_arg_str(m->args, "cwd", cwd, sizeof cwd) < 0) {
-		server_reply_error(
-		    c, m->id, PROTO_E_BAD_ARGS, "user and cwd must be strings");
-		return;
-	}
-	if (user[0] != '\0' && (pw = getpwnam(user)) == NULL) {
-		server_reply_error(
-		    c, m->id, PROTO_E_BAD_ARGS, "unknown user \"%s\"", user);
-		return;
-	}
-	if ((argv = pty_argv(m->args, pw, &why)) == NULL ||
-	    (env = pty_env(m->args, pw, &why)) == NULL) {
-		child_strv_free(argv);
-		server_reply_error(c, m->id, PROTO_E_BAD_ARGS, "%s", why);
-		return;
-	}
-	s = xcalloc(1, sizeof *s);
-	rand_bytes(rnd, sizeof rnd);
-	snprintf(s->id, sizeof s->id, "%02x%02x%02x%02x", rnd[0], rnd[1],
-	    rnd[2], rnd[3]);
-	s->argv = argv;
-	s->cols = (unsigned)cols;
-	s->rows = (unsigned)rows;
-	s->ttl = (unsigned)ttl;
+	rand_hex(s->id, PTY_ID_LEN / 2);
+	s->cols = cols;
+	s->rows = rows;
+	s->ttl = ttl;
 	s->created = proto_now_ms();
 	s->master = s->vt_in = s->vt_out = -1;
-	ring_init(&s->ring, (size_t)ringsz);
+	snprintf(name, sizeof name, "pty/%s", s->id);
+	stream_init(&s->out, name, ringsz, false, redact, s);
+	s->out.on_viewers = pty_viewers_cb;
+	s->out.on_bytes = pty_bytes_cb;
 	s->input = evbuffer_new();
 	s->ttl_timer = evtimer_new(pty_base, pty_ttl_cb, s);
 	s->drain_timer = evtimer_new(pty_base, pty_drain_cb, s);
 	s->kill_timer = evtimer_new(pty_base, pty_kill_cb, s);
-	if (pty_spawn(s, argv, env, cwd[0] != '\0' ? cwd : NULL, pw, &cause) <
-	    0) {
-		child_strv_free(env);
+	return s;
+}
+
+void
+pty_op_open(struct server_conn *c, const struct proto_msg *m)
+{
+	uint64_t cols = 80, rows = 24, ttl = 3600, ringsz = PTY_RING_DEFAULT;
+	char *cause = NULL, target[PTY_ID_LEN + 8];
+	struct pty_session *s;
+	struct launch l;
+	msgpack_packer *pk;
+	bool redact = false;
+
+	if (args_range(c, m, "cols", 1, PTY_SIZE_MAX, &cols) < 0 ||
+	    args_range(c, m, "rows", 1, PTY_SIZE_MAX, &rows) < 0 ||
+	    args_range(c, m, "ttl_detached", 1, 30 * 86400, &ttl) < 0 ||
+	    args_range(c, m, "ring", PTY_RING_MIN, PTY_RING_MAX, &ringsz) < 0)
+		return;
+	if (args_flag(c, m, "redact", &redact) < 0)
+		return;
+	if (launch_parse(&l, c, m, LAUNCH_TERMINAL, "xterm-256color") < 0)
+		return;
+	s = pty_new((unsigned)cols, (unsigned)rows, (unsigned)ttl,
+	    (size_t)ringsz, redact);
+	if (pty_spawn(s, &l, &cause) < 0) {
+		launch_free(&l);
 		server_reply_error(c, m->id, PROTO_E_BAD_ARGS, "%s", cause);
 		free(cause);
 		s->exited = true;
+		s->argv = xcalloc(1, sizeof *s->argv);
 		s->rev = event_new(pty_base, -1, 0, pty_read_cb, s);
 		s->wev = event_new(pty_base, -1, 0, pty_write_cb, s);
 		pty_free(s);
 		return;
 	}
-	child_strv_free(env);
+	s->argv = l.argv;
+	l.argv = NULL;
 	s->rev = event_new(
 	    pty_base, s->master, EV_READ | EV_PERSIST, pty_read_cb, s);
 	s->wev = event_new(pty_base, s->master, EV_WRITE, pty_write_cb, s);
@@ -816,15 +624,18 @@ pty_op_open(struct server_conn *c, const struct proto_msg *m)
 	s->next = pty_sessions;
 	pty_sessions = s;
 	pty_arm_ttl(s);
-	log_info("pty %s: %s, pid %ld", s->id, argv[0], (long)s->pid);
+	log_info("pty %s: %s, pid %ld", s->id, s->argv[0], (long)s->pid);
 
 	pk = events_begin(EV_PTY_OPENED);
 	msgpack_pack_map(pk, 3);
 	proto_pack_kv_str(pk, "id", s->id);
 	proto_pack_kv_u64(pk, "pid", (uint64_t)s->pid);
 	proto_pack_str(pk, "command");
-	pty_pack_argv(pk, s->argv);
+	launch_pack_argv(pk, s->argv);
 	events_commit();
+	snprintf(target, sizeof target, "pty/%s", s->id);
+	secrets_grant_emit(&l.grant, target);
+	launch_free(&l);
 
 	pk = server_reply_begin(c, m->id);
 	msgpack_pack_map(pk, 4);
@@ -840,8 +651,8 @@ pty_op_attach(struct server_conn *c, const struct proto_msg *m)
 {
 	char mode[16] = "bytes";
 	struct pty_session *s = pty_arg_session(c, m);
-	struct pty_viewer *v;
-	uint64_t from, lost = 0, start;
+	struct stream_viewer *v;
+	uint64_t from, lost = 0;
 	uint8_t *screen = NULL;
 	size_t screen_len = 0;
 	bool readonly = false;
@@ -849,7 +660,7 @@ pty_op_attach(struct server_conn *c, const struct proto_msg *m)
 
 	if (s == NULL)
 		return;
-	from = s->ring.end;
+	from = s->out.ring.end;
 	if (proto_arg_u64(m->args, "from_offset", &from) < 0 ||
 	    proto_arg_str(m->args, "mode", mode, sizeof mode) < 0 ||
 	    proto_arg_bool(m->args, "readonly", &readonly) < 0 ||
@@ -860,10 +671,11 @@ pty_op_attach(struct server_conn *c, const struct proto_msg *m)
 		    "or \"screen\") and readonly (a boolean)");
 		return;
 	}
-	if (from > s->ring.end) {
+	if (from > s->out.ring.end) {
 		server_reply_error(c, m->id, PROTO_E_BAD_ARGS,
 		    "from_offset %llu is past the end of the output (%llu)",
-		    (unsigned long long)from, (unsigned long long)s->ring.end);
+		    (unsigned long long)from,
+		    (unsigned long long)s->out.ring.end);
 		return;
 	}
 	if (strcmp(mode, "screen") == 0) {
@@ -872,32 +684,17 @@ pty_op_attach(struct server_conn *c, const struct proto_msg *m)
 			    "the screen of pty %s cannot be drawn", s->id);
 			return;
 		}
-		from = s->ring.end;
+		from = s->out.ring.end;
 	}
-	start = ring_start(&s->ring);
-	if (from < start) {
-		lost = start - from;
-		from = start;
-	}
-	if ((v = pty_viewer_of(s, c)) == NULL) {
-		v = xcalloc(1, sizeof *v);
-		v->s = s;
-		v->conn = c;
-		v->next_in_session = s->viewers;
-		s->viewers = v;
-		v->next_in_conn = c->viewers;
-		c->viewers = v;
-		s->nviewers++;
-		evtimer_del(s->ttl_timer);
-	}
-	v->offset = from;
+	v = stream_attach(&s->out, c, from, &lost);
+	from = v->offset;
 	v->readonly = readonly;
 	pk = server_reply_begin(c, m->id);
 	msgpack_pack_map(pk, screen != NULL ? 8 : 7);
 	proto_pack_kv_str(pk, "id", s->id);
 	proto_pack_kv_u64(pk, "offset", from);
 	proto_pack_kv_u64(pk, "lost", lost);
-	proto_pack_kv_u64(pk, "end", s->ring.end);
+	proto_pack_kv_u64(pk, "end", s->out.ring.end);
 	proto_pack_kv_u64(pk, "cols", s->cols);
 	proto_pack_kv_u64(pk, "rows", s->rows);
 	proto_pack_kv_str(pk, "state", s->reported ? "exited" : "running");
@@ -908,20 +705,20 @@ pty_op_attach(struct server_conn *c, const struct proto_msg *m)
 	}
 	server_reply_end(c);
 	free(screen);
-	pty_emit_id(EV_PTY_ATTACHED, s, "viewers", s->nviewers);
-	pty_viewer_pump(v);
+	pty_emit_id(EV_PTY_ATTACHED, s, "viewers", s->out.nviewers);
+	stream_viewer_pump(v);
 }
 
 void
 pty_op_detach(struct server_conn *c, const struct proto_msg *m)
 {
 	struct pty_session *s = pty_arg_session(c, m);
-	struct pty_viewer *v;
+	struct stream_viewer *v;
 
 	if (s == NULL)
 		return;
-	if ((v = pty_viewer_of(s, c)) != NULL)
-		pty_viewer_free(v);
+	if ((v = stream_viewer_of(&s->out, c)) != NULL)
+		stream_detach(v);
 	msgpack_pack_map(server_reply_begin(c, m->id), 0);
 	server_reply_end(c);
 }
@@ -931,7 +728,7 @@ static bool
 pty_may_write(
     struct pty_session *s, struct server_conn *c, const struct proto_msg *m)
 {
-	struct pty_viewer *v = pty_viewer_of(s, c);
+	struct stream_viewer *v = stream_viewer_of(&s->out, c);
 
 	if (v != NULL && v->readonly) {
 		server_reply_error(c, m->id, PROTO_E_FORBIDDEN,
@@ -1003,24 +800,11 @@ void
 pty_op_signal(struct server_conn *c, const struct proto_msg *m)
 {
 	struct pty_session *s = pty_arg_session(c, m);
-	char name[16];
-	uint64_t num = 0;
 	pid_t pgrp;
-	int sig = 0;
+	int sig;
 
-	if (s == NULL || !pty_may_write(s, c, m))
+	if (s == NULL || !pty_may_write(s, c, m) || args_signal(c, m, &sig) < 0)
 		return;
-	if (proto_arg_str(m->args, "signal", name, sizeof name) > 0) {
-		if (signame_parse(name, &sig) < 0)
-			sig = 0;
-	} else if (proto_arg_u64(m->args, "signal", &num) > 0 && num < NSIG)
-		sig = (int)num;
-	if (sig <= 0) {
-		server_reply_error(c, m->id, PROTO_E_BAD_ARGS,
-		    "signal must be a signal name (" SIGNAME_LIST
-		    ") or number");
-		return;
-	}
 	if (s->reported) {
 		server_reply_error(
 		    c, m->id, PROTO_E_CONFLICT, "pty %s has exited", s->id);
@@ -1065,12 +849,12 @@ pty_op_list(struct server_conn *c, const struct proto_msg *m)
 		msgpack_pack_map(pk, 11);
 		proto_pack_kv_str(pk, "id", s->id);
 		proto_pack_str(pk, "command");
-		pty_pack_argv(pk, s->argv);
+		launch_pack_argv(pk, s->argv);
 		proto_pack_kv_u64(pk, "pid", (uint64_t)s->pid);
 		proto_pack_kv_u64(pk, "cols", s->cols);
 		proto_pack_kv_u64(pk, "rows", s->rows);
-		proto_pack_kv_u64(pk, "viewers", s->nviewers);
-		proto_pack_kv_u64(pk, "bytes", s->ring.end);
+		proto_pack_kv_u64(pk, "viewers", s->out.nviewers);
+		proto_pack_kv_u64(pk, "bytes", s->out.ring.end);
 		proto_pack_kv_str(
 		    pk, "state", s->reported ? "exited" : "running");
 		proto_pack_str(pk, "exit");

@@ -9,8 +9,8 @@
  * the PTY or another viewer. A berth-vt child per session keeps a
  * terminal model, so a viewer can attach to a redrawn screen.
  *
- * Ownership: pty owns every session and viewer; server_conns only point
- * at their viewers, and pty_conn_gone is called before one is freed. */
+ * Ownership: pty owns every session; each session's stream (stream.h)
+ * owns its viewers. */
 #ifndef BERTH_PTY_H
 #define BERTH_PTY_H
 
@@ -42,10 +42,5 @@ void pty_op_resize(struct server_conn *c, const struct proto_msg *m);
 void pty_op_signal(struct server_conn *c, const struct proto_msg *m);
 void pty_op_close(struct server_conn *c, const struct proto_msg *m);
 void pty_op_list(struct server_conn *c, const struct proto_msg *m);
-
-/* c has room for more output: move its viewers' bytes along. */
-void pty_conn_pump(struct server_conn *c);
-/* c is going away: detach its viewers. */
-void pty_conn_gone(struct server_conn *c);
 
 #endif

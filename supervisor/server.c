@@ -20,8 +20,8 @@
 #include "log.h"
 #include "ops.h"
 #include "proto.h"
-#include "pty.h"
 #include "server.h"
+#include "stream.h"
 #include "xmalloc.h"
 
 static struct evconnlistener *server_listener;
@@ -29,6 +29,7 @@ static struct server_conn *server_conns;
 static char *server_path;
 static msgpack_sbuffer server_sb;
 static msgpack_packer server_pk;
+static uint64_t server_serial;
 
 static void server_free(struct server_conn *c);
 
@@ -66,19 +67,38 @@ server_reply_end(struct server_conn *c)
 	server_send(c, server_sb.data, server_sb.size);
 }
 
+static void
+server_reply_failure(struct server_conn *c, uint64_t id, const char *code,
+    const char *path, const char *fmt, va_list ap)
+{
+	char msg[512];
+
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	msgpack_sbuffer_clear(&server_sb);
+	proto_pack_error_path(&server_pk, id, code, path, msg);
+	server_send(c, server_sb.data, server_sb.size);
+}
+
 void
 server_reply_error(
     struct server_conn *c, uint64_t id, const char *code, const char *fmt, ...)
 {
-	char msg[512];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	server_reply_failure(c, id, code, NULL, fmt, ap);
 	va_end(ap);
-	msgpack_sbuffer_clear(&server_sb);
-	proto_pack_error(&server_pk, id, code, "%s", msg);
-	server_send(c, server_sb.data, server_sb.size);
+}
+
+void
+server_reply_error_path(struct server_conn *c, uint64_t id, const char *code,
+    const char *path, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	server_reply_failure(c, id, code, path, fmt, ap);
+	va_end(ap);
 }
 
 /* Tells a subscriber that seqs [c->next_seq, first) are gone for good. */
@@ -159,6 +179,50 @@ server_events_cb(void)
 			server_pump(c);
 }
 
+/*
+ * The whole frame of len bytes at the head of in, contiguous: where it
+ * lies if it is in one piece, else copied into *copy (which the caller
+ * wipes and frees). Unlike evbuffer_pullup, this frees no buffer that
+ * still holds the frame's bytes: a request may carry secret values.
+ */
+static const uint8_t *
+server_frame(struct evbuffer *in, size_t len, uint8_t **copy)
+{
+	struct evbuffer_iovec v;
+
+	*copy = NULL;
+	if (evbuffer_peek(in, (ssize_t)len, NULL, &v, 1) == 1 &&
+	    v.iov_len >= len)
+		return v.iov_base;
+	*copy = xmalloc(len);
+	evbuffer_copyout(in, *copy, len);
+	return *copy;
+}
+
+/* Wipes the first len bytes of in where they lie, then drains them. */
+static void
+server_consume(struct evbuffer *in, size_t len, uint8_t *copy)
+{
+	struct evbuffer_iovec *v;
+	size_t left = len, k;
+	int i, n;
+
+	n = evbuffer_peek(in, (ssize_t)len, NULL, NULL, 0);
+	v = xcalloc((size_t)n, sizeof *v);
+	n = evbuffer_peek(in, (ssize_t)len, NULL, v, n);
+	for (i = 0; i < n && left > 0; i++) {
+		k = v[i].iov_len < left ? v[i].iov_len : left;
+		explicit_bzero(v[i].iov_base, k);
+		left -= k;
+	}
+	free(v);
+	if (copy != NULL) {
+		explicit_bzero(copy, len);
+		free(copy);
+	}
+	evbuffer_drain(in, len);
+}
+
 /* Decodes and dispatches every whole frame in c's input. */
 static void
 server_read_cb(struct bufferevent *bev, void *arg)
@@ -166,7 +230,7 @@ server_read_cb(struct bufferevent *bev, void *arg)
 	struct server_conn *c = arg;
 	struct evbuffer *in = bufferevent_get_input(bev);
 	const uint8_t *payload;
-	uint8_t hdr[FRAME_HDR];
+	uint8_t hdr[FRAME_HDR], *copy;
 	const char *code;
 	char err[256];
 	size_t plen;
@@ -186,10 +250,11 @@ server_read_cb(struct bufferevent *bev, void *arg)
 		}
 		if (have < FRAME_HDR + plen)
 			break;
-		payload = evbuffer_pullup(in, (ssize_t)(FRAME_HDR + plen));
+		payload = server_frame(in, FRAME_HDR + plen, &copy);
 		if (proto_decode(payload + FRAME_HDR, plen, &m, &code, err,
 		        sizeof err) < 0) {
 			server_reply_error(c, 0, code, "%s", err);
+			server_consume(in, FRAME_HDR + plen, copy);
 			c->closing = true;
 			break;
 		}
@@ -200,7 +265,7 @@ server_read_cb(struct bufferevent *bev, void *arg)
 		} else
 			ops_dispatch(c, &m);
 		proto_msg_free(&m);
-		evbuffer_drain(in, FRAME_HDR + plen);
+		server_consume(in, FRAME_HDR + plen, copy);
 	}
 	if (c->closing) {
 		bufferevent_disable(bev, EV_READ);
@@ -220,7 +285,7 @@ server_write_cb(struct bufferevent *bev, void *arg)
 		return;
 	}
 	server_pump(c);
-	pty_conn_pump(c);
+	stream_conn_pump(c);
 }
 
 static void
@@ -245,9 +310,20 @@ server_free(struct server_conn *c)
 	if (c->next != NULL)
 		c->next->prev = c->prev;
 	server_unsubscribe(c);
-	pty_conn_gone(c);
+	stream_conn_gone(c);
 	bufferevent_free(c->bev);
 	free(c);
+}
+
+struct server_conn *
+server_conn_find(uint64_t serial)
+{
+	struct server_conn *c;
+
+	for (c = server_conns; c != NULL; c = c->next)
+		if (c->serial == serial)
+			return c;
+	return NULL;
 }
 
 /* Only berthd's own user (root) may talk to berthd. */
@@ -279,6 +355,7 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 		return;
 	}
 	c = xcalloc(1, sizeof *c);
+	c->serial = ++server_serial;
 	snprintf(c->peer, sizeof c->peer, "%s", peer);
 	c->bev = bufferevent_socket_new(
 	    evconnlistener_get_base(l), fd, BEV_OPT_CLOSE_ON_FREE);

@@ -22,7 +22,7 @@
 #define SERVER_OUT_LOW (256 * 1024)
 
 struct journal_cursor;
-struct pty_viewer;
+struct stream_viewer;
 
 struct server_conn {
 	struct bufferevent *bev;
@@ -31,7 +31,8 @@ struct server_conn {
 	bool closing; /* flush what is queued, then free */
 	char peer[64];
 	struct journal_cursor *cursor; /* non-NULL while subscribed */
-	struct pty_viewer *viewers;    /* owned by pty.c */
+	struct stream_viewer *viewers; /* owned by stream.c */
+	uint64_t serial;               /* unique among connections ever */
 	uint64_t next_seq;             /* the seq the subscriber expects */
 	struct server_conn *prev, *next;
 };
@@ -48,6 +49,15 @@ msgpack_packer *server_reply_begin(struct server_conn *c, uint64_t id);
 void server_reply_end(struct server_conn *c);
 void server_reply_error(struct server_conn *c, uint64_t id, const char *code,
     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* The same, about a file: the error map also names path. */
+void server_reply_error_path(struct server_conn *c, uint64_t id,
+    const char *code, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+/* The connection with this serial, or NULL once it is gone. An op that
+ * answers later (proc.wait, artifact.publish) keeps the serial, not the
+ * pointer, and looks it up when the answer is ready. */
+struct server_conn *server_conn_find(uint64_t serial);
 
 /* How many more bytes c's output takes before it is full (0 if full or
  * closing): producers that can wait (journal, PTY rings) stop there. */

@@ -1224,7 +1224,10 @@ def pty_chunks(c, pty_id, until, timeout=10.0):
                 raise Timeout("%s: offset %d not reached within %.1f s (at %s)" % (stream, until, timeout, have))
             m = c.recv(left)
             if m.get("type") == "data" and m.get("stream") == stream:
-                chunks.append((m["offset"], bytes(m["data"])))
+                # The end of the stream carries no bytes; an attachment
+                # made after it starts afresh.
+                if not m.get("eof"):
+                    chunks.append((m["offset"], bytes(m["data"])))
             else:
                 others.append(m)
     finally:
@@ -1244,6 +1247,40 @@ def pty_read(c, pty_id, offset, until, timeout=10.0):
         expect_eq(at, offset + len(out), "pty/%s: the offset of the chunk after %d bytes" % (pty_id, len(out)))
         out += data
     return bytes(out)
+
+
+def read_to_eof(c, streams, offsets=None, timeout=30.0, on_bytes=None):
+    """Reads c's data messages of the named streams until each has sent its
+    end (eof). Each stream's chunks must follow on from offsets[name] (0 by
+    default) without gap or duplicate. Returns {name: bytes}. on_bytes(name,
+    total) is called after each chunk (a test may abort midway by raising).
+    Other messages are kept, in order, for recv()."""
+    offsets = dict.fromkeys(streams, 0) if offsets is None else dict(offsets)
+    out = {name: bytearray() for name in streams}
+    done = set()
+    others = []
+    deadline = time.monotonic() + timeout
+    try:
+        while len(done) < len(streams):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise Timeout("streams %s: no end within %.1f s (have %s)" % (
+                    sorted(set(streams) - done), timeout, {k: len(v) for k, v in out.items()}))
+            m = c.recv(left)
+            name = m.get("stream")
+            if m.get("type") != "data" or name not in out:
+                others.append(m)
+                continue
+            expect_eq(m["offset"], offsets[name] + len(out[name]), "%s: the offset after %d bytes" % (name, len(out[name])))
+            expect(name not in done, "%s: data after its end" % name)
+            out[name] += m["data"]
+            if m.get("eof"):
+                done.add(name)
+            if on_bytes is not None:
+                on_bytes(name, len(out[name]))
+    finally:
+        c._pending.extendleft(reversed(others))
+    return {k: bytes(v) for k, v in out.items()}
 
 
 def event_kinds(events):

@@ -1,0 +1,210 @@
+/* launch: the program a pty.open or proc.start runs (see launch.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "launch.h"
+#include "xmalloc.h"
+
+#define LAUNCH_ARGV_MAX 256
+#define LAUNCH_ENV_MAX 256
+
+/* The given argv, a shell command, or the user's login shell. */
+static char **
+launch_argv(const msgpack_object *args, const struct passwd *pw,
+    enum launch_kind kind, const char **why)
+{
+	const msgpack_object *a = proto_map_get(args, "argv");
+	const msgpack_object *sh =
+	    kind == LAUNCH_COMMAND ? proto_map_get(args, "shell") : NULL;
+	char **argv;
+	uint32_t i;
+
+	if (a != NULL && sh != NULL) {
+		*why = "give argv or shell, not both";
+		return NULL;
+	}
+	if (sh != NULL) {
+		if (sh->type != MSGPACK_OBJECT_STR ||
+		    memchr(sh->via.str.ptr, '\0', sh->via.str.size) != NULL) {
+			*why = "shell must be a string without NUL bytes";
+			return NULL;
+		}
+		argv = xcalloc(4, sizeof *argv);
+		argv[0] = xstrdup("/bin/sh");
+		argv[1] = xstrdup("-c");
+		argv[2] = xstrndup(sh->via.str.ptr, sh->via.str.size);
+		return argv;
+	}
+	if (a == NULL && kind == LAUNCH_COMMAND) {
+		*why = "give the command as argv (a list) or shell (a string)";
+		return NULL;
+	}
+	if (a == NULL) {
+		argv = xcalloc(3, sizeof *argv);
+		argv[0] =
+		    xstrdup(pw != NULL && pw->pw_shell[0] != '\0' ? pw->pw_shell
+		                                                  : "/bin/sh");
+		argv[1] = xstrdup("-l");
+		return argv;
+	}
+	if (a->type != MSGPACK_OBJECT_ARRAY || a->via.array.size == 0 ||
+	    a->via.array.size > LAUNCH_ARGV_MAX) {
+		*why = "argv must be a list of 1-256 strings";
+		return NULL;
+	}
+	argv = xcalloc(a->via.array.size + 1, sizeof *argv);
+	for (i = 0; i < a->via.array.size; i++) {
+		const msgpack_object *o = &a->via.array.ptr[i];
+		if (o->type != MSGPACK_OBJECT_STR ||
+		    memchr(o->via.str.ptr, '\0', o->via.str.size) != NULL) {
+			*why =
+			    "argv must be a list of strings without NUL bytes";
+			child_strv_free(argv);
+			return NULL;
+		}
+		argv[i] = xstrndup(o->via.str.ptr, o->via.str.size);
+	}
+	return argv;
+}
+
+/* berthd's environment, TERM, the user's identity, env, then the granted
+ * secrets (which no env entry can shadow). */
+static char **
+launch_env(const msgpack_object *args, const struct passwd *pw,
+    const char *term, const struct secrets_grant *g, const char **why)
+{
+	const msgpack_object *e = proto_map_get(args, "env");
+	char **add, **env = NULL;
+	size_t nadd = 0, i;
+
+	if (e != NULL &&
+	    (e->type != MSGPACK_OBJECT_MAP ||
+	        e->via.map.size > LAUNCH_ENV_MAX)) {
+		*why = "env must be a map of at most 256 strings";
+		return NULL;
+	}
+	add = xcalloc(LAUNCH_ENV_MAX + 5 + g->nvars, sizeof *add);
+	if (term != NULL)
+		add[nadd++] = xasprintf("TERM=%s", term);
+	if (pw != NULL) {
+		add[nadd++] = xasprintf("HOME=%s", pw->pw_dir);
+		add[nadd++] = xasprintf("USER=%s", pw->pw_name);
+		add[nadd++] = xasprintf("LOGNAME=%s", pw->pw_name);
+		add[nadd++] = xasprintf("SHELL=%s", pw->pw_shell);
+	}
+	for (i = 0; e != NULL && i < e->via.map.size; i++) {
+		const msgpack_object *k = &e->via.map.ptr[i].key;
+		const msgpack_object *v = &e->via.map.ptr[i].val;
+		if (k->type != MSGPACK_OBJECT_STR ||
+		    v->type != MSGPACK_OBJECT_STR || k->via.str.size == 0 ||
+		    memchr(k->via.str.ptr, '=', k->via.str.size) != NULL ||
+		    memchr(k->via.str.ptr, '\0', k->via.str.size) != NULL ||
+		    memchr(v->via.str.ptr, '\0', v->via.str.size) != NULL) {
+			*why = "env must map names (without =) to strings";
+			goto out;
+		}
+		add[nadd++] = xasprintf("%.*s=%.*s", (int)k->via.str.size,
+		    k->via.str.ptr, (int)v->via.str.size, v->via.str.ptr);
+	}
+	for (i = 0; i < g->nvars; i++)
+		add[nadd++] = g->vars[i];
+	env = child_environ(add, nadd);
+out:
+	/* The grant's strings stay the grant's, wiped with it. */
+	for (i = 0; i < nadd - (env != NULL ? g->nvars : 0); i++)
+		free(add[i]);
+	free(add);
+	return env;
+}
+
+int
+launch_parse(struct launch *l, struct server_conn *c, const struct proto_msg *m,
+    enum launch_kind kind, const char *term)
+{
+	char user[64] = "";
+	const char *why = NULL, *code = PROTO_E_BAD_ARGS;
+	char *gwhy = NULL;
+	struct passwd *pw = NULL;
+
+	memset(l, 0, sizeof *l);
+	if (proto_arg_str(m->args, "user", user, sizeof user) < 0 ||
+	    proto_arg_str(m->args, "cwd", l->cwd, sizeof l->cwd) < 0) {
+		server_reply_error(c, m->id, PROTO_E_BAD_ARGS,
+		    "user and cwd must be strings (cwd at most 4095 bytes)");
+		return -1;
+	}
+	if (user[0] != '\0' && (pw = getpwnam(user)) == NULL) {
+		server_reply_error(
+		    c, m->id, PROTO_E_BAD_ARGS, "unknown user \"%s\"", user);
+		return -1;
+	}
+	if (secrets_grant(proto_map_get(m->args, "secrets"), &l->grant, &code,
+	        &gwhy) < 0) {
+		server_reply_error(c, m->id, code, "%s", gwhy);
+		free(gwhy);
+		return -1;
+	}
+	if ((l->argv = launch_argv(m->args, pw, kind, &why)) == NULL ||
+	    (l->env = launch_env(m->args, pw, term, &l->grant, &why)) == NULL) {
+		server_reply_error(c, m->id, PROTO_E_BAD_ARGS, "%s", why);
+		launch_free(l);
+		return -1;
+	}
+	/* A user's home that does not exist (nobody's) is no reason to fail. */
+	if (l->cwd[0] == '\0')
+		snprintf(l->cwd, sizeof l->cwd, "%s",
+		    pw != NULL && access(pw->pw_dir, X_OK) == 0 ? pw->pw_dir
+		                                                : "/");
+	if (pw != NULL) {
+		l->has_user = true;
+		l->uid = pw->pw_uid;
+		l->gid = pw->pw_gid;
+	}
+	return 0;
+}
+
+void
+launch_spec(const struct launch *l, struct child_spec *spec)
+{
+	spec->path = l->argv[0];
+	spec->argv = l->argv;
+	spec->envp = l->env;
+	spec->cwd = l->cwd;
+	if (l->has_user) {
+		spec->set_ids = true;
+		spec->uid = l->uid;
+		spec->gid = l->gid;
+		spec->groups = &l->gid;
+		spec->ngroups = 1;
+	}
+}
+
+void
+launch_free(struct launch *l)
+{
+	size_t i;
+
+	if (l->env != NULL) {
+		for (i = 0; l->env[i] != NULL; i++)
+			explicit_bzero(l->env[i], strlen(l->env[i]));
+		child_strv_free(l->env);
+		l->env = NULL;
+	}
+	child_strv_free(l->argv);
+	l->argv = NULL;
+	secrets_grant_free(&l->grant);
+}
+
+void
+launch_pack_argv(msgpack_packer *pk, char *const *argv)
+{
+	size_t n = 0;
+
+	while (argv[n] != NULL)
+		n++;
+	msgpack_pack_array(pk, n);
+	for (n = 0; argv[n] != NULL; n++)
+		proto_pack_str(pk, argv[n]);
+}

@@ -1,0 +1,320 @@
+"""Commands (proc.*), through the real gateway: stdin closed unless asked
+for, stdout and stderr as separate streams read by offset during and after
+the run, 100 MiB read back exactly across a reconnect, explicit losses,
+exit codes and signals, timeouts that kill the whole group, disconnects
+that kill nothing, stdin pipes, waits, and bad input for every op."""
+
+import hashlib
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import (  # noqa: E402
+    Sandbox,
+    case,
+    expect,
+    expect_eq,
+    note,
+    pid_alive,
+    read_to_eof,
+    run,
+    scratch,
+    wait_for,
+)
+
+
+def streams(pid):
+    return ["proc/%s/stdout" % pid, "proc/%s/stderr" % pid]
+
+
+def run_proc(c, args, timeout=30.0):
+    """Starts a process attached, reads both streams to their ends, waits
+    for it. Returns (stdout, stderr, wait result)."""
+    p = c.call("proc.start", dict(args, attach=True))
+    got = read_to_eof(c, streams(p["id"]), timeout=timeout)
+    w = c.call("proc.wait", {"id": p["id"]}, timeout=timeout)
+    return got[streams(p["id"])[0]], got[streams(p["id"])[1]], w
+
+
+@case("stdin is closed unless asked for: a command that reads it finishes at once")
+def t_stdin_closed():
+    with Sandbox() as sb:
+        c = sb.ws()
+        t0 = time.monotonic()
+        out, err, w = run_proc(c, {"argv": ["cat"]})
+        took = time.monotonic() - t0
+        expect_eq(w["exit"], {"code": 0}, "cat's exit")
+        expect_eq(out, b"", "cat's output")
+        out, err, w = run_proc(c, {"shell": "read line; echo \"read: $?\""})
+        expect_eq(out, b"read: 1\n", "read on a closed stdin sees the end at once")
+        note("cat with stdin closed finished in %.3f s" % took)
+        expect(took < 3, "cat took %.1f s: its stdin was not closed" % took)
+
+
+@case("stdout and stderr are separate streams; exit codes and signals are right")
+def t_streams_and_status():
+    with Sandbox() as sb:
+        c = sb.ws()
+        out, err, w = run_proc(c, {"shell": "echo out; echo err >&2; echo more; exit 3"})
+        expect_eq(out, b"out\nmore\n", "stdout")
+        expect_eq(err, b"err\n", "stderr")
+        expect_eq(w["exit"], {"code": 3}, "the exit code")
+        expect_eq((w["state"], w["timed_out"], w["stdout_bytes"], w["stderr_bytes"]),
+                  ("exited", False, 9, 4), "the wait result")
+        out, err, w = run_proc(c, {"shell": "kill -TERM $$"})
+        expect_eq(w["exit"], {"signal": 15, "core": False}, "killed by SIGTERM")
+        out, err, w = run_proc(c, {"argv": ["/bin/sh", "-c", "printf '%s|' \"$@\"", "x", "a b", "", "c"]})
+        expect_eq(out, b"a b||c|", "argv reaches the program unsplit")
+        out, err, w = run_proc(c, {"argv": ["pwd"], "cwd": "/tmp"})
+        expect_eq(out, b"/tmp\n", "cwd")
+        out, err, w = run_proc(c, {"shell": "echo $FOO", "env": {"FOO": "bar baz"}})
+        expect_eq(out, b"bar baz\n", "env")
+        out, err, w = run_proc(c, {"argv": ["id", "-un"], "user": "nobody"})
+        expect_eq(out, b"nobody\n", "user")
+
+
+@case("events: proc.started and proc.exited with the status and the byte counts")
+def t_events():
+    with Sandbox() as sb:
+        c = sb.ws()
+        c.subscribe()
+        out, err, w = run_proc(c, {"shell": "printf abc; printf de >&2; exit 7", "tag": "build"})
+        evs = c.events_until(lambda e: e["kind"] == "proc.exited")
+        started = [e for e in evs if e["kind"] == "proc.started"]
+        expect_eq(len(started), 1, "proc.started events")
+        expect_eq((started[0]["data"]["tag"], started[0]["data"]["command"][0]), ("build", "/bin/sh"), "proc.started")
+        d = evs[-1]["data"]
+        expect_eq((d["code"], d["timed_out"], d["oom_killed"], d["stdout_bytes"], d["stderr_bytes"]),
+                  (7, False, False, 3, 2), "proc.exited")
+        expect_eq(d["id"], started[0]["data"]["id"], "the same process")
+
+
+@case("100 MiB of output is read back exactly across an abrupt reconnect midway", timeout=240)
+def t_big_output_reconnect():
+    d = scratch()
+    path = os.path.join(d, "big")
+    size = 100 << 20
+    want = hashlib.sha256()
+    with open(path, "wb") as f:
+        for _ in range(size >> 20):
+            block = os.urandom(1 << 20)
+            want.update(block)
+            f.write(block)
+    with Sandbox() as sb:
+        c = sb.ws()
+        p = c.call("proc.start", {"argv": ["cat", path]})
+        out, err = streams(p["id"])
+        c.call("proc.attach", {"id": p["id"]})
+        got = hashlib.sha256()
+        have = 0
+        while have < 30 << 20:
+            m = c.recv(30)
+            if m.get("type") == "data" and m["stream"] == out:
+                expect_eq(m["offset"], have, "the offset of the next chunk")
+                got.update(m["data"])
+                have += len(m["data"])
+        c.abort()
+        time.sleep(1.0)
+        c2 = sb.ws()
+        lst = {q["id"]: q for q in c2.call("proc.list")["procs"]}
+        expect_eq(lst[p["id"]]["state"], "running", "cat waits for its reader while it is away")
+        a = c2.call("proc.attach", {"id": p["id"], "from_offset": {"stdout": have, "stderr": 0}})
+        expect_eq((a["stdout"]["offset"], a["stdout"]["lost"]), (have, 0), "resumed where the client was")
+        note("reconnected at %d MiB; berthd had read %d MiB" % (have >> 20, a["stdout"]["end"] >> 20))
+        rest = read_to_eof(c2, [out, err], offsets={out: have, err: 0}, timeout=180)[out]
+        got.update(rest)
+        expect_eq(have + len(rest), size, "bytes read back")
+        expect_eq(got.hexdigest(), want.hexdigest(), "sha256 of the output")
+        w = c2.call("proc.wait", {"id": p["id"]}, timeout=30)
+        expect_eq(w["exit"], {"code": 0}, "cat's exit")
+
+
+@case("without a reader the ring keeps the newest bytes and says exactly how many are lost")
+def t_explicit_loss():
+    with Sandbox() as sb:
+        c = sb.ws()
+        ring = 64 << 10
+        p = c.call("proc.start", {"shell": "head -c 1048576 /dev/zero | tr '\\0' x; printf END", "ring": ring})
+        w = c.call("proc.wait", {"id": p["id"]}, timeout=20)
+        total = (1 << 20) + 3
+        expect_eq(w["stdout_bytes"], total, "bytes written")
+        a = c.call("proc.attach", {"id": p["id"], "from_offset": 0})
+        expect_eq((a["state"], a["stdout"]["lost"], a["stdout"]["offset"], a["stdout"]["end"]),
+                  ("exited", total - ring, total - ring, total), "attach reports the loss")
+        got = read_to_eof(c, streams(p["id"]), offsets={streams(p["id"])[0]: total - ring, streams(p["id"])[1]: 0})
+        data = got[streams(p["id"])[0]]
+        expect_eq((len(data), data[-3:]), (ring, b"END"), "the newest bytes are kept")
+
+
+@case("output stays readable after the exit, by anyone, from any offset")
+def t_after_exit():
+    with Sandbox() as sb:
+        c = sb.ws()
+        p = c.call("proc.start", {"shell": "seq 1 1000; seq 1 10 >&2"})
+        c.call("proc.wait", {"id": p["id"]})
+        c.close()
+        c2 = sb.ws()
+        c2.call("proc.attach", {"id": p["id"], "from_offset": {"stdout": 4, "stderr": 2}})
+        got = read_to_eof(c2, streams(p["id"]), offsets={streams(p["id"])[0]: 4, streams(p["id"])[1]: 2})
+        want = "".join("%d\n" % i for i in range(1, 1001)).encode()
+        expect_eq(got[streams(p["id"])[0]], want[4:], "stdout from offset 4")
+        expect_eq(got[streams(p["id"])[1]], "".join("%d\n" % i for i in range(1, 11)).encode()[2:], "stderr from 2")
+
+
+@case("a timeout kills the whole process group, grandchildren too, and says so")
+def t_timeout():
+    with Sandbox() as sb:
+        c = sb.ws()
+        c.subscribe()
+        t0 = time.monotonic()
+        p = c.call("proc.start", {"shell": "sleep 1000 & echo $!; sleep 1000 & echo $!; wait", "timeout_ms": 1500})
+        out, err = streams(p["id"])
+        c.call("proc.attach", {"id": p["id"]})
+        text = b""
+        while text.count(b"\n") < 2:
+            m = c.recv(10)
+            if m.get("type") == "data" and m["stream"] == out:
+                text += m["data"]
+        grandchildren = [sb.host_pid(int(x)) for x in text.split()]
+        w = c.call("proc.wait", {"id": p["id"]}, timeout=10)
+        took = time.monotonic() - t0
+        expect_eq((w["timed_out"], w["exit"]), (True, {"signal": 9, "core": False}), "the wait result")
+        for g in grandchildren:
+            wait_for(lambda: not pid_alive(g), 5, "grandchild %d gone" % g)
+        ev = c.events_until(lambda e: e["kind"] == "proc.exited")[-1]
+        expect_eq((ev["data"]["timed_out"], ev["data"]["signal"]), (True, 9), "proc.exited says it timed out")
+        note("killed after %.2f s" % took)
+        expect(took < 5, "the timeout took %.1f s" % took)
+
+
+@case("a client disconnect never kills a process; its output waits for the next reader")
+def t_disconnect():
+    with Sandbox() as sb:
+        c = sb.ws()
+        p = c.call("proc.start", {"shell": "sleep 1; echo done", "stdin": "pipe"})
+        c.call("proc.attach", {"id": p["id"]})
+        c.abort()
+        c2 = sb.ws()
+        w = c2.call("proc.wait", {"id": p["id"]}, timeout=10)
+        expect_eq(w["exit"], {"code": 0}, "the exit after the disconnect")
+        c2.call("proc.attach", {"id": p["id"]})
+        got = read_to_eof(c2, streams(p["id"]))
+        expect_eq(got[streams(p["id"])[0]], b"done\n", "its output")
+
+
+@case("stdin as a pipe: input in order, close_stdin gives EOF; input after it is a conflict")
+def t_stdin_pipe():
+    with Sandbox() as sb:
+        c = sb.ws()
+        p = c.call("proc.start", {"argv": ["sha256sum"], "stdin": "pipe"})
+        blob = os.urandom(3 << 20)
+        for i in range(0, len(blob), 60000):
+            while True:
+                r = c.request("proc.input", {"id": p["id"], "data": blob[i:i + 60000]})
+                if r["ok"]:
+                    break
+                expect_eq(r["error"]["code"], "unavailable", "a full stdin backlog")
+                time.sleep(0.01)
+        c.call("proc.close_stdin", {"id": p["id"]})
+        expect_eq(c.error_of("proc.input", {"id": p["id"], "data": b"x"}), "conflict", "input after close_stdin")
+        c.call("proc.attach", {"id": p["id"]})
+        got = read_to_eof(c, streams(p["id"]))
+        expect_eq(got[streams(p["id"])[0]].split()[0].decode(), hashlib.sha256(blob).hexdigest(), "what the program read")
+        q = c.call("proc.start", {"argv": ["true"]})
+        expect_eq(c.error_of("proc.input", {"id": q["id"], "data": b"x"}), "conflict", "input with stdin closed")
+
+
+@case("proc.signal reaches the process group; proc.wait with a timeout; proc.list")
+def t_signal_wait_list():
+    with Sandbox() as sb:
+        c = sb.ws()
+        p = c.call("proc.start", {"shell": "trap 'echo got TERM; exit 5' TERM; sleep 100 & wait", "tag": "t1"})
+        w = c.call("proc.wait", {"id": p["id"], "timeout_ms": 300})
+        expect_eq((w["state"], w["exit"]), ("running", None), "a wait that timed out")
+        procs = {q["id"]: q for q in c.call("proc.list")["procs"]}
+        expect_eq((procs[p["id"]]["state"], procs[p["id"]]["tag"]), ("running", "t1"), "proc.list")
+        wid = c.send_request("proc.wait", {"id": p["id"]})
+        # Answers to later requests may come first: the wait is pending.
+        c.call("ping")
+        c.call("proc.signal", {"id": p["id"], "signal": "TERM"})
+        w = c.response(wid, 10)["result"]
+        expect_eq(w["exit"], {"code": 5}, "the shell's trap ran")
+        c.call("proc.attach", {"id": p["id"]})
+        got = read_to_eof(c, streams(p["id"]))
+        expect_eq(got[streams(p["id"])[0]], b"got TERM\n", "output of the trap")
+        expect_eq(c.error_of("proc.signal", {"id": p["id"], "signal": "TERM"}), "conflict", "signal after the exit")
+
+
+@case("a wait pending on a connection that goes away is dropped; berthd carries on")
+def t_wait_conn_gone():
+    with Sandbox() as sb:
+        c = sb.ws()
+        p = c.call("proc.start", {"shell": "sleep 0.5"})
+        c.send_request("proc.wait", {"id": p["id"]})
+        c.abort()
+        time.sleep(1.0)
+        c2 = sb.ws()
+        w = c2.call("proc.wait", {"id": p["id"]})
+        expect_eq(w["exit"], {"code": 0}, "the exit")
+        c2.call("ping")
+
+
+@case("bad input to every proc op: clear errors, nothing started, berthd unharmed")
+def t_bad_input():
+    with Sandbox() as sb:
+        c = sb.ws()
+        bad = [
+            ("proc.start", {}, "bad_args"),
+            ("proc.start", {"argv": []}, "bad_args"),
+            ("proc.start", {"argv": "ls"}, "bad_args"),
+            ("proc.start", {"argv": ["ls", 1]}, "bad_args"),
+            ("proc.start", {"argv": ["l\0s"]}, "bad_args"),
+            ("proc.start", {"argv": ["ls"], "shell": "ls"}, "bad_args"),
+            ("proc.start", {"shell": 5}, "bad_args"),
+            ("proc.start", {"argv": ["ls"], "stdin": "open"}, "bad_args"),
+            ("proc.start", {"argv": ["ls"], "timeout_ms": -1}, "bad_args"),
+            ("proc.start", {"argv": ["ls"], "timeout_ms": 1 << 62}, "bad_args"),
+            ("proc.start", {"argv": ["ls"], "ring": 1 << 40}, "bad_args"),
+            ("proc.start", {"argv": ["ls"], "ring": 10}, "bad_args"),
+            ("proc.start", {"argv": ["ls"], "tag": "x" * 65}, "bad_args"),
+            ("proc.start", {"argv": ["ls"], "env": {"A=B": "c"}}, "bad_args"),
+            ("proc.start", {"argv": ["ls"], "env": ["A"]}, "bad_args"),
+            ("proc.start", {"argv": ["ls"], "user": "no-such-user"}, "bad_args"),
+            ("proc.start", {"argv": ["ls"], "cwd": "/no/such/dir"}, "bad_args"),
+            ("proc.start", {"argv": ["/no/such/program"]}, "bad_args"),
+            ("proc.start", {"argv": ["ls"], "redact": "yes"}, "bad_args"),
+            ("proc.start", {"argv": ["ls"], "attach": 1}, "bad_args"),
+            ("proc.attach", {}, "bad_args"),
+            ("proc.attach", {"id": 5}, "bad_args"),
+            ("proc.attach", {"id": "00000000"}, "not_found"),
+            ("proc.input", {"id": "00000000", "data": b"x"}, "not_found"),
+            ("proc.input", {"id": "00000000", "data": "text"}, "bad_args"),
+            ("proc.input", {"id": "00000000", "data": b"x" * (64 * 1024 + 1)}, "bad_args"),
+            ("proc.close_stdin", {"id": "00000000"}, "not_found"),
+            ("proc.signal", {"id": "00000000", "signal": "TERM"}, "not_found"),
+            ("proc.wait", {"id": "00000000"}, "not_found"),
+            ("proc.detach", {"id": "nope"}, "not_found"),
+        ]
+        for op, args, code in bad:
+            expect_eq(c.error_of(op, args), code, "%s %r" % (op, {k: (v if len(repr(v)) < 40 else "...") for k, v in args.items()}))
+        p = c.call("proc.start", {"argv": ["sleep", "5"]})
+        for op, args, code in [
+            ("proc.signal", {"id": p["id"], "signal": "NOPE"}, "bad_args"),
+            ("proc.signal", {"id": p["id"], "signal": 4096}, "bad_args"),
+            ("proc.signal", {"id": p["id"]}, "bad_args"),
+            ("proc.attach", {"id": p["id"], "from_offset": 10}, "bad_args"),
+            ("proc.attach", {"id": p["id"], "from_offset": "0"}, "bad_args"),
+            ("proc.attach", {"id": p["id"], "from_offset": {"stdout": -1}}, "bad_args"),
+            ("proc.wait", {"id": p["id"], "timeout_ms": "1"}, "bad_args"),
+        ]:
+            expect_eq(c.error_of(op, args), code, "%s %r" % (op, args))
+        procs = c.call("proc.list")["procs"]
+        expect_eq([q["id"] for q in procs], [p["id"]], "only the one good process exists")
+        c.call("proc.signal", {"id": p["id"], "signal": "KILL"})
+        w = c.call("proc.wait", {"id": p["id"]})
+        expect_eq(w["exit"], {"signal": 9, "core": False}, "killed")
+
+
+if __name__ == "__main__":
+    run()
