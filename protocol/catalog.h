@@ -51,6 +51,8 @@ struct catalog_event {
 #define EV_PTY_CLOSED "pty.closed"
 #define EV_PROC_STARTED "proc.started"
 #define EV_PROC_EXITED "proc.exited"
+#define EV_FS_CHANGED "fs.changed"
+#define EV_FS_OVERFLOW "fs.overflow"
 #define EV_SECRETS_CHANGED "secrets.changed"
 #define EV_SECRETS_INJECTED "secrets.injected"
 /* Not journaled: sent to one subscriber whose from_seq the journal no

@@ -33,6 +33,14 @@
 #define PROTO_E_CONFLICT "conflict"
 #define PROTO_E_UNAVAILABLE "unavailable"
 #define PROTO_E_INTERNAL "internal"
+/* File errors: the error map also carries "path". */
+#define PROTO_E_PERMISSION_DENIED "permission_denied"
+#define PROTO_E_EXISTS "exists"
+#define PROTO_E_NOT_A_DIRECTORY "not_a_directory"
+#define PROTO_E_IS_A_DIRECTORY "is_a_directory"
+#define PROTO_E_NOT_EMPTY "not_empty"
+#define PROTO_E_NO_SPACE "no_space"
+#define PROTO_E_IO "io_error"
 
 enum proto_type {
 	PROTO_REQUEST,
@@ -116,7 +124,8 @@ void proto_pack_event(
 void proto_pack_data(msgpack_packer *pk, const char *stream, uint64_t offset,
     const void *bytes, size_t nbytes);
 /* The end of a stream: no data, eof true, offset its final length. */
-void proto_pack_data_end(msgpack_packer *pk, const char *stream, uint64_t offset);
+void proto_pack_data_end(
+    msgpack_packer *pk, const char *stream, uint64_t offset);
 
 /* Milliseconds since the Unix epoch, the unit of every timestamp. */
 uint64_t proto_now_ms(void);

@@ -25,11 +25,11 @@ struct child_spec {
 	gid_t gid;
 	const gid_t *groups;
 	size_t ngroups;
-	int stdout_fd; /* -1: inherit berthd's stdout */
+	int stdout_fd;  /* -1: inherit berthd's stdout */
 	bool set_stdio; /* stdin_fd and stderr_fd below apply */
 	int stdin_fd;   /* -1: /dev/null */
 	int stderr_fd;  /* -1: inherit berthd's stderr */
-	int extra_fd;  /* -1, or an fd to hand over as extra_fd_at */
+	int extra_fd;   /* -1, or an fd to hand over as extra_fd_at */
 	int extra_fd_at;
 	bool use_tty; /* tty_fd, a PTY slave, becomes the child's */
 	int tty_fd;   /* controlling terminal and its fds 0, 1 and 2 */

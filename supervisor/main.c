@@ -26,6 +26,7 @@
 #include "log.h"
 #include "ops.h"
 #include "proto.h"
+#include "fswatch.h"
 #include "proc.h"
 #include "pty.h"
 #include "secrets.h"
@@ -338,6 +339,7 @@ main(int argc, char **argv)
 	stream_setup(berthd_base);
 	pty_init(berthd_base);
 	proc_init(berthd_base);
+	fswatch_init(berthd_base);
 	if (server_listen(berthd_base, cfg.socket, &cause) < 0)
 		log_fatal("%s", cause);
 	log_info("berthd %s, pid %ld, boot %s%s, socket %s", BERTH_VERSION,
@@ -355,6 +357,7 @@ main(int argc, char **argv)
 	pty_shutdown();
 	proc_shutdown();
 	server_shutdown();
+	fswatch_shutdown();
 	secrets_shutdown();
 	service_free_all();
 	free(berthd_gateway.argv != NULL ? berthd_gateway.argv[0] : NULL);

@@ -9,6 +9,8 @@
 #include "events.h"
 #include "log.h"
 #include "ops.h"
+#include "fs.h"
+#include "fswatch.h"
 #include "proc.h"
 #include "pty.h"
 #include "secrets.h"
@@ -330,6 +332,17 @@ static const struct {
     {"proc.signal", proc_op_signal},
     {"proc.wait", proc_op_wait},
     {"proc.list", proc_op_list},
+    {"fs.stat", fs_op_stat},
+    {"fs.list", fs_op_list},
+    {"fs.read", fs_op_read},
+    {"fs.write", fs_op_write},
+    {"fs.mkdir", fs_op_mkdir},
+    {"fs.move", fs_op_move},
+    {"fs.remove", fs_op_remove},
+    {"fs.chmod", fs_op_chmod},
+    {"fs.watch", fswatch_op_watch},
+    {"fs.unwatch", fswatch_op_unwatch},
+    {"fs.watches", fswatch_op_list},
     {"secrets.set", secrets_op_set},
     {"secrets.unset", secrets_op_unset},
     {"secrets.list", secrets_op_list},

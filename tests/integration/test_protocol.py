@@ -31,7 +31,9 @@ REMOTE_OPS = ["hello", "ping", "state", "events.subscribe", "events.unsubscribe"
               "pty.resize", "pty.signal", "pty.close", "pty.list",
               "proc.start", "proc.attach", "proc.detach", "proc.input", "proc.close_stdin",
               "proc.signal", "proc.wait", "proc.list",
-              "secrets.set", "secrets.unset", "secrets.list"]
+              "secrets.set", "secrets.unset", "secrets.list",
+              "fs.stat", "fs.list", "fs.read", "fs.write", "fs.mkdir", "fs.move", "fs.remove",
+              "fs.chmod", "fs.watch", "fs.unwatch", "fs.watches"]
 LOCAL_OPS = ["check.report", "gateway.attach", "gateway.auth_failed"]
 
 
