@@ -83,6 +83,12 @@ const struct catalog_op catalog_ops[] = {
 	    "forget named secrets" },
 	{ "secrets.list", CATALOG_BERTHD, CATALOG_ANY,
 	    "the names of the secrets held" },
+	{ "artifact.publish", CATALOG_BERTHD, CATALOG_ANY,
+	    "store a file by content; answer with a reference" },
+	{ "artifact.read", CATALOG_BERTHD, CATALOG_ANY,
+	    "a range of a published artifact's bytes" },
+	{ "artifact.list", CATALOG_BERTHD, CATALOG_ANY,
+	    "every published artifact" },
 	{ "gateway.attach", CATALOG_BERTHD, CATALOG_LOCAL,
 	    "mark this connection as carrying a remote WebSocket client" },
 	{ "gateway.auth_failed", CATALOG_BERTHD, CATALOG_LOCAL,
@@ -123,6 +129,8 @@ const struct catalog_event catalog_events[] = {
 	{ EV_SECRETS_CHANGED, "secrets were set or unset (names only)" },
 	{ EV_SECRETS_INJECTED,
 	    "a process was given secrets (target, names)" },
+	{ EV_ARTIFACT_PUBLISHED,
+	    "a file was published (id, sha256, size, media_type, name)" },
 	{ EV_EVENTS_GAP, "the journal no longer holds the requested seqs" },
 };
 const size_t catalog_nevents = sizeof catalog_events / sizeof catalog_events[0];

@@ -55,6 +55,7 @@ struct catalog_event {
 #define EV_FS_OVERFLOW "fs.overflow"
 #define EV_SECRETS_CHANGED "secrets.changed"
 #define EV_SECRETS_INJECTED "secrets.injected"
+#define EV_ARTIFACT_PUBLISHED "artifact.published"
 /* Not journaled: sent to one subscriber whose from_seq the journal no
  * longer holds. Carries seq 0, which no journaled event has. */
 #define EV_EVENTS_GAP "events.gap"

@@ -26,6 +26,7 @@
 #include "log.h"
 #include "ops.h"
 #include "proto.h"
+#include "artifact.h"
 #include "fswatch.h"
 #include "proc.h"
 #include "pty.h"
@@ -340,6 +341,8 @@ main(int argc, char **argv)
 	pty_init(berthd_base);
 	proc_init(berthd_base);
 	fswatch_init(berthd_base);
+	if (artifact_init(berthd_base, cfg.state_dir, &cause) < 0)
+		log_fatal("%s", cause);
 	if (server_listen(berthd_base, cfg.socket, &cause) < 0)
 		log_fatal("%s", cause);
 	log_info("berthd %s, pid %ld, boot %s%s, socket %s", BERTH_VERSION,
@@ -358,6 +361,7 @@ main(int argc, char **argv)
 	proc_shutdown();
 	server_shutdown();
 	fswatch_shutdown();
+	artifact_shutdown();
 	secrets_shutdown();
 	service_free_all();
 	free(berthd_gateway.argv != NULL ? berthd_gateway.argv[0] : NULL);

@@ -9,6 +9,7 @@
 #include "events.h"
 #include "log.h"
 #include "ops.h"
+#include "artifact.h"
 #include "fs.h"
 #include "fswatch.h"
 #include "proc.h"
@@ -346,6 +347,9 @@ static const struct {
     {"secrets.set", secrets_op_set},
     {"secrets.unset", secrets_op_unset},
     {"secrets.list", secrets_op_list},
+    {"artifact.publish", artifact_op_publish},
+    {"artifact.read", artifact_op_read},
+    {"artifact.list", artifact_op_list},
     {"gateway.attach", ops_gateway_attach},
     {"gateway.auth_failed", ops_gateway_auth_failed},
 };

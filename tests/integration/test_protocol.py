@@ -33,7 +33,8 @@ REMOTE_OPS = ["hello", "ping", "state", "events.subscribe", "events.unsubscribe"
               "proc.signal", "proc.wait", "proc.list",
               "secrets.set", "secrets.unset", "secrets.list",
               "fs.stat", "fs.list", "fs.read", "fs.write", "fs.mkdir", "fs.move", "fs.remove",
-              "fs.chmod", "fs.watch", "fs.unwatch", "fs.watches"]
+              "fs.chmod", "fs.watch", "fs.unwatch", "fs.watches",
+              "artifact.publish", "artifact.read", "artifact.list"]
 LOCAL_OPS = ["check.report", "gateway.attach", "gateway.auth_failed"]
 
 
