@@ -46,6 +46,8 @@ const struct catalog_op catalog_ops[] = {
 	    "run a command; its stdout and stderr are kept by offset" },
 	{ "proc.attach", CATALOG_BERTHD, CATALOG_ANY,
 	    "read a command's stdout and stderr from offsets" },
+	{ "proc.ack", CATALOG_BERTHD, CATALOG_ANY,
+	    "say how much output this connection has, so none is lost" },
 	{ "proc.detach", CATALOG_BERTHD, CATALOG_ANY,
 	    "stop reading a command's output" },
 	{ "proc.input", CATALOG_BERTHD, CATALOG_ANY,

@@ -327,6 +327,7 @@ static const struct {
     {"pty.list", pty_op_list},
     {"proc.start", proc_op_start},
     {"proc.attach", proc_op_attach},
+    {"proc.ack", proc_op_ack},
     {"proc.detach", proc_op_detach},
     {"proc.input", proc_op_input},
     {"proc.close_stdin", proc_op_close_stdin},

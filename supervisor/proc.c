@@ -61,7 +61,8 @@ struct proc {
 	pid_t pid;
 	int in_fd; /* -1: stdin closed (or never a pipe) */
 	bool in_pipe;
-	bool in_closing; /* close once the backlog is written */
+	bool in_closing;   /* close once the backlog is written */
+	uint64_t in_total; /* bytes of stdin taken: the next one's offset */
 	struct evbuffer *input;
 	struct event *wev;
 	struct proc_out out[PROC_NOUT];
@@ -452,7 +453,7 @@ proc_write_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 struct proc_opts {
-	bool pipe_in, redact, attach;
+	bool pipe_in, redact, attach, ack;
 	uint64_t timeout, ring, ttl;
 	char tag[PROC_TAG_MAX + 1];
 };
@@ -485,7 +486,8 @@ proc_parse_opts(
 	        0 ||
 	    args_range(c, m, "ttl", 1, 30 * 86400, &o->ttl) < 0 ||
 	    args_flag(c, m, "redact", &o->redact) < 0 ||
-	    args_flag(c, m, "attach", &o->attach) < 0)
+	    args_flag(c, m, "attach", &o->attach) < 0 ||
+	    args_flag(c, m, "ack", &o->ack) < 0)
 		return -1;
 	return 0;
 }
@@ -645,8 +647,10 @@ proc_op_start(struct server_conn *c, const struct proto_msg *m)
 	p->argv = l.argv;
 	l.argv = NULL;
 	/* Attached before the first byte is read: nothing can be lost. */
-	for (i = 0; o.attach && i < PROC_NOUT; i++)
+	for (i = 0; o.attach && i < PROC_NOUT; i++) {
 		v[i] = stream_attach(&p->out[i].st, c, 0, &lost);
+		v[i]->acks = o.ack;
+	}
 	proc_arm(p, &o);
 	p->next = proc_list;
 	proc_list = p;
@@ -697,9 +701,10 @@ proc_op_attach(struct server_conn *c, const struct proto_msg *m)
 	struct stream_viewer *v[PROC_NOUT];
 	uint64_t from[PROC_NOUT], lost[PROC_NOUT];
 	msgpack_packer *pk;
+	bool ack = false;
 	int i;
 
-	if (p == NULL)
+	if (p == NULL || args_flag(c, m, "ack", &ack) < 0)
 		return;
 	if (proc_arg_offsets(m->args, from) < 0) {
 		server_reply_error(c, m->id, PROTO_E_BAD_ARGS,
@@ -714,8 +719,10 @@ proc_op_attach(struct server_conn *c, const struct proto_msg *m)
 			    from[i], proc_out_names[i], p->out[i].st.ring.end);
 			return;
 		}
-	for (i = 0; i < PROC_NOUT; i++)
+	for (i = 0; i < PROC_NOUT; i++) {
 		v[i] = stream_attach(&p->out[i].st, c, from[i], &lost[i]);
+		v[i]->acks = ack;
+	}
 	pk = server_reply_begin(c, m->id);
 	msgpack_pack_map(pk, 2 + PROC_NOUT);
 	proto_pack_kv_str(pk, "id", p->id);
@@ -730,6 +737,38 @@ proc_op_attach(struct server_conn *c, const struct proto_msg *m)
 	server_reply_end(c);
 	for (i = 0; i < PROC_NOUT; i++)
 		stream_viewer_pump(v[i]);
+}
+
+void
+proc_op_ack(struct server_conn *c, const struct proto_msg *m)
+{
+	struct proc *p = proc_arg(c, m);
+	struct stream_viewer *v;
+	uint64_t at;
+	int i, r;
+
+	if (p == NULL)
+		return;
+	for (i = 0; i < PROC_NOUT; i++) {
+		if ((r = proto_arg_u64(m->args, proc_out_names[i], &at)) == 0)
+			continue;
+		v = stream_viewer_of(&p->out[i].st, c);
+		if (r < 0 || (v != NULL && at > v->offset)) {
+			server_reply_error(c, m->id, PROTO_E_BAD_ARGS,
+			    "%s must be an offset this connection was sent",
+			    proc_out_names[i]);
+			return;
+		}
+		if (v == NULL || !v->acks) {
+			server_reply_error(c, m->id, PROTO_E_CONFLICT,
+			    "this connection is not attached to process %s "
+			    "with ack",
+			    p->id);
+			return;
+		}
+		stream_ack(v, at);
+	}
+	proc_empty_reply(c, m);
 }
 
 void
@@ -774,27 +813,49 @@ void
 proc_op_input(struct server_conn *c, const struct proto_msg *m)
 {
 	const msgpack_object *d = proto_map_get(m->args, "data");
+	uint64_t at = UINT64_MAX, skip = 0;
+	msgpack_packer *pk;
 	struct proc *p;
 
 	if (d == NULL || d->type != MSGPACK_OBJECT_BIN ||
-	    d->via.bin.size > PROC_INPUT_MAX) {
+	    d->via.bin.size > PROC_INPUT_MAX ||
+	    proto_arg_u64(m->args, "offset", &at) < 0) {
 		server_reply_error(c, m->id, PROTO_E_BAD_ARGS,
 		    "proc.input needs \"id\" and \"data\" (bin, at most %u "
-		    "bytes)",
+		    "bytes), and takes \"offset\"",
 		    PROC_INPUT_MAX);
 		return;
 	}
 	if ((p = proc_arg_stdin(c, m)) == NULL)
 		return;
-	if (evbuffer_get_length(p->input) + d->via.bin.size >
+	/* With an offset, input sent again after a lost answer is taken
+	 * once: what berthd has already is skipped. */
+	if (at != UINT64_MAX) {
+		if (at > p->in_total) {
+			server_reply_error(c, m->id, PROTO_E_CONFLICT,
+			    "process %s has taken %" PRIu64 " bytes of stdin; "
+			    "this input starts at %" PRIu64,
+			    p->id, p->in_total, at);
+			return;
+		}
+		skip = p->in_total - at;
+		if (skip > d->via.bin.size)
+			skip = d->via.bin.size;
+	}
+	if (evbuffer_get_length(p->input) + d->via.bin.size - skip >
 	    PROC_INPUT_BACKLOG) {
 		server_reply_error(c, m->id, PROTO_E_UNAVAILABLE,
 		    "process %s is not reading its stdin", p->id);
 		return;
 	}
-	evbuffer_add(p->input, d->via.bin.ptr, d->via.bin.size);
-	proc_write_cb(p->in_fd, EV_WRITE, p);
-	proc_empty_reply(c, m);
+	evbuffer_add(p->input, d->via.bin.ptr + skip, d->via.bin.size - skip);
+	p->in_total += d->via.bin.size - skip;
+	if (evbuffer_get_length(p->input) > 0)
+		proc_write_cb(p->in_fd, EV_WRITE, p);
+	pk = server_reply_begin(c, m->id);
+	msgpack_pack_map(pk, 1);
+	proto_pack_kv_u64(pk, "stdin_bytes", p->in_total);
+	server_reply_end(c);
 }
 
 void
@@ -876,8 +937,9 @@ proc_op_list(struct server_conn *c, const struct proto_msg *m)
 	proto_pack_str(pk, "procs");
 	msgpack_pack_array(pk, proc_count);
 	for (p = proc_list; p != NULL; p = p->next) {
-		msgpack_pack_map(pk, 10);
+		msgpack_pack_map(pk, 11);
 		proc_pack_ident(pk, p);
+		proto_pack_kv_u64(pk, "stdin_bytes", p->in_total);
 		proto_pack_kv_str(
 		    pk, "state", p->reported ? "exited" : "running");
 		proc_pack_exit(pk, p);

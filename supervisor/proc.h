@@ -25,6 +25,7 @@ void proc_shutdown(void);
 
 void proc_op_start(struct server_conn *c, const struct proto_msg *m);
 void proc_op_attach(struct server_conn *c, const struct proto_msg *m);
+void proc_op_ack(struct server_conn *c, const struct proto_msg *m);
 void proc_op_detach(struct server_conn *c, const struct proto_msg *m);
 void proc_op_input(struct server_conn *c, const struct proto_msg *m);
 void proc_op_close_stdin(struct server_conn *c, const struct proto_msg *m);

@@ -22,6 +22,13 @@ stream_setup(struct event_base *base)
 	msgpack_packer_init(&stream_pk, &stream_sb, msgpack_sbuffer_write);
 }
 
+/* Where a viewer is, for pacing: what it has, as far as berthd knows. */
+static uint64_t
+stream_place(const struct stream_viewer *v)
+{
+	return v->acks ? v->acked : v->offset;
+}
+
 /* The oldest byte a paced stream must keep for a viewer; false if none. */
 static bool
 stream_floor(const struct stream *s, uint64_t *floor)
@@ -31,8 +38,8 @@ stream_floor(const struct stream *s, uint64_t *floor)
 
 	*floor = s->hold;
 	for (v = s->viewers; v != NULL; v = v->next_in_stream) {
-		if (!any || v->offset < *floor)
-			*floor = v->offset;
+		if (!any || stream_place(v) < *floor)
+			*floor = stream_place(v);
 		any = true;
 	}
 	return any;
@@ -262,12 +269,24 @@ stream_attach(
 		if (s->on_viewers != NULL)
 			s->on_viewers(s, 1, s->arg);
 	}
-	v->offset = from;
+	v->offset = v->acked = from;
 	v->eof_sent = false;
 	/* The client is back (or another took over): its offset holds now. */
 	s->holding = false;
 	evtimer_del(s->hold_timer);
 	return v;
+}
+
+int
+stream_ack(struct stream_viewer *v, uint64_t offset)
+{
+	if (offset > v->offset)
+		return -1;
+	if (offset > v->acked) {
+		v->acked = offset;
+		stream_kick(v->s);
+	}
+	return 0;
 }
 
 void
@@ -289,8 +308,8 @@ stream_conn_gone(struct server_conn *c)
 	while ((v = c->viewers) != NULL) {
 		s = v->s;
 		if (s->paced && !s->ended) {
-			if (!s->holding || v->offset < s->hold)
-				s->hold = v->offset;
+			if (!s->holding || stream_place(v) < s->hold)
+				s->hold = stream_place(v);
 			s->holding = true;
 			evtimer_add(s->hold_timer, &tv);
 		}

@@ -5,10 +5,13 @@
  * (server_out_room), so a slow viewer costs nothing but its own lag.
  *
  * A paced stream (process output) goes further: its source stops reading
- * while the bytes a viewer has not been sent would be overwritten, so an
- * attached client misses nothing, as with a pipe. When a viewer's
- * connection drops, its place is held for STREAM_HOLD_MS, so a client that
- * comes back and resumes by offset misses nothing either.
+ * while a viewer is half a ring behind, so an attached client misses
+ * nothing, as with a pipe. A viewer's place is what it was sent, or, for a
+ * viewer that acknowledges, what it said it has: bytes in flight when a
+ * connection drops (the gateway may hold megabytes for a client) are then
+ * still held. When a viewer's connection drops, its place is held for
+ * STREAM_HOLD_MS, so a client that comes back and resumes by offset
+ * misses nothing either.
  *
  * Optionally the bytes pass through a redactor (redact.h) before they
  * reach the ring, so no viewer, and no later reader, sees a secret value.
@@ -41,6 +44,8 @@ struct stream_viewer {
 	struct stream *s;
 	struct server_conn *conn;
 	uint64_t offset; /* the next byte this viewer gets */
+	bool acks;       /* its place is acked, not offset */
+	uint64_t acked;  /* what the client said it has */
 	bool readonly;   /* for the owner: this viewer may not write */
 	bool eof_sent;
 	struct stream_viewer *next_in_stream;
@@ -97,6 +102,9 @@ struct stream_viewer *stream_attach(
 struct stream_viewer *stream_viewer_of(struct stream *s, struct server_conn *c);
 /* Sends v's connection what it has room for, and the end once reached. */
 void stream_viewer_pump(struct stream_viewer *v);
+/* The client has every byte before offset (at most what it was sent):
+ * its place moves there. Returns -1 if offset is past what it was sent. */
+int stream_ack(struct stream_viewer *v, uint64_t offset);
 /* The client said it is done: the viewer goes and holds nothing. */
 void stream_detach(struct stream_viewer *v);
 

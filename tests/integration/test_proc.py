@@ -11,6 +11,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (  # noqa: E402
+    Closed,
     Sandbox,
     case,
     expect,
@@ -128,6 +129,97 @@ def t_big_output_reconnect():
         expect_eq(got.hexdigest(), want.hexdigest(), "sha256 of the output")
         w = c2.call("proc.wait", {"id": p["id"]}, timeout=30)
         expect_eq(w["exit"], {"code": 0}, "cat's exit")
+
+
+def ack_reader(ring, size=48 << 20):
+    """Reads a command's output through a gateway that drops a client
+    after 1 MiB of backlog, acknowledging every MiB and stalling for 3 s
+    twice. Returns how many times the client was dropped; the output must
+    be exact."""
+    d = scratch()
+    path = os.path.join(d, "big")
+    blob = os.urandom(size)
+    with open(path, "wb") as f:
+        f.write(blob)
+    with Sandbox(extra="[gateway]\nclient_queue = 1M\n") as sb:
+        c = sb.ws()
+        p = c.call("proc.start", {"argv": ["cat", path], "ring": ring, "attach": True, "ack": True})
+        out, err = streams(p["id"])
+        have = bytearray()
+        drops = 0
+        stalls = 0
+        acked = 0
+        while True:
+            try:
+                m = c.recv(30)
+                if m.get("type") != "data" or m["stream"] != out:
+                    continue
+                if m.get("eof"):
+                    break
+                expect_eq(m["offset"], len(have), "the offset of the next chunk")
+                have += m["data"]
+                if len(have) - acked >= 1 << 20:
+                    acked = len(have)
+                    c.send_request("proc.ack", {"id": p["id"], "stdout": acked})
+                # Stall now and then, long enough for the gateway to give up.
+                mark = (stalls + 1) * (16 << 20)
+                if stalls < 2 and mark <= len(have):
+                    stalls += 1
+                    time.sleep(3)
+            except Closed as e:
+                expect_eq(e.code, 4008, "the close code of a slow client")
+                drops += 1
+                c = sb.ws()
+                a = c.call("proc.attach", {"id": p["id"], "from_offset": {"stdout": len(have), "stderr": 0},
+                                           "ack": True})
+                expect_eq((a["stdout"]["offset"], a["stdout"]["lost"]), (len(have), 0), "resumed exactly")
+                acked = len(have)
+        note("ring %d MiB: dropped %d times as slow; %d bytes read back" % (ring >> 20, drops, len(have)))
+        expect(bytes(have) == blob, "the output, across the stalls, is the file")
+        return drops
+
+
+@case("with acknowledgements berthd sends a stalled client no more than half a ring: it is never dropped", timeout=240)
+def t_ack_paces():
+    expect_eq(ack_reader(2 << 20), 0, "times the stalled client was dropped")
+
+
+@case("with acknowledgements nothing is lost when the gateway drops a slow client", timeout=240)
+def t_ack_across_drops():
+    expect(ack_reader(32 << 20) >= 1, "the gateway never dropped the stalled client")
+
+
+@case("proc.ack: only offsets that were sent, only with ack")
+def t_ack_errors():
+    with Sandbox() as sb:
+        c = sb.ws()
+        p = c.call("proc.start", {"shell": "printf 12345", "attach": True})
+        read_to_eof(c, streams(p["id"]))
+        expect_eq(c.error_of("proc.ack", {"id": p["id"], "stdout": 3}), "conflict", "ack without attaching with ack")
+        c.call("proc.attach", {"id": p["id"], "ack": True})
+        read_to_eof(c, streams(p["id"]))
+        c.call("proc.ack", {"id": p["id"], "stdout": 5, "stderr": 0})
+        expect_eq(c.error_of("proc.ack", {"id": p["id"], "stdout": 6}), "bad_args", "ack past what was sent")
+        expect_eq(c.error_of("proc.ack", {"id": p["id"], "stdout": "5"}), "bad_args", "ack of the wrong type")
+        expect_eq(c.error_of("proc.ack", {"id": "00000000", "stdout": 1}), "not_found", "ack of an unknown process")
+
+
+@case("proc.input with offsets: input sent again is taken once; stdin_bytes says where to go on")
+def t_input_offsets():
+    with Sandbox() as sb:
+        c = sb.ws()
+        p = c.call("proc.start", {"argv": ["cat"], "stdin": "pipe", "attach": True})
+        expect_eq(c.call("proc.input", {"id": p["id"], "data": b"hello ", "offset": 0}), {"stdin_bytes": 6}, "first")
+        expect_eq(c.call("proc.input", {"id": p["id"], "data": b"hello ", "offset": 0}), {"stdin_bytes": 6}, "again")
+        expect_eq(c.call("proc.input", {"id": p["id"], "data": b"o world", "offset": 4}), {"stdin_bytes": 11},
+                  "overlapping")
+        expect_eq(c.error_of("proc.input", {"id": p["id"], "data": b"!", "offset": 12}), "conflict", "a gap")
+        expect_eq(c.error_of("proc.input", {"id": p["id"], "data": b"!", "offset": -1}), "bad_args", "a bad offset")
+        expect_eq(c.call("proc.list")["procs"][0]["stdin_bytes"], 11, "stdin_bytes in proc.list")
+        c.call("proc.input", {"id": p["id"], "data": b"!"})
+        c.call("proc.close_stdin", {"id": p["id"]})
+        got = read_to_eof(c, streams(p["id"]))
+        expect_eq(got[streams(p["id"])[0]], b"hello world!", "what cat read")
 
 
 @case("without a reader the ring keeps the newest bytes and says exactly how many are lost")

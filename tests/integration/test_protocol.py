@@ -29,7 +29,7 @@ REMOTE_OPS = ["hello", "ping", "state", "events.subscribe", "events.unsubscribe"
               "service.list", "service.status", "service.start", "service.stop",
               "service.restart", "pty.open", "pty.attach", "pty.detach", "pty.input",
               "pty.resize", "pty.signal", "pty.close", "pty.list",
-              "proc.start", "proc.attach", "proc.detach", "proc.input", "proc.close_stdin",
+              "proc.start", "proc.attach", "proc.ack", "proc.detach", "proc.input", "proc.close_stdin",
               "proc.signal", "proc.wait", "proc.list",
               "secrets.set", "secrets.unset", "secrets.list",
               "fs.stat", "fs.list", "fs.read", "fs.write", "fs.mkdir", "fs.move", "fs.remove",
