@@ -15,6 +15,8 @@
 
 #include "catalog.h"
 #include "cli_conn.h"
+#include "cli_exec.h"
+#include "cli_fs.h"
 #include "cli_print.h"
 #include "cli_pty.h"
 #include "log.h"
@@ -71,6 +73,10 @@ static int cli_cmd_events(struct cli *, const struct cli_cmd *, int, char **);
 static int cli_cmd_help(struct cli *, const struct cli_cmd *, int, char **);
 static int cli_cmd_service(struct cli *, const struct cli_cmd *, int, char **);
 static int cli_cmd_pty(struct cli *, const struct cli_cmd *, int, char **);
+static int cli_cmd_exec(struct cli *, const struct cli_cmd *, int, char **);
+static int cli_cmd_cp(struct cli *, const struct cli_cmd *, int, char **);
+static int cli_cmd_ls(struct cli *, const struct cli_cmd *, int, char **);
+static int cli_cmd_cat(struct cli *, const struct cli_cmd *, int, char **);
 
 static const struct cli_cmd cli_cmds[] = {
     {"ping", "", "check that berthd answers, and how fast", cli_cmd_ping, NULL,
@@ -91,6 +97,25 @@ static const struct cli_cmd cli_cmds[] = {
         "twice detaches), send, resize, signal, close;\n"
         "'berth pty help' says more",
         cli_cmd_pty, NULL, NULL},
+    {"exec", "[OPTIONS] [--] CMD [ARGS...]",
+        "run CMD in the sandbox, its stdout, stderr and\n"
+        "exit status passed through (128 + N for signal\n"
+        "N); --cwd DIR, --env NAME=VALUE, --user USER,\n"
+        "--tag TAG; --stdin passes stdin (else it is\n"
+        "closed); --timeout SEC kills it: status 124;\n"
+        "berth's own failures: status 125",
+        cli_cmd_exec, NULL, NULL},
+    {"cp", "[-q] LOCAL :REMOTE | :REMOTE LOCAL",
+        "copy a file into the sandbox or out of it\n"
+        "(:PATH is in the sandbox; into a directory,\n"
+        "the file keeps its name); -q: no progress bar",
+        cli_cmd_cp, NULL, NULL},
+    {"ls", "[-l] [-a] [-R] PATH",
+        "list a directory in the sandbox: -l with mode,\n"
+        "size and time (UTC), -a dot files too, -R all\n"
+        "below it; --json: fs.list's result",
+        cli_cmd_ls, NULL, NULL},
+    {"cat", "PATH...", "print files of the sandbox", cli_cmd_cat, NULL, NULL},
     {"help", "", "show this help", cli_cmd_help, NULL, NULL},
 };
 
@@ -140,7 +165,11 @@ cli_help(void)
 	for (i = 0; i < sizeof cli_cmds / sizeof cli_cmds[0]; i++) {
 		head = xasprintf("%s%s%s", cli_cmds[i].name,
 		    *cli_cmds[i].args != '\0' ? " " : "", cli_cmds[i].args);
-		printf("  %-30s  ", head);
+		/* A long synopsis gets a line of its own. */
+		if (strlen(head) > 30)
+			printf("  %s\n%34s", head, "");
+		else
+			printf("  %-30s  ", head);
 		for (const char *p = cli_cmds[i].summary; *p != '\0'; p++) {
 			putchar(*p);
 			if (*p == '\n')
@@ -160,10 +189,11 @@ cli_help(void)
 	       "  --timeout SEC      how long to wait for an answer "
 	       "(default %d)\n"
 	       "  --version          print the version\n"
-	       "\nexit status: 0 success, 1 berth answered with an error, "
-	       "2 usage error,\n"
-	       "3 cannot connect or connection lost, 4 authentication "
-	       "refused.\n",
+	       "\nexit status: 0 success, 1 berth answered with an error "
+	       "(or a file here\n"
+	       "failed), 2 usage error, 3 cannot connect or connection lost, "
+	       "4 authentication\n"
+	       "refused; exec exits with its command's status.\n",
 	    CLI_TIMEOUT_DEFAULT_MS / 1000);
 }
 
@@ -204,38 +234,67 @@ cli_global_opt(struct cli *cli, int c, const char *arg)
 	return CLI_EXIT_OK;
 }
 
+/* Whether opts (NULL or terminated by a zero entry) has one named name. */
+static bool
+cli_opt_named(const struct option *opts, const char *name)
+{
+	size_t i;
+
+	for (i = 0; opts != NULL && opts[i].name != NULL; i++)
+		if (strcmp(opts[i].name, name) == 0)
+			return true;
+	return false;
+}
+
 /*
  * getopt_long over the global options and the command's own (opts, NULL
- * or terminated by a zero entry). Returns the next command option, or -1
- * at the end; CLI_OPT_DONE when the run must end with cli_opt_status.
+ * or terminated by a zero entry; a command's option shadows a global one
+ * of the same name) and the short options of shorts, letters whose value
+ * is the letter. Returns the next command option, or -1 at the end;
+ * CLI_OPT_DONE when the run must end with cli_opt_status.
  */
 static int
-cli_getopt(struct cli *cli, int argc, char **argv, const struct option *opts)
+cli_getopt_short(struct cli *cli, int argc, char **argv,
+    const struct option *opts, const char *shorts)
 {
 	static struct option all[CLI_MAX_OPTS];
-	size_t n = 0, i;
-	int c, status;
+	char optstring[CLI_MAX_OPTS + 8];
+	size_t n = 0, ncmd, i;
+	int c, idx, status;
 
-	for (i = 0; cli_global_opts[i].name != NULL; i++)
-		all[n++] = cli_global_opts[i];
 	for (i = 0; opts != NULL && opts[i].name != NULL; i++) {
 		if (n == CLI_MAX_OPTS - 1)
 			log_fatal("%s has too many options", argv[0]);
 		all[n++] = opts[i];
 	}
+	ncmd = n;
+	for (i = 0; cli_global_opts[i].name != NULL; i++) {
+		if (cli_opt_named(opts, cli_global_opts[i].name))
+			continue;
+		if (n == CLI_MAX_OPTS - 1)
+			log_fatal("%s has too many options", argv[0]);
+		all[n++] = cli_global_opts[i];
+	}
 	memset(&all[n], 0, sizeof all[n]);
+	if (strlen(shorts) > CLI_MAX_OPTS)
+		log_fatal("%s has too many short options", argv[0]);
+	snprintf(optstring, sizeof optstring, "+:hV%s", shorts);
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:hV", all, NULL)) != -1) {
+	/* Which entry matched tells whose option it is: a command's value
+	 * may equal a global one's (pty open's --ttl and --token-file). */
+	while ((idx = -1, c = getopt_long(argc, argv, optstring, all, &idx)) !=
+	    -1) {
 		if (c == '?' || c == ':') {
 			cli_opt_status = cli_usage_error(cli, "%s option: %s",
 			    c == ':' ? "missing the argument of" : "unknown",
 			    argv[optind - 1]);
 			return CLI_OPT_DONE;
 		}
-		for (i = 0; opts != NULL && opts[i].name != NULL; i++)
-			if (opts[i].val == c)
-				return c;
+		if (idx >= 0 && (size_t)idx < ncmd)
+			return c;
+		if (idx == -1 && strchr(shorts, c) != NULL)
+			return c;
 		if ((status = cli_global_opt(cli, c, optarg)) != CLI_EXIT_OK) {
 			cli_opt_status =
 			    status == CLI_OPT_DONE ? CLI_EXIT_OK : status;
@@ -243,6 +302,12 @@ cli_getopt(struct cli *cli, int argc, char **argv, const struct option *opts)
 		}
 	}
 	return -1;
+}
+
+static int
+cli_getopt(struct cli *cli, int argc, char **argv, const struct option *opts)
+{
+	return cli_getopt_short(cli, argc, argv, opts, "");
 }
 
 /* Fills what the command line left out from the environment, and checks
@@ -710,6 +775,83 @@ cli_cmd_pty(struct cli *cli, const struct cli_cmd *cmd, int argc, char **argv)
 
 	(void)cmd;
 	return cli_pty_run(&host, argc, argv);
+}
+
+/* exec: in cli_exec.c, on loan of the option parser and the connection
+ * like pty. */
+static int
+cli_lend_exec_getopt_cb(
+    void *cli, int argc, char **argv, const struct option *opts, int *status)
+{
+	int c = cli_getopt(cli, argc, argv, opts);
+
+	if (c != CLI_OPT_DONE)
+		return c;
+	*status = cli_opt_status;
+	return CLI_EXEC_STOP;
+}
+
+static int
+cli_cmd_exec(struct cli *cli, const struct cli_cmd *cmd, int argc, char **argv)
+{
+	const struct cli_exec_host host = {
+	    .cli = cli,
+	    .getopt_cb = cli_lend_exec_getopt_cb,
+	    .ready_cb = cli_lend_ready_cb,
+	    .open_cb = cli_lend_open_cb,
+	};
+
+	(void)cmd;
+	return cli_exec_run(&host, argc, argv);
+}
+
+/* cp, ls and cat: in cli_fs.c, on loan of the option parser (with short
+ * options) and the connection. */
+static int
+cli_lend_fs_getopt_cb(void *cli, int argc, char **argv,
+    const struct option *opts, const char *shorts, int *status)
+{
+	int c = cli_getopt_short(cli, argc, argv, opts, shorts);
+
+	if (c != CLI_OPT_DONE)
+		return c;
+	*status = cli_opt_status;
+	return CLI_FS_STOP;
+}
+
+static const struct cli_fs_host *
+cli_fs_host(struct cli *cli)
+{
+	static struct cli_fs_host host = {
+	    .getopt_cb = cli_lend_fs_getopt_cb,
+	    .ready_cb = cli_lend_ready_cb,
+	    .open_cb = cli_lend_open_cb,
+	    .fail_cb = cli_fail,
+	};
+
+	host.cli = cli;
+	return &host;
+}
+
+static int
+cli_cmd_cp(struct cli *cli, const struct cli_cmd *cmd, int argc, char **argv)
+{
+	(void)cmd;
+	return cli_fs_cp(cli_fs_host(cli), argc, argv);
+}
+
+static int
+cli_cmd_ls(struct cli *cli, const struct cli_cmd *cmd, int argc, char **argv)
+{
+	(void)cmd;
+	return cli_fs_ls(cli_fs_host(cli), argc, argv);
+}
+
+static int
+cli_cmd_cat(struct cli *cli, const struct cli_cmd *cmd, int argc, char **argv)
+{
+	(void)cmd;
+	return cli_fs_cat(cli_fs_host(cli), argc, argv);
 }
 
 static const struct cli_cmd *
