@@ -29,6 +29,10 @@
 
 /* fs.read's and fs.write's largest chunk, and how many go unanswered. */
 #define CLI_FS_CHUNK (4u << 20)
+/* A download's chunks are smaller: the gateway holds at most client_queue
+ * (8 MiB by default) of answers for a client, and drops one that has more
+ * in flight, so four reads in flight stay well below it. */
+#define CLI_FS_READ_CHUNK (1u << 20)
 #define CLI_FS_PIPE 4
 #define CLI_FS_PATH_MAX 4096
 #define CLI_FS_NAME_MAX 255
@@ -499,7 +503,7 @@ cli_fs_pack_read_cb(msgpack_packer *pk, void *ctx)
 	msgpack_pack_map(pk, 3);
 	proto_pack_kv_str(pk, "path", d->path);
 	proto_pack_kv_u64(pk, "offset", d->next);
-	proto_pack_kv_u64(pk, "length", CLI_FS_CHUNK);
+	proto_pack_kv_u64(pk, "length", CLI_FS_READ_CHUNK);
 }
 
 /* Asks for the next chunks: one while the size is unknown or all of it
@@ -507,7 +511,7 @@ cli_fs_pack_read_cb(msgpack_packer *pk, void *ctx)
 static int
 cli_fs_down_fill(struct cli_fs_down *d, char **cause)
 {
-	struct cli_fs_req req = {.len = CLI_FS_CHUNK};
+	struct cli_fs_req req = {.len = CLI_FS_READ_CHUNK};
 	int status;
 
 	while (!d->eof && d->link.npend < CLI_FS_PIPE &&
@@ -517,7 +521,7 @@ cli_fs_down_fill(struct cli_fs_down *d, char **cause)
 		    &d->link, "fs.read", cli_fs_pack_read_cb, d, &req, cause);
 		if (status != CLI_CONN_OK)
 			return status;
-		d->next += CLI_FS_CHUNK;
+		d->next += CLI_FS_READ_CHUNK;
 	}
 	return CLI_CONN_OK;
 }
