@@ -167,7 +167,8 @@ def ack_reader(ring, size=48 << 20):
                     stalls += 1
                     time.sleep(3)
             except Closed as e:
-                expect_eq(e.code, 4008, "the close code of a slow client")
+                # 4008, or no close frame at all if it could not get through.
+                expect(e.code in (4008, None), "the close code of a slow client: %s" % e.code)
                 drops += 1
                 c = sb.ws()
                 a = c.call("proc.attach", {"id": p["id"], "from_offset": {"stdout": len(have), "stderr": 0},
