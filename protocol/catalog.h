@@ -13,6 +13,7 @@
 enum catalog_server {
 	CATALOG_BERTHD,
 	CATALOG_GATEWAY,
+	CATALOG_DESKTOP, /* berth-desktop, through berthd (provider.h) */
 };
 
 enum catalog_access {

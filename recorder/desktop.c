@@ -15,6 +15,7 @@
 #include "clock.h"
 #include "log.h"
 #include "report.h"
+#include "serve.h"
 #include "xconn.h"
 #include "xfce.h"
 
@@ -31,6 +32,7 @@
 struct desktop {
 	struct xconn *xc;
 	struct report *rp;
+	struct serve *sv;
 	uint64_t checked_at; /* clock_mono_ms of the last look */
 	bool dirty;          /* an event that matters came since */
 };
@@ -125,6 +127,7 @@ desktop_wait_ms(const struct desktop *d)
 	wait = d->xc->dpy != NULL ? (due > now ? (int)(due - now) : 0) : -1;
 	wait = desktop_min_wait(wait, xconn_wait_ms(d->xc, now));
 	wait = desktop_min_wait(wait, report_wait_ms(d->rp, now));
+	wait = desktop_min_wait(wait, serve_wait_ms(d->sv, now));
 	return wait < 0 ? DESKTOP_INTERVAL_MS : wait;
 }
 
@@ -133,7 +136,7 @@ desktop_wait_ms(const struct desktop *d)
 static void
 desktop_sleep(struct desktop *d, const sigset_t *waitmask)
 {
-	struct pollfd pfd[2];
+	struct pollfd pfd[3];
 	struct timespec ts;
 	Display *dpy;
 	nfds_t n = 0, i;
@@ -150,13 +153,22 @@ desktop_sleep(struct desktop *d, const sigset_t *waitmask)
 		pfd[n].fd = report_fd(d->rp);
 		pfd[n++].events = POLLIN;
 	}
+	if (serve_fd(d->sv) != -1) {
+		pfd[n].fd = serve_fd(d->sv);
+		pfd[n++].events = serve_events(d->sv);
+	}
 	ts.tv_sec = wait / 1000;
 	ts.tv_nsec = (long)(wait % 1000) * 1000000;
 	if (ppoll(pfd, n, &ts, waitmask) <= 0)
 		return;
-	for (i = 0; i < n; i++)
-		if (pfd[i].revents != 0 && pfd[i].fd == report_fd(d->rp))
+	for (i = 0; i < n; i++) {
+		if (pfd[i].revents == 0)
+			continue;
+		if (pfd[i].fd == report_fd(d->rp))
 			report_read(d->rp);
+		else if (pfd[i].fd == serve_fd(d->sv))
+			serve_io(d->sv, pfd[i].revents);
+	}
 }
 
 static void
@@ -174,6 +186,7 @@ desktop_loop(struct desktop *d, const sigset_t *waitmask)
 		 * that poll cannot see any more. */
 		desktop_events(d);
 		report_flush(d->rp, REPORT_TIMEOUT_MS);
+		serve_connect(d->sv);
 		if (!desktop_quit)
 			desktop_sleep(d, waitmask);
 	}
@@ -275,6 +288,7 @@ main(int argc, char **argv)
 	if ((d.rp = report_create(sock, check, &cause)) == NULL)
 		desktop_bad("--socket: %s", cause);
 	d.xc = xconn_create(display);
+	d.sv = serve_create(sock);
 	desktop_signals(&waitmask);
 	if (sock == NULL)
 		log_info("no socket to berthd: check %s is only logged", check);
@@ -286,6 +300,7 @@ main(int argc, char **argv)
 	 * still listens, rather than leave it the last verdict. */
 	report_last(d.rp, "berth-desktop stopped", DESKTOP_LAST_REPORT_MS);
 	log_info("stopped");
+	serve_free(d.sv);
 	xconn_free(d.xc);
 	report_free(d.rp);
 	return 0;

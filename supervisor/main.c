@@ -29,6 +29,7 @@
 #include "artifact.h"
 #include "fswatch.h"
 #include "proc.h"
+#include "provider.h"
 #include "pty.h"
 #include "secrets.h"
 #include "server.h"
@@ -338,6 +339,7 @@ main(int argc, char **argv)
 	}
 	ops_init(&cfg);
 	stream_setup(berthd_base);
+	provider_init();
 	pty_init(berthd_base);
 	proc_init(berthd_base);
 	fswatch_init(berthd_base);
@@ -363,6 +365,7 @@ main(int argc, char **argv)
 	fswatch_shutdown();
 	artifact_shutdown();
 	secrets_shutdown();
+	provider_shutdown();
 	service_free_all();
 	free(berthd_gateway.argv != NULL ? berthd_gateway.argv[0] : NULL);
 	if (berthd_deadline != NULL)

@@ -13,6 +13,7 @@
 #include "fs.h"
 #include "fswatch.h"
 #include "proc.h"
+#include "provider.h"
 #include "pty.h"
 #include "secrets.h"
 #include "service.h"
@@ -351,6 +352,7 @@ static const struct {
     {"artifact.publish", artifact_op_publish},
     {"artifact.read", artifact_op_read},
     {"artifact.list", artifact_op_list},
+    {"desktop.provide", provider_op_provide},
     {"gateway.attach", ops_gateway_attach},
     {"gateway.auth_failed", ops_gateway_auth_failed},
 };
@@ -384,9 +386,12 @@ void
 ops_dispatch(struct server_conn *c, const struct proto_msg *m)
 {
 	const struct catalog_op *op = catalog_op_find(m->op);
-	ops_handler fn =
-	    op != NULL && op->server == CATALOG_BERTHD ? ops_find(m->op) : NULL;
+	ops_handler fn = NULL;
 
+	if (op != NULL && op->server == CATALOG_BERTHD)
+		fn = ops_find(m->op);
+	else if (op != NULL && op->server == CATALOG_DESKTOP)
+		fn = provider_forward;
 	if (fn == NULL) {
 		server_reply_error(
 		    c, m->id, PROTO_E_UNKNOWN_OP, "unknown op \"%s\"", m->op);

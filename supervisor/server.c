@@ -20,6 +20,7 @@
 #include "log.h"
 #include "ops.h"
 #include "proto.h"
+#include "provider.h"
 #include "server.h"
 #include "stream.h"
 #include "xmalloc.h"
@@ -258,7 +259,9 @@ server_read_cb(struct bufferevent *bev, void *arg)
 			c->closing = true;
 			break;
 		}
-		if (m.type != PROTO_REQUEST) {
+		if (m.type == PROTO_RESPONSE && provider_is(c))
+			provider_answer(c, &m);
+		else if (m.type != PROTO_REQUEST) {
 			server_reply_error(c, 0, PROTO_E_BAD_MESSAGE,
 			    "clients send requests only");
 			c->closing = true;
@@ -311,6 +314,7 @@ server_free(struct server_conn *c)
 		c->next->prev = c->prev;
 	server_unsubscribe(c);
 	stream_conn_gone(c);
+	provider_conn_gone(c);
 	bufferevent_free(c->bev);
 	free(c);
 }

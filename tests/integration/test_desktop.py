@@ -418,13 +418,25 @@ class FakeBerthd:
         self.sock.listen(4)
         self.conn = None
         self.connections = 0
+        self.pending = None
+        self.serving = []
 
     def accept(self, timeout=10.0):
-        self.sock.settimeout(timeout)
-        try:
-            self.conn, _ = self.sock.accept()
-        except socket.timeout:
-            raise TestFailure("berth-desktop did not connect within %.1f s" % timeout)
+        """The next connection that reports; berth-desktop's other one,
+        which serves the desktop ops (it opens with hello), is set aside
+        unanswered."""
+        deadline = time.monotonic() + timeout
+        while True:
+            self.sock.settimeout(max(deadline - time.monotonic(), 0.01))
+            try:
+                self.conn, _ = self.sock.accept()
+            except socket.timeout:
+                raise TestFailure("berth-desktop did not connect within %.1f s" % timeout)
+            self.pending = None
+            self.pending = self.request(max(deadline - time.monotonic(), 0.01))
+            if self.pending.get("op") != "hello":
+                break
+            self.serving.append(self.conn)
         self.connections += 1
         return self.conn
 
@@ -443,6 +455,9 @@ class FakeBerthd:
 
     def request(self, timeout=10.0):
         """The next request on the current connection (a dict)."""
+        if self.pending is not None:
+            req, self.pending = self.pending, None
+            return req
         deadline = time.monotonic() + timeout
         try:
             (n,) = struct.unpack(">I", self._read(4, deadline))
@@ -475,6 +490,8 @@ class FakeBerthd:
     def close(self):
         if self.conn is not None:
             self.conn.close()
+        for conn in self.serving:
+            conn.close()
         self.sock.close()
 
 

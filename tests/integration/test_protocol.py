@@ -34,8 +34,10 @@ REMOTE_OPS = ["hello", "ping", "state", "events.subscribe", "events.unsubscribe"
               "secrets.set", "secrets.unset", "secrets.list",
               "fs.stat", "fs.list", "fs.read", "fs.write", "fs.mkdir", "fs.move", "fs.remove",
               "fs.chmod", "fs.watch", "fs.unwatch", "fs.watches",
-              "artifact.publish", "artifact.read", "artifact.list"]
-LOCAL_OPS = ["check.report", "gateway.attach", "gateway.auth_failed"]
+              "artifact.publish", "artifact.read", "artifact.list",
+              "desktop.screenshot", "desktop.input", "desktop.cursor", "desktop.info", "desktop.windows",
+              "desktop.wait_change"]
+LOCAL_OPS = ["check.report", "gateway.attach", "gateway.auth_failed", "desktop.provide"]
 
 
 def check_hello(h, capabilities):

@@ -1,0 +1,56 @@
+/* serve: berth-desktop's side of the desktop ops. A connection of its own
+ * to berthd's Unix socket, on which it says hello and desktop.provide;
+ * berthd then forwards every client's desktop.* request to it under ids
+ * of its own, and serve hands each to the handler registered for its op.
+ * A handler answers exactly once — at once, or later (desktop.wait_change
+ * answers when the screen changes) by keeping the id. When berthd goes
+ * away the connection is made again with backoff; answers owed on the old
+ * one are moot (berthd has failed those requests).
+ *
+ * Ownership: serve owns the connection, its buffers and the op table;
+ * serve_free closes and frees them. */
+#ifndef BERTH_SERVE_H
+#define BERTH_SERVE_H
+
+#include <msgpack.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "proto.h"
+
+/* The largest answer: what berthd can forward under a client's id. */
+#define SERVE_REPLY_MAX (PROTO_MAX_MSG - 4096)
+
+struct serve;
+
+/* A request for op: args is a map (empty when absent), valid during the
+ * call only. id identifies the answer; gen is serve_generation at the
+ * time, for an answer given later. */
+typedef void (*serve_op_cb)(
+    struct serve *sv, uint64_t id, const msgpack_object *args, void *arg);
+
+/* path NULL: nothing is served (the ops stay unavailable). */
+struct serve *serve_create(const char *path);
+void serve_free(struct serve *sv);
+void serve_add(struct serve *sv, const char *op, serve_op_cb cb, void *arg);
+
+/* Connects (hello, desktop.provide) if not connected and a try is due. */
+void serve_connect(struct serve *sv);
+/* The fd to poll, -1 if none; with the events to poll for. */
+int serve_fd(const struct serve *sv);
+short serve_events(const struct serve *sv);
+/* After poll: reads and dispatches requests, writes what waits. */
+void serve_io(struct serve *sv, short revents);
+/* Milliseconds until a connection try is due; -1 if none is needed. */
+int serve_wait_ms(const struct serve *sv, uint64_t now);
+/* Counts connections: an id kept for a later answer belongs to one. */
+uint64_t serve_generation(const struct serve *sv);
+
+/* A successful answer: pack exactly one object (the result) between
+ * begin and end. An answer past SERVE_REPLY_MAX goes out as too_large. */
+msgpack_packer *serve_reply_begin(struct serve *sv, uint64_t id);
+void serve_reply_end(struct serve *sv);
+void serve_reply_error(struct serve *sv, uint64_t id, const char *code,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+#endif

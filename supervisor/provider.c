@@ -1,0 +1,150 @@
+/* provider: ops served by another process through berthd (see
+ * provider.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "catalog.h"
+#include "log.h"
+#include "provider.h"
+#include "xmalloc.h"
+
+/* One forwarded request: who asked, under which id. */
+struct provider_req {
+	uint64_t fwd_id; /* the id the provider sees */
+	uint64_t serial; /* the asking connection */
+	uint64_t id;     /* its id */
+	char op[PROTO_MAX_NAME + 1];
+};
+
+static uint64_t provider_serial; /* 0: no provider */
+static struct provider_req provider_reqs[PROVIDER_PENDING_MAX];
+static size_t provider_nreqs;
+static uint64_t provider_next_id = 1;
+static msgpack_sbuffer provider_sb;
+static msgpack_packer provider_pk;
+
+void
+provider_init(void)
+{
+	msgpack_sbuffer_init(&provider_sb);
+	msgpack_packer_init(&provider_pk, &provider_sb, msgpack_sbuffer_write);
+}
+
+void
+provider_shutdown(void)
+{
+	msgpack_sbuffer_destroy(&provider_sb);
+}
+
+bool
+provider_is(const struct server_conn *c)
+{
+	return provider_serial != 0 && c->serial == provider_serial;
+}
+
+/* Every request still owed fails, with why. */
+static void
+provider_fail_all(const char *why)
+{
+	struct server_conn *c;
+	size_t i;
+
+	for (i = 0; i < provider_nreqs; i++)
+		if ((c = server_conn_find(provider_reqs[i].serial)) != NULL)
+			server_reply_error(c, provider_reqs[i].id,
+			    PROTO_E_UNAVAILABLE, "%s: %s", provider_reqs[i].op,
+			    why);
+	provider_nreqs = 0;
+}
+
+void
+provider_op_provide(struct server_conn *c, const struct proto_msg *m)
+{
+	if (provider_serial != 0 && provider_serial != c->serial) {
+		log_info("a new desktop provider replaces the last");
+		provider_fail_all("the desktop's server was replaced");
+	}
+	provider_serial = c->serial;
+	msgpack_pack_map(server_reply_begin(c, m->id), 0);
+	server_reply_end(c);
+}
+
+void
+provider_forward(struct server_conn *c, const struct proto_msg *m)
+{
+	struct server_conn *p =
+	    provider_serial != 0 ? server_conn_find(provider_serial) : NULL;
+	struct provider_req *r;
+
+	if (p == NULL) {
+		server_reply_error(c, m->id, PROTO_E_UNAVAILABLE,
+		    "%s: the desktop's server (berth-desktop) is not running",
+		    m->op);
+		return;
+	}
+	if (provider_nreqs == PROVIDER_PENDING_MAX) {
+		server_reply_error(c, m->id, PROTO_E_UNAVAILABLE,
+		    "%s: %d desktop requests wait already", m->op,
+		    PROVIDER_PENDING_MAX);
+		return;
+	}
+	r = &provider_reqs[provider_nreqs++];
+	r->fwd_id = provider_next_id++;
+	r->serial = c->serial;
+	r->id = m->id;
+	snprintf(r->op, sizeof r->op, "%s", m->op);
+	msgpack_sbuffer_clear(&provider_sb);
+	proto_pack_request(&provider_pk, r->fwd_id, m->op);
+	msgpack_pack_object(&provider_pk, *m->args);
+	server_send(p, provider_sb.data, provider_sb.size);
+}
+
+void
+provider_answer(struct server_conn *c, const struct proto_msg *m)
+{
+	const msgpack_object *err;
+	struct server_conn *to;
+	size_t i;
+
+	(void)c;
+	for (i = 0; i < provider_nreqs; i++)
+		if (provider_reqs[i].fwd_id == m->id)
+			break;
+	if (i == provider_nreqs) {
+		log_warn("the desktop's server answered request %llu, which "
+		         "it was not asked",
+		    (unsigned long long)m->id);
+		return;
+	}
+	if ((to = server_conn_find(provider_reqs[i].serial)) != NULL) {
+		msgpack_sbuffer_clear(&provider_sb);
+		if (m->ok) {
+			proto_pack_result(&provider_pk, provider_reqs[i].id);
+			msgpack_pack_object(&provider_pk, *m->result);
+		} else {
+			err = proto_map_get(&m->unpacked.data, "error");
+			msgpack_pack_map(&provider_pk, 4);
+			proto_pack_kv_str(&provider_pk, "type", "response");
+			proto_pack_kv_u64(
+			    &provider_pk, "id", provider_reqs[i].id);
+			proto_pack_kv_bool(&provider_pk, "ok", false);
+			proto_pack_str(&provider_pk, "error");
+			if (err != NULL)
+				msgpack_pack_object(&provider_pk, *err);
+			else
+				msgpack_pack_nil(&provider_pk);
+		}
+		server_send(to, provider_sb.data, provider_sb.size);
+	}
+	provider_reqs[i] = provider_reqs[--provider_nreqs];
+}
+
+void
+provider_conn_gone(struct server_conn *c)
+{
+	if (!provider_is(c))
+		return;
+	provider_serial = 0;
+	log_info("the desktop's server went away");
+	provider_fail_all("the desktop's server (berth-desktop) went away");
+}
