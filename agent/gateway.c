@@ -21,7 +21,7 @@
 #include "gw_client.h"
 #include "gw_http.h"
 #include "gw_novnc.h"
-#include "gw_seccomp.h"
+#include "denylist.h"
 #include "gw_upstream.h"
 #include "log.h"
 #include "proto.h"
@@ -248,6 +248,20 @@ gateway_addr_opt(const char *opt, const char *arg, struct gateway_addr *a)
 		log_fatal("%s %s: the port may not be 0", opt, arg);
 }
 
+/* --seccomp-selftest: the filter, then calls it must refuse. */
+static int
+gateway_seccomp_selftest(void)
+{
+	char *cause;
+
+	if (denylist_install(true, &cause) < 0) {
+		printf("install: failed (%s)\n", cause);
+		free(cause);
+		return 1;
+	}
+	return denylist_selftest(true);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -292,7 +306,7 @@ main(int argc, char **argv)
 			free(gateway.novnc_dir);
 			gateway.novnc_dir = xstrdup(optarg);
 			break;
-		case 'S': return gw_seccomp_selftest();
+		case 'S': return gateway_seccomp_selftest();
 		case 'q':
 			errno = 0;
 			q = strtoull(optarg, &ep, 10);
@@ -328,7 +342,8 @@ main(int argc, char **argv)
 	gateway_listen(listen.host, listen.v6, listen.port, debug);
 	gw_cdp_listen();
 	free(listen.host);
-	if (gw_seccomp_install(&cause) < 0)
+	/* The gateway serves the network: only the rest is denied. */
+	if (denylist_install(true, &cause) < 0)
 		log_fatal("%s", cause);
 
 	gw_upstream_control_start();

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "denylist.h"
 #include "log.h"
 #include "report.h"
 #include "serve.h"
@@ -33,11 +34,59 @@ struct desktop {
 	struct xconn *xc;
 	struct report *rp;
 	struct serve *sv;
+	const char *display;
+	bool confine;        /* install the filter once X answers */
 	uint64_t checked_at; /* clock_mono_ms of the last look */
 	bool dirty;          /* an event that matters came since */
 };
 
 static volatile sig_atomic_t desktop_quit;
+static bool desktop_confined;
+
+#if defined(__SANITIZE_ADDRESS__)
+/* LeakSanitizer stops the world with ptrace at exit, which the filter
+ * forbids; once confined the check could only fail. Leaks are looked for
+ * in runs with --no-confine. */
+int __lsan_is_turned_off(void);
+int
+__lsan_is_turned_off(void)
+{
+	return desktop_confined;
+}
+#endif
+
+/* Whether display is reached over TCP ("host:0", "tcp/host:0"): the
+ * filter must then leave IP sockets alone. */
+static bool
+desktop_display_tcp(const char *display)
+{
+	const char *colon = strrchr(display, ':');
+	const char *slash = strchr(display, '/');
+	const char *host = slash != NULL ? slash + 1 : display;
+	size_t len;
+
+	if (colon == NULL || colon < host)
+		return false;
+	len = (size_t)(colon - host);
+	return len > 0 && !(len == 4 && strncmp(host, "unix", 4) == 0);
+}
+
+/* Once X has answered (Xlib has read what it reads once, the shared
+ * memory and the fonts are in reach): no new program, no other
+ * process's memory, and no network but the X server's. */
+static void
+desktop_confine(struct desktop *d)
+{
+	bool inet = desktop_display_tcp(d->display);
+	char *cause;
+
+	if (!d->confine || desktop_confined)
+		return;
+	if (denylist_install(inet, &cause) < 0)
+		log_fatal("cannot confine berth-desktop: %s", cause);
+	desktop_confined = true;
+	log_info("confined (seccomp)%s", inet ? ", with IP for X" : "");
+}
 
 static void
 desktop_signal_cb(int sig)
@@ -179,8 +228,10 @@ desktop_loop(struct desktop *d, const sigset_t *waitmask)
 
 	while (!desktop_quit) {
 		if (xconn_open(d->xc, &fresh) == 0 && fresh &&
-		    (dpy = xconn_get(d->xc)) != NULL)
+		    (dpy = xconn_get(d->xc)) != NULL) {
 			desktop_connected(d, dpy);
+			desktop_confine(d);
+		}
 		desktop_check(d);
 		/* After the check: its round trips may have queued events
 		 * that poll cannot see any more. */
@@ -197,12 +248,16 @@ desktop_usage(FILE *f, int status)
 {
 	fprintf(f,
 	    "usage: berth-desktop [--display DISPLAY] [--socket PATH] "
-	    "[--check NAME] [--debug]\n"
+	    "[--check NAME]\n"
+	    "                     [--no-confine] [--debug]\n"
 	    "  --display DISPLAY  the X display to watch ($DISPLAY)\n"
 	    "  --socket PATH      berthd's Unix socket ($BERTH_SOCKET); "
 	    "without one,\n"
 	    "                     the check's changes are only logged\n"
 	    "  --check NAME       the check to report (default xfce)\n"
+	    "  --no-confine       no seccomp filter (to debug with ptrace)\n"
+	    "  --confine-selftest install the filter, try what it forbids, "
+	    "exit\n"
 	    "  --debug            log more\n");
 	exit(status);
 }
@@ -251,6 +306,8 @@ main(int argc, char **argv)
 	    {"socket", required_argument, NULL, 's'},
 	    {"check", required_argument, NULL, 'c'},
 	    {"debug", no_argument, NULL, 'D'},
+	    {"no-confine", no_argument, NULL, 'N'},
+	    {"confine-selftest", no_argument, NULL, 'T'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -259,7 +316,7 @@ main(int argc, char **argv)
 	struct desktop d;
 	sigset_t waitmask;
 	char *cause = NULL;
-	int c, debug = 0;
+	int c, debug = 0, confine = 1;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
@@ -268,6 +325,14 @@ main(int argc, char **argv)
 		case 's': sock = optarg; break;
 		case 'c': check = optarg; break;
 		case 'D': debug = 1; break;
+		case 'N': confine = 0; break;
+		case 'T':
+			if (denylist_install(false, &cause) < 0) {
+				printf("install: failed (%s)\n", cause);
+				return 1;
+			}
+			desktop_confined = true;
+			return denylist_selftest(false);
 		case 'h': desktop_usage(stdout, 0);
 		case ':': desktop_bad("%s needs a value", argv[optind - 1]);
 		default: desktop_bad("unknown option %s", argv[optind - 1]);
@@ -288,6 +353,8 @@ main(int argc, char **argv)
 	if ((d.rp = report_create(sock, check, &cause)) == NULL)
 		desktop_bad("--socket: %s", cause);
 	d.xc = xconn_create(display);
+	d.display = display;
+	d.confine = confine;
 	d.sv = serve_create(sock);
 	desktop_signals(&waitmask);
 	if (sock == NULL)

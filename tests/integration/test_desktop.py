@@ -40,6 +40,7 @@ from harness import (  # noqa: E402
     pid_alive,
     proc_argv,
     proc_children,
+    proc_status,
     run,
     run_program,
     wait_for,
@@ -504,6 +505,25 @@ def expect_report(req, ok, reason_words):
     expect_eq(args["ok"], ok, "ok")
     expect_in(reason_words, args["reason"], "the reason")
     return args
+
+
+@case("confine: once X answers berth-desktop runs under its filter, which refuses exec, ptrace, mount and IP")
+def confine():
+    need("Xvfb", "xdpyinfo", "dbus-daemon")
+    rc, out = run_program([DESKTOP, "--confine-selftest"])[:2]
+    note(out)
+    expect_eq(rc, 0, "the self-test's status")
+    for call in ("execve", "ptrace", "mount", "socket(AF_INET)"):
+        expect("%s: blocked" % call in out, "%s is not refused: %r" % (call, out))
+    desk = Desktop()
+    try:
+        with sandbox(desk, xfce=False) as sb:
+            pid = host_pid(sb, "berth-desktop")
+            wait_for(lambda: proc_status(pid, "Seccomp") == "2", 10, "berth-desktop's filter in /proc")
+            expect_eq(proc_status(pid, "NoNewPrivs"), "1", "no_new_privs")
+            wait_for(lambda: "confined (seccomp)" in sb.log(), 10, "the log line")
+    finally:
+        desk.close()
 
 
 @case("report: check.report on change, again on a new connection, retried after a refusal, and at exit")
