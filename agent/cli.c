@@ -15,6 +15,7 @@
 
 #include "catalog.h"
 #include "cli_conn.h"
+#include "cli_desktop.h"
 #include "cli_exec.h"
 #include "cli_fs.h"
 #include "cli_print.h"
@@ -77,6 +78,7 @@ static int cli_cmd_exec(struct cli *, const struct cli_cmd *, int, char **);
 static int cli_cmd_cp(struct cli *, const struct cli_cmd *, int, char **);
 static int cli_cmd_ls(struct cli *, const struct cli_cmd *, int, char **);
 static int cli_cmd_cat(struct cli *, const struct cli_cmd *, int, char **);
+static int cli_cmd_desktop(struct cli *, const struct cli_cmd *, int, char **);
 
 static const struct cli_cmd cli_cmds[] = {
     {"ping", "", "check that berthd answers, and how fast", cli_cmd_ping, NULL,
@@ -116,6 +118,44 @@ static const struct cli_cmd cli_cmds[] = {
         "below it; --json: fs.list's result",
         cli_cmd_ls, NULL, NULL},
     {"cat", "PATH...", "print files of the sandbox", cli_cmd_cat, NULL, NULL},
+    {"screenshot", CLI_DESKTOP_SCREENSHOT_ARGS,
+        "the screen, or --region, as PNG or JPEG (by\n"
+        "FILE's extension, or --format) into FILE, or to\n"
+        "stdout when it is no terminal; --scale 0.05..4,\n"
+        "--quality 1..100 (JPEG), --no-cursor leaves the\n"
+        "pointer out; --json: the result, not the image",
+        cli_cmd_desktop, NULL, NULL},
+    {"click", CLI_DESKTOP_CLICK_ARGS,
+        "click at X Y (or where the pointer is), twice\n"
+        "with --double; --button left|middle|right|\n"
+        "back|forward|1..9",
+        cli_cmd_desktop, NULL, NULL},
+    {"move", CLI_DESKTOP_MOVE_ARGS, "move the pointer to X Y", cli_cmd_desktop,
+        NULL, NULL},
+    {"scroll", CLI_DESKTOP_SCROLL_ARGS,
+        "turn the wheel N clicks (at X Y): --dy down\n"
+        "(negative: up), --dx right (negative: left)",
+        cli_cmd_desktop, NULL, NULL},
+    {"type", CLI_DESKTOP_TYPE_ARGS,
+        "type TEXT (UTF-8; -: all of stdin) key by key;\n"
+        "--delay MS between keys",
+        cli_cmd_desktop, NULL, NULL},
+    {"key", CLI_DESKTOP_KEY_ARGS,
+        "press each key in turn: Return, ctrl+l, alt+F4", cli_cmd_desktop, NULL,
+        NULL},
+    {"cursor", CLI_DESKTOP_CURSOR_ARGS, "where the pointer is: X Y",
+        cli_cmd_desktop, NULL, NULL},
+    {"desktop", CLI_DESKTOP_DESKTOP_ARGS,
+        "the display: its size, depth and screens", cli_cmd_desktop, NULL,
+        NULL},
+    {"windows", CLI_DESKTOP_WINDOWS_ARGS,
+        "the windows: id, geometry, active, class, title", cli_cmd_desktop,
+        NULL, NULL},
+    {"wait-change", CLI_DESKTOP_WAIT_CHANGE_ARGS,
+        "wait until the screen (or --region) changes,\n"
+        "at most --timeout SEC (default 10, at most 60);\n"
+        "exit status 1 if it did not",
+        cli_cmd_desktop, NULL, NULL},
     {"help", "", "show this help", cli_cmd_help, NULL, NULL},
 };
 
@@ -191,9 +231,11 @@ cli_help(void)
 	       "  --version          print the version\n"
 	       "\nexit status: 0 success, 1 berth answered with an error "
 	       "(or a file here\n"
-	       "failed), 2 usage error, 3 cannot connect or connection lost, "
-	       "4 authentication\n"
-	       "refused; exec exits with its command's status.\n",
+	       "failed, or wait-change saw no change), 2 usage error, 3 "
+	       "cannot connect or\n"
+	       "connection lost, 4 authentication refused; exec exits with "
+	       "its command's\n"
+	       "status.\n",
 	    CLI_TIMEOUT_DEFAULT_MS / 1000);
 }
 
@@ -852,6 +894,36 @@ cli_cmd_cat(struct cli *cli, const struct cli_cmd *cmd, int argc, char **argv)
 {
 	(void)cmd;
 	return cli_fs_cat(cli_fs_host(cli), argc, argv);
+}
+
+/* The desktop commands: in cli_desktop.c, on loan of the option parser
+ * (with short options) and the connection like cp. */
+static int
+cli_lend_desktop_getopt_cb(void *cli, int argc, char **argv,
+    const struct option *opts, const char *shorts, int *status)
+{
+	int c = cli_getopt_short(cli, argc, argv, opts, shorts);
+
+	if (c != CLI_OPT_DONE)
+		return c;
+	*status = cli_opt_status;
+	return CLI_DESKTOP_STOP;
+}
+
+static int
+cli_cmd_desktop(
+    struct cli *cli, const struct cli_cmd *cmd, int argc, char **argv)
+{
+	const struct cli_desktop_host host = {
+	    .cli = cli,
+	    .getopt_cb = cli_lend_desktop_getopt_cb,
+	    .ready_cb = cli_lend_ready_cb,
+	    .open_cb = cli_lend_open_cb,
+	    .fail_cb = cli_fail,
+	};
+
+	(void)cmd;
+	return cli_desktop_run(&host, argc, argv);
 }
 
 static const struct cli_cmd *

@@ -12,11 +12,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "capture.h"
 #include "clock.h"
+#include "damage.h"
 #include "denylist.h"
+#include "input.h"
 #include "log.h"
 #include "report.h"
+#include "screen.h"
 #include "serve.h"
+#include "shot.h"
 #include "xconn.h"
 #include "xfce.h"
 
@@ -34,6 +39,11 @@ struct desktop {
 	struct xconn *xc;
 	struct report *rp;
 	struct serve *sv;
+	struct capture *capture;
+	struct shot *shot;
+	struct screen *screen;
+	struct damage *damage;
+	struct input *input;
 	const char *display;
 	bool confine;        /* install the filter once X answers */
 	uint64_t checked_at; /* clock_mono_ms of the last look */
@@ -116,6 +126,8 @@ desktop_events(struct desktop *d)
 
 	while ((dpy = xconn_get(d->xc)) != NULL && XPending(dpy) > 0) {
 		XNextEvent(dpy, &ev);
+		if (damage_event(d->damage, &ev))
+			continue;
 		if (xfce_event_matters(dpy, &ev))
 			d->dirty = true;
 	}
@@ -177,6 +189,7 @@ desktop_wait_ms(const struct desktop *d)
 	wait = desktop_min_wait(wait, xconn_wait_ms(d->xc, now));
 	wait = desktop_min_wait(wait, report_wait_ms(d->rp, now));
 	wait = desktop_min_wait(wait, serve_wait_ms(d->sv, now));
+	wait = desktop_min_wait(wait, damage_wait_ms(d->damage, now));
 	return wait < 0 ? DESKTOP_INTERVAL_MS : wait;
 }
 
@@ -237,6 +250,7 @@ desktop_loop(struct desktop *d, const sigset_t *waitmask)
 		 * that poll cannot see any more. */
 		desktop_events(d);
 		report_flush(d->rp, REPORT_TIMEOUT_MS);
+		damage_timer(d->damage, clock_mono_ms());
 		serve_connect(d->sv);
 		if (!desktop_quit)
 			desktop_sleep(d, waitmask);
@@ -356,6 +370,15 @@ main(int argc, char **argv)
 	d.display = display;
 	d.confine = confine;
 	d.sv = serve_create(sock);
+	d.capture = capture_create(d.xc);
+	d.shot = shot_create(d.xc, d.capture);
+	d.screen = screen_create(d.xc, d.shot);
+	d.damage = damage_create(d.xc);
+	d.input = input_create(d.xc);
+	shot_register(d.shot, d.sv);
+	screen_register(d.screen, d.sv);
+	damage_register(d.damage, d.sv);
+	input_register(d.sv, d.input);
 	desktop_signals(&waitmask);
 	if (sock == NULL)
 		log_info("no socket to berthd: check %s is only logged", check);
@@ -368,6 +391,11 @@ main(int argc, char **argv)
 	report_last(d.rp, "berth-desktop stopped", DESKTOP_LAST_REPORT_MS);
 	log_info("stopped");
 	serve_free(d.sv);
+	input_free(d.input);
+	damage_free(d.damage);
+	screen_free(d.screen);
+	shot_free(d.shot);
+	capture_free(d.capture);
 	xconn_free(d.xc);
 	report_free(d.rp);
 	return 0;

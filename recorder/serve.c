@@ -30,6 +30,13 @@ struct serve_op {
 	void *arg;
 };
 
+/* A request of berth-desktop's own, waiting for its answer. */
+struct serve_asked {
+	uint64_t id;
+	serve_answer_cb cb;
+	void *arg;
+};
+
 struct serve {
 	char *path;
 	int fd;        /* -1 while not connected */
@@ -43,6 +50,9 @@ struct serve {
 	size_t inlen, incap;
 	uint8_t *out; /* bytes to write, from outoff on */
 	size_t outoff, outlen, outcap;
+	struct serve_asked asked[SERVE_ASKED_MAX];
+	size_t nasked;
+	uint64_t next_id;   /* of the next request of its own */
 	msgpack_sbuffer sb; /* the answer being packed */
 	msgpack_packer pk;
 	uint64_t reply_id;
@@ -64,9 +74,16 @@ serve_create(const char *path)
 static void
 serve_close(struct serve *sv)
 {
+	struct serve_asked a;
+
 	if (sv->fd != -1)
 		close(sv->fd);
 	sv->fd = -1;
+	/* Answers that will never come: said once, as none. */
+	while (sv->nasked > 0) {
+		a = sv->asked[--sv->nasked];
+		a.cb(sv, NULL, a.arg);
+	}
 	sv->provided = false;
 	sv->inlen = sv->outoff = sv->outlen = 0;
 }
@@ -179,6 +196,7 @@ serve_connect(struct serve *sv)
 		return;
 	}
 	sv->gen++;
+	sv->next_id = SERVE_PROVIDE_ID + 1;
 	serve_queue_request(sv, SERVE_HELLO_ID, "hello");
 	serve_queue_request(sv, SERVE_PROVIDE_ID, "desktop.provide");
 }
@@ -239,12 +257,45 @@ serve_reply_error(
 	serve_queue(sv, sv->sb.data, sv->sb.size);
 }
 
-/* An answer to serve's own requests: anything but ok ends the try. */
+int
+serve_request(struct serve *sv, const char *op, serve_pack_cb pack, void *ctx,
+    serve_answer_cb cb, void *arg)
+{
+	if (sv->fd == -1 || !sv->provided || sv->nasked == SERVE_ASKED_MAX)
+		return -1;
+	sv->asked[sv->nasked++] = (struct serve_asked){sv->next_id, cb, arg};
+	msgpack_sbuffer_clear(&sv->sb);
+	proto_pack_request(&sv->pk, sv->next_id++, op);
+	pack(&sv->pk, ctx);
+	serve_queue(sv, sv->sb.data, sv->sb.size);
+	return 0;
+}
+
+/* The answer to a request of its own, to whoever asked. */
+static void
+serve_asked_answer(struct serve *sv, const struct proto_msg *m)
+{
+	struct serve_asked a;
+	size_t i;
+
+	for (i = 0; i < sv->nasked; i++)
+		if (sv->asked[i].id == m->id) {
+			a = sv->asked[i];
+			sv->asked[i] = sv->asked[--sv->nasked];
+			a.cb(sv, m, a.arg);
+			return;
+		}
+}
+
+/* An answer to serve's own requests: anything but ok for hello or
+ * desktop.provide ends the try. */
 static void
 serve_answer(struct serve *sv, const struct proto_msg *m)
 {
-	if (m->id != SERVE_HELLO_ID && m->id != SERVE_PROVIDE_ID)
+	if (m->id != SERVE_HELLO_ID && m->id != SERVE_PROVIDE_ID) {
+		serve_asked_answer(sv, m);
 		return;
+	}
 	if (!m->ok) {
 		serve_fail(sv, "berthd refused %s: %s: %s",
 		    m->id == SERVE_HELLO_ID ? "hello" : "desktop.provide",

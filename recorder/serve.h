@@ -53,4 +53,20 @@ void serve_reply_end(struct serve *sv);
 void serve_reply_error(struct serve *sv, uint64_t id, const char *code,
     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/* The answer to a request of berth-desktop's own; m is NULL when the
+ * connection went before it came (the request may or may not have been
+ * carried out). Called once. */
+typedef void (*serve_answer_cb)(
+    struct serve *sv, const struct proto_msg *m, void *arg);
+/* Packs a request's args (exactly one map). */
+typedef void (*serve_pack_cb)(msgpack_packer *pk, void *ctx);
+
+/* At most this many of berth-desktop's own requests wait at once. */
+#define SERVE_ASKED_MAX 16
+
+/* Asks berthd op (artifact.publish, say) on the serving connection.
+ * Returns 0, or -1 if not connected or too many wait (cb is not called). */
+int serve_request(struct serve *sv, const char *op, serve_pack_cb pack,
+    void *ctx, serve_answer_cb cb, void *arg);
+
 #endif

@@ -223,6 +223,7 @@ xconn_open(struct xconn *xc, bool *fresh)
 	XSetIOErrorExitHandler(dpy, xconn_io_exit_cb, xc);
 	xc->dpy = dpy;
 	xc->broken = false;
+	xc->serial++;
 	xc->backoff_ms = XCONN_BACKOFF_MIN_MS;
 	free(xc->cause);
 	xc->cause = NULL;

@@ -25,6 +25,8 @@ struct xconn {
 	uint64_t retry_at;    /* clock_mono_ms of the next attempt */
 	unsigned backoff_ms;  /* the wait after the next failure */
 	unsigned long errors; /* protocol errors seen (BadWindow, ...) */
+	uint64_t serial;      /* connections made: what server-side state
+	                         (an SHM segment, a Damage) belongs to */
 };
 
 struct xconn *xconn_create(const char *name);

@@ -399,8 +399,15 @@ def xopen_cut():
             data = wait_check(sb, False, "no window manager", timeout=30)
             note("reason: %s" % data["reason"])
             expect_eq(proxy.cutting, proxy.cuts, "connections cut inside XOpenDisplay")
-            lost = sb.log().count("connection lost while opening the display")
-            expect_eq(lost, proxy.cuts, "connections lost inside XOpenDisplay, as logged")
+            # Nearly always every cut is seen inside XOpenDisplay; now and
+            # then one is seen just after it returned, as an ordinary lost
+            # connection. Either way berth-desktop must live on.
+            log = sb.log()
+            inside = log.count("connection lost while opening the display")
+            after = log.count("connection lost (closed by the server)")
+            note("cuts seen inside XOpenDisplay: %d, after it: %d" % (inside, after))
+            expect(inside >= 1, "no connection was lost inside XOpenDisplay")
+            expect(inside + after >= proxy.cuts, "cuts seen: %d inside and %d after, of %d" % (inside, after, proxy.cuts))
             no_exit_of(sb, "desktop")
     finally:
         if proxy is not None:

@@ -1,0 +1,1328 @@
+/* cli_desktop: berth screenshot, click, move, scroll, type, key, cursor,
+ * desktop info, windows and wait-change, each one request of a desktop.*
+ * op. Every argument is checked here before anything is sent, so that a
+ * typo never reaches the screen; a screenshot lands in its file whole. */
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "cli_desktop.h"
+#include "cli_print.h"
+#include "log.h"
+#include "xmalloc.h"
+
+#define CLI_DESKTOP_EXIT_OK 0
+#define CLI_DESKTOP_EXIT_FAILED 1
+#define CLI_DESKTOP_EXIT_USAGE 2
+
+/* The limits of the desktop ops (docs/protocol.md), checked here first
+ * so that a usage error says so before anything is sent. */
+#define CLI_DESKTOP_COORD_MAX 32767
+#define CLI_DESKTOP_SCALE_MIN 0.05
+#define CLI_DESKTOP_SCALE_MAX 4.0
+#define CLI_DESKTOP_QUALITY_MAX 100
+#define CLI_DESKTOP_BUTTON_MAX 9
+#define CLI_DESKTOP_SCROLL_MAX 100
+#define CLI_DESKTOP_TEXT_MAX 10000
+#define CLI_DESKTOP_DELAY_MAX 1000
+#define CLI_DESKTOP_ACTIONS_MAX 256
+#define CLI_DESKTOP_COMBO_MAX 255
+#define CLI_DESKTOP_WAIT_MAX_S 60
+#define CLI_DESKTOP_WAIT_DEFAULT_MS 10000
+/* What the answer to a type may take beyond --timeout, per character:
+ * each one is pressed, released and synced in turn. */
+#define CLI_DESKTOP_TYPE_MS 5
+/* Room for a hidden temp name beside the target: "." NAME ".XXXXXX". */
+#define CLI_DESKTOP_NAME_MAX 255
+#define CLI_DESKTOP_TEMP_SUFFIX ".XXXXXX"
+
+/* Option values, apart from every global option's. */
+enum {
+	CLI_DESKTOP_OPT_REGION = 256,
+	CLI_DESKTOP_OPT_SCALE,
+	CLI_DESKTOP_OPT_FORMAT,
+	CLI_DESKTOP_OPT_QUALITY,
+	CLI_DESKTOP_OPT_NO_CURSOR,
+	CLI_DESKTOP_OPT_BUTTON,
+	CLI_DESKTOP_OPT_DOUBLE,
+	CLI_DESKTOP_OPT_DX,
+	CLI_DESKTOP_OPT_DY,
+	CLI_DESKTOP_OPT_DELAY,
+	CLI_DESKTOP_OPT_TIMEOUT,
+};
+
+/* One command being parsed and run; usage is its synopsis after the
+ * name. */
+struct cli_desktop_cmd {
+	const struct cli_desktop_host *host;
+	const char *name;
+	const char *usage;
+	bool dashdash; /* past "--": every argument is a word */
+	int status;    /* set by getopt_cb with CLI_DESKTOP_STOP */
+	bool json;
+	int timeout_ms;
+};
+
+/* A rectangle of the screen, as --region gives it. */
+struct cli_desktop_rect {
+	bool set;
+	long x;
+	long y;
+	long width;
+	long height;
+};
+
+/* A screenshot's arguments; output points into argv (NULL: stdout). */
+struct cli_desktop_shot {
+	struct cli_desktop_rect region;
+	bool scale_set;
+	double scale;
+	const char *format; /* NULL until known */
+	long quality;       /* 0: the op's default */
+	bool cursor;
+	const char *output;
+};
+
+enum cli_desktop_kind {
+	CLI_DESKTOP_MOVE,
+	CLI_DESKTOP_CLICK,
+	CLI_DESKTOP_SCROLL,
+	CLI_DESKTOP_TYPE,
+	CLI_DESKTOP_KEY,
+};
+
+/* One action of desktop.input; text and combo point into argv or into
+ * the caller's buffer. */
+struct cli_desktop_action {
+	enum cli_desktop_kind kind;
+	bool at; /* x and y are given */
+	long x;
+	long y;
+	long button; /* 0: the op's default */
+	long count;  /* click: 1, or 2 for --double */
+	long dx;
+	long dy;
+	const char *text;
+	size_t len;
+	long delay_ms;
+	const char *combo;
+};
+
+/* desktop.input's actions, for the pack callback. */
+struct cli_desktop_input {
+	struct cli_desktop_action *actions;
+	size_t n;
+};
+
+/* desktop.wait_change's arguments. */
+struct cli_desktop_wait {
+	struct cli_desktop_rect region;
+	long timeout_ms;
+};
+
+/* Shows an answer's result; returns the exit status. */
+typedef int (*cli_desktop_show_cb)(
+    struct cli_desktop_cmd *cmd, const msgpack_object *result, void *ctx);
+
+static int cli_desktop_usage(struct cli_desktop_cmd *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static int
+cli_desktop_usage(struct cli_desktop_cmd *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	cli_print_vwarn(fmt, ap);
+	va_end(ap);
+	fprintf(stderr,
+	    "usage: berth [OPTIONS] %s%s%s\nTry 'berth --help' for more.\n",
+	    cmd->name, *cmd->usage != '\0' ? " " : "", cmd->usage);
+	return CLI_DESKTOP_EXIT_USAGE;
+}
+
+/* cli_desktop_next's answer for a word: an argument that is not an
+ * option, or any argument after "--". */
+#define CLI_DESKTOP_WORD (-3)
+
+/* The next argument: an option of opts or shorts (its value), a word
+ * (*wordp), -1 at the end, or CLI_DESKTOP_STOP. Options may come before,
+ * between and after the words. */
+static int
+cli_desktop_next(struct cli_desktop_cmd *cmd, int argc, char **argv,
+    const struct option *opts, const char *shorts, char **wordp)
+{
+	int before, c;
+
+	if (!cmd->dashdash) {
+		before = optind == 0 ? 1 : optind;
+		c = cmd->host->getopt_cb(
+		    cmd->host->cli, argc, argv, opts, shorts, &cmd->status);
+		if (c != -1)
+			return c;
+		/* getopt steps over "--" and stops: what follows is words. */
+		if (optind == before + 1 && strcmp(argv[before], "--") == 0)
+			cmd->dashdash = true;
+	}
+	if (optind >= argc)
+		return -1;
+	*wordp = argv[optind++];
+	return CLI_DESKTOP_WORD;
+}
+
+static int
+cli_desktop_ready(struct cli_desktop_cmd *cmd)
+{
+	return cmd->host->ready_cb(
+	    cmd->host->cli, &cmd->json, &cmd->timeout_ms);
+}
+
+/* ---- reading arguments ---- */
+
+/* A decimal integer in [lo, hi], all of s: 0, or -1. */
+static int
+cli_desktop_long(const char *s, long lo, long hi, long *out)
+{
+	const char *p = *s == '-' ? s + 1 : s;
+	char *end;
+	long v;
+
+	if (*p < '0' || *p > '9')
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* A decimal number, all of s ("0.5", "2", "1e-1"; no sign, no "nan" or
+ * "inf"): 0, or -1. */
+static int
+cli_desktop_double(const char *s, double *out)
+{
+	char *end;
+	double v;
+
+	if (*s != '.' && (*s < '0' || *s > '9'))
+		return -1;
+	if (strspn(s, "0123456789.eE+-") != strlen(s))
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || *end != '\0')
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* --region X,Y,W,H: four integers, a corner within X's coordinates and
+ * a size of at least one pixel. Whether it lies within the screen only
+ * the screen's server knows. */
+static int
+cli_desktop_region(
+    struct cli_desktop_cmd *cmd, const char *arg, struct cli_desktop_rect *r)
+{
+	long *fields[4] = {&r->x, &r->y, &r->width, &r->height};
+	char *copy = xstrdup(arg), *rest = copy, *field;
+	int n = 0, bad = 0;
+
+	while (!bad && (field = strsep(&rest, ",")) != NULL) {
+		bad = n == 4 ||
+		    cli_desktop_long(field, n < 2 ? 0 : 1,
+		        CLI_DESKTOP_COORD_MAX, fields[n]) != 0;
+		n++;
+	}
+	free(copy);
+	if (bad || n != 4)
+		return cli_desktop_usage(cmd,
+		    "--region wants X,Y,W,H: four integers, X and Y 0 or "
+		    "more, W and H 1 or more, each at most %d: %s",
+		    CLI_DESKTOP_COORD_MAX, arg);
+	r->set = true;
+	return CLI_DESKTOP_EXIT_OK;
+}
+
+/* The two words X Y of a point on the screen. */
+static int
+cli_desktop_point(struct cli_desktop_cmd *cmd, char **words, long *x, long *y)
+{
+	if (cli_desktop_long(words[0], 0, CLI_DESKTOP_COORD_MAX, x) != 0 ||
+	    cli_desktop_long(words[1], 0, CLI_DESKTOP_COORD_MAX, y) != 0)
+		return cli_desktop_usage(cmd,
+		    "X and Y are pixels, integers from 0 to %d: %s %s",
+		    CLI_DESKTOP_COORD_MAX, words[0], words[1]);
+	return CLI_DESKTOP_EXIT_OK;
+}
+
+/* --button: a name, or the number X gives the button. */
+static int
+cli_desktop_button(struct cli_desktop_cmd *cmd, const char *arg, long *out)
+{
+	static const struct {
+		const char *name;
+		long button;
+	} names[] = {
+	    {"left", 1},
+	    {"middle", 2},
+	    {"right", 3},
+	    {"back", 8},
+	    {"forward", 9},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (strcasecmp(arg, names[i].name) == 0) {
+			*out = names[i].button;
+			return CLI_DESKTOP_EXIT_OK;
+		}
+	if (cli_desktop_long(arg, 1, CLI_DESKTOP_BUTTON_MAX, out) != 0)
+		return cli_desktop_usage(cmd,
+		    "--button wants left, middle, right, back, forward or a "
+		    "number from 1 to %d: %s",
+		    CLI_DESKTOP_BUTTON_MAX, arg);
+	return CLI_DESKTOP_EXIT_OK;
+}
+
+/* The characters of UTF-8 text (as the op wants it: no overlong forms,
+ * no surrogates, nothing above U+10FFFF), or -1. */
+static long
+cli_desktop_utf8_count(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + len;
+	uint32_t cp, min;
+	long n = 0;
+	int more, i;
+
+	while (p < end) {
+		if (*p < 0x80) {
+			p++;
+			n++;
+			continue;
+		}
+		if ((*p & 0xe0) == 0xc0) {
+			cp = *p & 0x1f;
+			more = 1;
+			min = 0x80;
+		} else if ((*p & 0xf0) == 0xe0) {
+			cp = *p & 0x0f;
+			more = 2;
+			min = 0x800;
+		} else if ((*p & 0xf8) == 0xf0) {
+			cp = *p & 0x07;
+			more = 3;
+			min = 0x10000;
+		} else
+			return -1;
+		if (end - p <= more)
+			return -1;
+		for (i = 1; i <= more; i++) {
+			if ((p[i] & 0xc0) != 0x80)
+				return -1;
+			cp = cp << 6 | (p[i] & 0x3f);
+		}
+		if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return -1;
+		p += more + 1;
+		n++;
+	}
+	return n;
+}
+
+/* ---- one request ---- */
+
+/*
+ * Connects, sends op with args from pack, and shows the result with
+ * show. An error answer is printed as "CODE: MESSAGE" (exit 1). extra_ms
+ * is what the op itself may take beyond the time for an answer.
+ */
+static int
+cli_desktop_request(struct cli_desktop_cmd *cmd, const char *op,
+    cli_conn_pack_cb pack, void *ctx, int extra_ms, cli_desktop_show_cb show)
+{
+	const struct proto_msg *resp;
+	struct cli_conn *conn;
+	char *cause;
+	int status;
+
+	if ((status = cmd->host->open_cb(cmd->host->cli, &conn, &cause)) !=
+	    CLI_CONN_OK)
+		return cmd->host->fail_cb(status, cause);
+	status = cli_conn_call(
+	    conn, op, pack, ctx, cmd->timeout_ms + extra_ms, &resp, &cause);
+	if (status != CLI_CONN_OK) {
+		cli_conn_close(conn);
+		return cmd->host->fail_cb(status, cause);
+	}
+	if (resp->result->type != MSGPACK_OBJECT_MAP) {
+		cli_conn_close(conn);
+		return cmd->host->fail_cb(CLI_CONN_PROTOCOL,
+		    xasprintf("%s answered with no map", op));
+	}
+	status = show(cmd, resp->result, ctx);
+	fflush(stdout);
+	cli_conn_close(conn);
+	return status;
+}
+
+/* An integer of a result's map (positive or negative). */
+static bool
+cli_desktop_int(const msgpack_object *map, const char *key, int64_t *out)
+{
+	const msgpack_object *v = proto_map_get(map, key);
+
+	if (v == NULL)
+		return false;
+	if (v->type == MSGPACK_OBJECT_POSITIVE_INTEGER &&
+	    v->via.u64 <= INT64_MAX)
+		*out = (int64_t)v->via.u64;
+	else if (v->type == MSGPACK_OBJECT_NEGATIVE_INTEGER)
+		*out = v->via.i64;
+	else
+		return false;
+	return true;
+}
+
+/* "WxH+X+Y" of a map {x, y, width, height}; "?" where one is missing. */
+static char *
+cli_desktop_geometry(const msgpack_object *map)
+{
+	int64_t x, y, w, h;
+
+	if (map == NULL || !cli_desktop_int(map, "x", &x) ||
+	    !cli_desktop_int(map, "y", &y) ||
+	    !cli_desktop_int(map, "width", &w) ||
+	    !cli_desktop_int(map, "height", &h))
+		return xstrdup("?");
+	return xasprintf(
+	    "%" PRId64 "x%" PRId64 "%+" PRId64 "%+" PRId64, w, h, x, y);
+}
+
+/* A string of a result, safe on a terminal; fallback if absent. */
+static char *
+cli_desktop_text(
+    const msgpack_object *map, const char *key, const char *fallback)
+{
+	const msgpack_object *v = proto_map_get(map, key);
+	char *s;
+	size_t i;
+
+	if (v == NULL || v->type != MSGPACK_OBJECT_STR)
+		return xstrdup(fallback);
+	s = xstrndup(v->via.str.ptr, v->via.str.size);
+	for (i = 0; s[i] != '\0'; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			s[i] = '?';
+	return s;
+}
+
+static void
+cli_desktop_pack_rect(
+    msgpack_packer *pk, const char *key, const struct cli_desktop_rect *r)
+{
+	proto_pack_str(pk, key);
+	msgpack_pack_map(pk, 4);
+	proto_pack_kv_i64(pk, "x", r->x);
+	proto_pack_kv_i64(pk, "y", r->y);
+	proto_pack_kv_i64(pk, "width", r->width);
+	proto_pack_kv_i64(pk, "height", r->height);
+}
+
+/* ---- screenshot ---- */
+
+static void
+cli_desktop_pack_shot_cb(msgpack_packer *pk, void *ctx)
+{
+	struct cli_desktop_shot *s = ctx;
+
+	msgpack_pack_map(
+	    pk, 2 + s->region.set + s->scale_set + (s->quality != 0));
+	if (s->region.set)
+		cli_desktop_pack_rect(pk, "region", &s->region);
+	if (s->scale_set) {
+		proto_pack_str(pk, "scale");
+		msgpack_pack_double(pk, s->scale);
+	}
+	proto_pack_kv_str(pk, "format", s->format);
+	if (s->quality != 0)
+		proto_pack_kv_i64(pk, "quality", s->quality);
+	proto_pack_kv_bool(pk, "cursor", s->cursor);
+}
+
+/* Whether path ends in ".jpg" or ".jpeg", in any case. */
+static bool
+cli_desktop_is_jpeg(const char *path)
+{
+	const char *dot = strrchr(path, '.');
+
+	return dot != NULL && strchr(dot, '/') == NULL &&
+	    (strcasecmp(dot, ".jpg") == 0 || strcasecmp(dot, ".jpeg") == 0);
+}
+
+static int
+cli_desktop_write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+	ssize_t n;
+
+	while (len > 0) {
+		if ((n = write(fd, p, len)) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * Writes the image to path whole or not at all: into a hidden temp file
+ * beside it (so that the rename stays within one filesystem), synced,
+ * with the mode a new file gets, then renamed over it. A reader sees the
+ * old file or the new one, never part; a failure leaves nothing behind.
+ */
+static int
+cli_desktop_save(const char *path, const void *data, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+	const char *name = slash != NULL ? slash + 1 : path;
+	int keep =
+	    CLI_DESKTOP_NAME_MAX - 1 - (int)strlen(CLI_DESKTOP_TEMP_SUFFIX);
+	char *temp;
+	mode_t mask;
+	int fd, saved;
+
+	temp = xasprintf("%.*s.%.*s" CLI_DESKTOP_TEMP_SUFFIX,
+	    slash != NULL ? (int)(name - path) : 0, path, keep, name);
+	if ((fd = mkostemp(temp, O_CLOEXEC)) == -1) {
+		cli_print_warn("cannot write %s: %s", path, strerror(errno));
+		free(temp);
+		return CLI_DESKTOP_EXIT_FAILED;
+	}
+	mask = umask(0);
+	umask(mask);
+	if (cli_desktop_write_all(fd, data, len) != 0 ||
+	    fchmod(fd, 0666 & ~mask) != 0 || fsync(fd) != 0) {
+		saved = errno;
+		close(fd);
+		unlink(temp);
+		cli_print_warn("cannot write %s: %s", path, strerror(saved));
+		free(temp);
+		return CLI_DESKTOP_EXIT_FAILED;
+	}
+	if (close(fd) != 0 || rename(temp, path) != 0) {
+		saved = errno;
+		unlink(temp);
+		cli_print_warn("cannot write %s: %s", path, strerror(saved));
+		free(temp);
+		return CLI_DESKTOP_EXIT_FAILED;
+	}
+	free(temp);
+	return CLI_DESKTOP_EXIT_OK;
+}
+
+/* The result as JSON with the image left out and the file it went to
+ * put in. */
+static void
+cli_desktop_shot_json(const msgpack_object *result, const char *file)
+{
+	const msgpack_object_map *m = &result->via.map;
+	msgpack_object_kv *kv = xcalloc(m->size + 1, sizeof *kv);
+	msgpack_object out;
+	uint32_t i, n = 0;
+
+	for (i = 0; i < m->size; i++)
+		if (m->ptr[i].key.type != MSGPACK_OBJECT_STR ||
+		    m->ptr[i].key.via.str.size != 4 ||
+		    memcmp(m->ptr[i].key.via.str.ptr, "data", 4) != 0)
+			kv[n++] = m->ptr[i];
+	kv[n].key.type = MSGPACK_OBJECT_STR;
+	kv[n].key.via.str.ptr = "file";
+	kv[n].key.via.str.size = 4;
+	kv[n].val.type = MSGPACK_OBJECT_STR;
+	kv[n].val.via.str.ptr = file;
+	kv[n].val.via.str.size = (uint32_t)strlen(file);
+	out.type = MSGPACK_OBJECT_MAP;
+	out.via.map.size = n + 1;
+	out.via.map.ptr = kv;
+	cli_print_json(&out);
+	free(kv);
+}
+
+static int
+cli_desktop_shot_show(
+    struct cli_desktop_cmd *cmd, const msgpack_object *result, void *ctx)
+{
+	struct cli_desktop_shot *s = ctx;
+	const msgpack_object *data = proto_map_get(result, "data");
+	int64_t w = 0, h = 0;
+	int status;
+
+	if (data == NULL || data->type != MSGPACK_OBJECT_BIN)
+		return cmd->host->fail_cb(CLI_CONN_PROTOCOL,
+		    xstrdup("desktop.screenshot answered without the image"));
+	if (s->output == NULL) {
+		if (cli_desktop_write_all(STDOUT_FILENO, data->via.bin.ptr,
+		        data->via.bin.size) != 0) {
+			cli_print_warn("cannot write the image to stdout: %s",
+			    strerror(errno));
+			return CLI_DESKTOP_EXIT_FAILED;
+		}
+		return CLI_DESKTOP_EXIT_OK;
+	}
+	status =
+	    cli_desktop_save(s->output, data->via.bin.ptr, data->via.bin.size);
+	if (status != CLI_DESKTOP_EXIT_OK)
+		return status;
+	if (cmd->json) {
+		cli_desktop_shot_json(result, s->output);
+		return CLI_DESKTOP_EXIT_OK;
+	}
+	cli_desktop_int(result, "width", &w);
+	cli_desktop_int(result, "height", &h);
+	printf("%s: %" PRId64 "x%" PRId64 " %s, %" PRIu32 " bytes\n", s->output,
+	    w, h, s->format, data->via.bin.size);
+	return CLI_DESKTOP_EXIT_OK;
+}
+
+/* Reads the options of screenshot into s. */
+static int
+cli_desktop_shot_args(struct cli_desktop_cmd *cmd, int argc, char **argv,
+    struct cli_desktop_shot *s)
+{
+	static const struct option opts[] = {
+	    {"output", required_argument, NULL, 'o'},
+	    {"region", required_argument, NULL, CLI_DESKTOP_OPT_REGION},
+	    {"scale", required_argument, NULL, CLI_DESKTOP_OPT_SCALE},
+	    {"format", required_argument, NULL, CLI_DESKTOP_OPT_FORMAT},
+	    {"quality", required_argument, NULL, CLI_DESKTOP_OPT_QUALITY},
+	    {"no-cursor", no_argument, NULL, CLI_DESKTOP_OPT_NO_CURSOR},
+	    {NULL, 0, NULL, 0},
+	};
+	char *word;
+	int c, status = CLI_DESKTOP_EXIT_OK;
+
+	while (status == CLI_DESKTOP_EXIT_OK &&
+	    (c = cli_desktop_next(cmd, argc, argv, opts, "o:", &word)) != -1) {
+		switch (c) {
+		case CLI_DESKTOP_STOP: return cmd->status;
+		case CLI_DESKTOP_WORD:
+			return cli_desktop_usage(
+			    cmd, "screenshot takes no words: %s", word);
+		case 'o':
+			if (*optarg == '\0')
+				return cli_desktop_usage(cmd, "an empty -o");
+			s->output = strcmp(optarg, "-") == 0 ? NULL : optarg;
+			break;
+		case CLI_DESKTOP_OPT_REGION:
+			status = cli_desktop_region(cmd, optarg, &s->region);
+			break;
+		case CLI_DESKTOP_OPT_SCALE:
+			if (cli_desktop_double(optarg, &s->scale) != 0 ||
+			    s->scale < CLI_DESKTOP_SCALE_MIN ||
+			    s->scale > CLI_DESKTOP_SCALE_MAX)
+				return cli_desktop_usage(cmd,
+				    "--scale wants a number from %g to %g: %s",
+				    CLI_DESKTOP_SCALE_MIN,
+				    CLI_DESKTOP_SCALE_MAX, optarg);
+			s->scale_set = true;
+			break;
+		case CLI_DESKTOP_OPT_FORMAT:
+			if (strcmp(optarg, "png") == 0)
+				s->format = "png";
+			else if (strcmp(optarg, "jpeg") == 0 ||
+			    strcmp(optarg, "jpg") == 0)
+				s->format = "jpeg";
+			else
+				return cli_desktop_usage(cmd,
+				    "--format wants png or jpeg: %s", optarg);
+			break;
+		case CLI_DESKTOP_OPT_QUALITY:
+			if (cli_desktop_long(optarg, 1, CLI_DESKTOP_QUALITY_MAX,
+			        &s->quality) != 0)
+				return cli_desktop_usage(cmd,
+				    "--quality wants an integer from 1 to "
+				    "%d: %s",
+				    CLI_DESKTOP_QUALITY_MAX, optarg);
+			break;
+		case CLI_DESKTOP_OPT_NO_CURSOR: s->cursor = false; break;
+		}
+	}
+	return status;
+}
+
+static int
+cli_desktop_screenshot(struct cli_desktop_cmd *cmd, int argc, char **argv)
+{
+	struct cli_desktop_shot s = {.cursor = true};
+	int status;
+
+	if ((status = cli_desktop_shot_args(cmd, argc, argv, &s)) != 0 ||
+	    (status = cli_desktop_ready(cmd)) != 0)
+		return status;
+	if (s.format == NULL)
+		s.format = s.output != NULL && cli_desktop_is_jpeg(s.output)
+		    ? "jpeg"
+		    : "png";
+	if (s.quality != 0 && strcmp(s.format, "jpeg") != 0)
+		return cli_desktop_usage(cmd,
+		    "--quality is for JPEG (--format jpeg, or a .jpg file)");
+	if (s.output == NULL && cmd->json)
+		return cli_desktop_usage(cmd,
+		    "--json prints the result on stdout: give -o FILE for "
+		    "the image");
+	if (s.output == NULL && isatty(STDOUT_FILENO))
+		return cli_desktop_usage(cmd,
+		    "stdout is a terminal: give -o FILE, or send stdout to a "
+		    "file or a pipe");
+	return cli_desktop_request(cmd, "desktop.screenshot",
+	    cli_desktop_pack_shot_cb, &s, 0, cli_desktop_shot_show);
+}
+
+/* ---- input: click, move, scroll, type, key ---- */
+
+/* One action; x and y, when given, come last. */
+static void
+cli_desktop_pack_action(msgpack_packer *pk, const struct cli_desktop_action *a)
+{
+	switch (a->kind) {
+	case CLI_DESKTOP_MOVE:
+		msgpack_pack_map(pk, 1 + 2 * a->at);
+		proto_pack_kv_str(pk, "type", "move");
+		break;
+	case CLI_DESKTOP_CLICK:
+		msgpack_pack_map(pk, 3 + 2 * a->at);
+		proto_pack_kv_str(pk, "type", "click");
+		proto_pack_kv_i64(pk, "button", a->button);
+		proto_pack_kv_i64(pk, "count", a->count);
+		break;
+	case CLI_DESKTOP_SCROLL:
+		msgpack_pack_map(pk, 3 + 2 * a->at);
+		proto_pack_kv_str(pk, "type", "scroll");
+		proto_pack_kv_i64(pk, "dx", a->dx);
+		proto_pack_kv_i64(pk, "dy", a->dy);
+		break;
+	case CLI_DESKTOP_TYPE:
+		msgpack_pack_map(pk, 3);
+		proto_pack_kv_str(pk, "type", "type");
+		proto_pack_str(pk, "text");
+		msgpack_pack_str_with_body(pk, a->text, a->len);
+		proto_pack_kv_i64(pk, "delay_ms", a->delay_ms);
+		break;
+	case CLI_DESKTOP_KEY:
+		msgpack_pack_map(pk, 2);
+		proto_pack_kv_str(pk, "type", "key");
+		proto_pack_kv_str(pk, "combo", a->combo);
+		break;
+	}
+	if (a->at) {
+		proto_pack_kv_i64(pk, "x", a->x);
+		proto_pack_kv_i64(pk, "y", a->y);
+	}
+}
+
+static void
+cli_desktop_pack_input_cb(msgpack_packer *pk, void *ctx)
+{
+	struct cli_desktop_input *in = ctx;
+	size_t i;
+
+	msgpack_pack_map(pk, 1);
+	proto_pack_str(pk, "actions");
+	msgpack_pack_array(pk, in->n);
+	for (i = 0; i < in->n; i++)
+		cli_desktop_pack_action(pk, &in->actions[i]);
+}
+
+static int
+cli_desktop_input_show(
+    struct cli_desktop_cmd *cmd, const msgpack_object *result, void *ctx)
+{
+	(void)ctx;
+	if (cmd->json)
+		cli_print_json(result);
+	return CLI_DESKTOP_EXIT_OK;
+}
+
+/* Sends the actions as one desktop.input, which checks them all before
+ * it performs any. */
+static int
+cli_desktop_input(struct cli_desktop_cmd *cmd,
+    struct cli_desktop_action *actions, size_t n, int extra_ms)
+{
+	struct cli_desktop_input in = {.actions = actions, .n = n};
+
+	return cli_desktop_request(cmd, "desktop.input",
+	    cli_desktop_pack_input_cb, &in, extra_ms, cli_desktop_input_show);
+}
+
+/* An option of click or scroll, into a. */
+static int
+cli_desktop_action_opt(
+    struct cli_desktop_cmd *cmd, int c, struct cli_desktop_action *a)
+{
+	long *d = c == CLI_DESKTOP_OPT_DX ? &a->dx : &a->dy;
+
+	switch (c) {
+	case CLI_DESKTOP_OPT_BUTTON:
+		return cli_desktop_button(cmd, optarg, &a->button);
+	case CLI_DESKTOP_OPT_DOUBLE: a->count = 2; break;
+	case CLI_DESKTOP_OPT_DX:
+	case CLI_DESKTOP_OPT_DY:
+		if (cli_desktop_long(optarg, -CLI_DESKTOP_SCROLL_MAX,
+		        CLI_DESKTOP_SCROLL_MAX, d) != 0)
+			return cli_desktop_usage(cmd,
+			    "--%s wants clicks of the wheel, an integer from "
+			    "-%d to %d: %s",
+			    c == CLI_DESKTOP_OPT_DX ? "dx" : "dy",
+			    CLI_DESKTOP_SCROLL_MAX, CLI_DESKTOP_SCROLL_MAX,
+			    optarg);
+		break;
+	}
+	return CLI_DESKTOP_EXIT_OK;
+}
+
+/* Reads the options of opts and up to two words (X Y): at says whether
+ * both were given. Any other number of words is a usage error, and so is
+ * none when need is set. */
+static int
+cli_desktop_xy_args(struct cli_desktop_cmd *cmd, int argc, char **argv,
+    const struct option *opts, bool need, struct cli_desktop_action *a)
+{
+	char *words[2], *word;
+	int c, n = 0, status;
+
+	while ((c = cli_desktop_next(cmd, argc, argv, opts, "", &word)) != -1) {
+		if (c == CLI_DESKTOP_STOP)
+			return cmd->status;
+		if (c != CLI_DESKTOP_WORD) {
+			if ((status = cli_desktop_action_opt(cmd, c, a)) != 0)
+				return status;
+			continue;
+		}
+		if (n == 2)
+			return cli_desktop_usage(
+			    cmd, "too many arguments: %s", word);
+		words[n++] = word;
+	}
+	if (n == 1 || (need && n == 0))
+		return cli_desktop_usage(cmd, "%s wants X and Y", cmd->name);
+	if (n == 2) {
+		if ((status = cli_desktop_point(cmd, words, &a->x, &a->y)) != 0)
+			return status;
+		a->at = true;
+	}
+	return cli_desktop_ready(cmd);
+}
+
+static int
+cli_desktop_click(struct cli_desktop_cmd *cmd, int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"button", required_argument, NULL, CLI_DESKTOP_OPT_BUTTON},
+	    {"double", no_argument, NULL, CLI_DESKTOP_OPT_DOUBLE},
+	    {NULL, 0, NULL, 0},
+	};
+	struct cli_desktop_action a = {
+	    .kind = CLI_DESKTOP_CLICK, .button = 1, .count = 1};
+	int status;
+
+	if ((status = cli_desktop_xy_args(cmd, argc, argv, opts, false, &a)) !=
+	    0)
+		return status;
+	return cli_desktop_input(cmd, &a, 1, 0);
+}
+
+static int
+cli_desktop_move(struct cli_desktop_cmd *cmd, int argc, char **argv)
+{
+	struct cli_desktop_action a = {.kind = CLI_DESKTOP_MOVE};
+	int status;
+
+	if ((status = cli_desktop_xy_args(cmd, argc, argv, NULL, true, &a)) !=
+	    0)
+		return status;
+	return cli_desktop_input(cmd, &a, 1, 0);
+}
+
+static int
+cli_desktop_scroll(struct cli_desktop_cmd *cmd, int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"dx", required_argument, NULL, CLI_DESKTOP_OPT_DX},
+	    {"dy", required_argument, NULL, CLI_DESKTOP_OPT_DY},
+	    {NULL, 0, NULL, 0},
+	};
+	struct cli_desktop_action a = {.kind = CLI_DESKTOP_SCROLL};
+	int status;
+
+	if ((status = cli_desktop_xy_args(cmd, argc, argv, opts, false, &a)) !=
+	    0)
+		return status;
+	if (a.dx == 0 && a.dy == 0)
+		return cli_desktop_usage(cmd,
+		    "scroll wants --dy N (down, or up when negative) or "
+		    "--dx N (right, or left)");
+	return cli_desktop_input(cmd, &a, 1, 0);
+}
+
+/* All of stdin, at most max bytes: 0, or -1 with errno (E2BIG: more). */
+static int
+cli_desktop_slurp(char **bufp, size_t *lenp, size_t max)
+{
+	char *buf = xmalloc(max + 1);
+	size_t len = 0;
+	ssize_t n;
+
+	for (;;) {
+		n = read(STDIN_FILENO, buf + len, max + 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			free(buf);
+			return -1;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len > max) {
+			free(buf);
+			errno = E2BIG;
+			return -1;
+		}
+	}
+	*bufp = buf;
+	*lenp = len;
+	return 0;
+}
+
+/* The text to type, and its characters: the word, or stdin for "-"
+ * (*owned is then the buffer to free). */
+static int
+cli_desktop_text_of(struct cli_desktop_cmd *cmd, const char *word,
+    struct cli_desktop_action *a, char **owned, long *charsp)
+{
+	long chars;
+
+	*owned = NULL;
+	if (strcmp(word, "-") != 0) {
+		a->text = word;
+		a->len = strlen(word);
+	} else if (cli_desktop_slurp(
+	               owned, &a->len, CLI_DESKTOP_TEXT_MAX * 4) != 0) {
+		if (errno != E2BIG) {
+			cli_print_warn(
+			    "cannot read stdin: %s", strerror(errno));
+			return CLI_DESKTOP_EXIT_FAILED;
+		}
+		return cli_desktop_usage(cmd,
+		    "type takes at most %d characters", CLI_DESKTOP_TEXT_MAX);
+	} else
+		a->text = *owned;
+	if ((chars = cli_desktop_utf8_count(a->text, a->len)) < 0)
+		return cli_desktop_usage(cmd, "the text is not valid UTF-8");
+	if (chars > CLI_DESKTOP_TEXT_MAX)
+		return cli_desktop_usage(cmd,
+		    "type takes at most %d characters (this is %ld)",
+		    CLI_DESKTOP_TEXT_MAX, chars);
+	if (chars == 0 && *owned == NULL)
+		return cli_desktop_usage(cmd, "nothing to type");
+	*charsp = chars;
+	return CLI_DESKTOP_EXIT_OK;
+}
+
+static int
+cli_desktop_type(struct cli_desktop_cmd *cmd, int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"delay", required_argument, NULL, CLI_DESKTOP_OPT_DELAY},
+	    {NULL, 0, NULL, 0},
+	};
+	struct cli_desktop_action a = {.kind = CLI_DESKTOP_TYPE};
+	char *word, *text = NULL, *owned = NULL;
+	long chars;
+	int c, status;
+
+	while ((c = cli_desktop_next(cmd, argc, argv, opts, "", &word)) != -1) {
+		if (c == CLI_DESKTOP_STOP)
+			return cmd->status;
+		if (c == CLI_DESKTOP_OPT_DELAY) {
+			if (cli_desktop_long(optarg, 0, CLI_DESKTOP_DELAY_MAX,
+			        &a.delay_ms) != 0)
+				return cli_desktop_usage(cmd,
+				    "--delay wants milliseconds between keys, "
+				    "from 0 to %d: %s",
+				    CLI_DESKTOP_DELAY_MAX, optarg);
+		} else if (text != NULL)
+			return cli_desktop_usage(
+			    cmd, "type takes one TEXT (quote it): %s", word);
+		else
+			text = word;
+	}
+	if (text == NULL)
+		return cli_desktop_usage(
+		    cmd, "type wants TEXT, or - for stdin");
+	if ((status = cli_desktop_ready(cmd)) != 0)
+		return status;
+	if ((status = cli_desktop_text_of(cmd, text, &a, &owned, &chars)) !=
+	    0) {
+		free(owned);
+		return status;
+	}
+	/* Empty stdin: there is nothing to do, and that is no error. */
+	status = chars == 0
+	    ? CLI_DESKTOP_EXIT_OK
+	    : cli_desktop_input(cmd, &a, 1,
+	          (int)(chars * (CLI_DESKTOP_TYPE_MS + a.delay_ms)));
+	free(owned);
+	return status;
+}
+
+static int
+cli_desktop_key(struct cli_desktop_cmd *cmd, int argc, char **argv)
+{
+	struct cli_desktop_action *a;
+	char *word;
+	size_t n = 0;
+	int c, status = CLI_DESKTOP_EXIT_OK;
+
+	a = xcalloc(CLI_DESKTOP_ACTIONS_MAX, sizeof *a);
+	while (status == CLI_DESKTOP_EXIT_OK &&
+	    (c = cli_desktop_next(cmd, argc, argv, NULL, "", &word)) != -1) {
+		if (c == CLI_DESKTOP_STOP)
+			status = cmd->status;
+		else if (*word == '\0' || strlen(word) > CLI_DESKTOP_COMBO_MAX)
+			status = cli_desktop_usage(cmd,
+			    "a key is a name like Return, a or ctrl+shift+t, "
+			    "at most %d bytes: '%.64s'",
+			    CLI_DESKTOP_COMBO_MAX, word);
+		else if (n == CLI_DESKTOP_ACTIONS_MAX)
+			status = cli_desktop_usage(cmd,
+			    "at most %d keys at once", CLI_DESKTOP_ACTIONS_MAX);
+		else {
+			a[n].kind = CLI_DESKTOP_KEY;
+			a[n++].combo = word;
+		}
+	}
+	if (status == CLI_DESKTOP_EXIT_OK && n == 0)
+		status = cli_desktop_usage(
+		    cmd, "key wants a key, like Return or ctrl+l");
+	if (status == CLI_DESKTOP_EXIT_OK)
+		status = cli_desktop_ready(cmd);
+	if (status == CLI_DESKTOP_EXIT_OK)
+		status = cli_desktop_input(cmd, a, n, 0);
+	free(a);
+	return status;
+}
+
+/* ---- cursor, desktop info, windows ---- */
+
+/* Takes the command's arguments when it has no options or words of its
+ * own. */
+static int
+cli_desktop_no_args(struct cli_desktop_cmd *cmd, int argc, char **argv)
+{
+	char *word;
+	int c;
+
+	c = cli_desktop_next(cmd, argc, argv, NULL, "", &word);
+	if (c == CLI_DESKTOP_STOP)
+		return cmd->status;
+	if (c == CLI_DESKTOP_WORD)
+		return cli_desktop_usage(
+		    cmd, "%s takes no arguments: %s", cmd->name, word);
+	return cli_desktop_ready(cmd);
+}
+
+static int
+cli_desktop_cursor_show(
+    struct cli_desktop_cmd *cmd, const msgpack_object *result, void *ctx)
+{
+	int64_t x, y;
+
+	(void)ctx;
+	if (cmd->json) {
+		cli_print_json(result);
+		return CLI_DESKTOP_EXIT_OK;
+	}
+	if (!cli_desktop_int(result, "x", &x) ||
+	    !cli_desktop_int(result, "y", &y))
+		return cmd->host->fail_cb(CLI_CONN_PROTOCOL,
+		    xstrdup("desktop.cursor answered without x and y"));
+	printf("%" PRId64 " %" PRId64 "\n", x, y);
+	return CLI_DESKTOP_EXIT_OK;
+}
+
+static int
+cli_desktop_cursor(struct cli_desktop_cmd *cmd, int argc, char **argv)
+{
+	int status;
+
+	if ((status = cli_desktop_no_args(cmd, argc, argv)) != 0)
+		return status;
+	return cli_desktop_request(
+	    cmd, "desktop.cursor", NULL, NULL, 0, cli_desktop_cursor_show);
+}
+
+static int
+cli_desktop_info_show(
+    struct cli_desktop_cmd *cmd, const msgpack_object *result, void *ctx)
+{
+	const msgpack_object *screens = proto_map_get(result, "screens");
+	int64_t w = 0, h = 0, depth = 0;
+	bool shm = false;
+	char *display, *geo;
+	uint32_t i;
+
+	(void)ctx;
+	if (cmd->json) {
+		cli_print_json(result);
+		return CLI_DESKTOP_EXIT_OK;
+	}
+	display = cli_desktop_text(result, "display", "?");
+	cli_desktop_int(result, "width", &w);
+	cli_desktop_int(result, "height", &h);
+	cli_desktop_int(result, "depth", &depth);
+	proto_arg_bool(result, "shm", &shm);
+	printf("display %s\n", display);
+	printf("size    %" PRId64 "x%" PRId64 ", depth %" PRId64 "\n", w, h,
+	    depth);
+	for (i = 0; screens != NULL && screens->type == MSGPACK_OBJECT_ARRAY &&
+	     i < screens->via.array.size;
+	     i++) {
+		geo = cli_desktop_geometry(&screens->via.array.ptr[i]);
+		printf("screen  %s\n", geo);
+		free(geo);
+	}
+	printf("shm     %s\n", shm ? "yes" : "no");
+	free(display);
+	return CLI_DESKTOP_EXIT_OK;
+}
+
+static int
+cli_desktop_desktop(struct cli_desktop_cmd *cmd, int argc, char **argv)
+{
+	char *word = NULL;
+	int c, status;
+
+	c = cli_desktop_next(cmd, argc, argv, NULL, "", &word);
+	if (c == CLI_DESKTOP_STOP)
+		return cmd->status;
+	if (c != CLI_DESKTOP_WORD || strcmp(word, "info") != 0)
+		return cli_desktop_usage(cmd, "desktop wants info");
+	if ((status = cli_desktop_no_args(cmd, argc, argv)) != 0)
+		return status;
+	return cli_desktop_request(
+	    cmd, "desktop.info", NULL, NULL, 0, cli_desktop_info_show);
+}
+
+/* The columns of berth windows: id, geometry, active mark and class,
+ * padded; the title last, as it is. */
+#define CLI_DESKTOP_WCOLS 4
+
+static void
+cli_desktop_windows_row(
+    const int *width, const char *const *cells, const char *title)
+{
+	int i;
+
+	for (i = 0; i < CLI_DESKTOP_WCOLS; i++)
+		printf("%-*s  ", width[i], cells[i]);
+	printf("%s\n", title);
+}
+
+static int
+cli_desktop_windows_show(
+    struct cli_desktop_cmd *cmd, const msgpack_object *result, void *ctx)
+{
+	static const char *const head[CLI_DESKTOP_WCOLS] = {
+	    "ID", "GEOMETRY", "ACTIVE", "CLASS"};
+	const msgpack_object *list = proto_map_get(result, "windows"), *win;
+	int width[CLI_DESKTOP_WCOLS];
+	char **cells, **row, *title;
+	bool active;
+	int64_t id;
+	uint32_t i, n;
+	int j;
+
+	(void)ctx;
+	if (cmd->json) {
+		cli_print_json(result);
+		return CLI_DESKTOP_EXIT_OK;
+	}
+	if (list == NULL || list->type != MSGPACK_OBJECT_ARRAY)
+		return cmd->host->fail_cb(CLI_CONN_PROTOCOL,
+		    xstrdup("desktop.windows answered without windows"));
+	if ((n = list->via.array.size) == 0) {
+		printf("no windows\n");
+		return CLI_DESKTOP_EXIT_OK;
+	}
+	cells = xcalloc((size_t)n * CLI_DESKTOP_WCOLS, sizeof *cells);
+	for (j = 0; j < CLI_DESKTOP_WCOLS; j++)
+		width[j] = (int)strlen(head[j]);
+	for (i = 0; i < n; i++) {
+		win = &list->via.array.ptr[i];
+		row = &cells[i * CLI_DESKTOP_WCOLS];
+		id = 0;
+		active = false;
+		cli_desktop_int(win, "id", &id);
+		proto_arg_bool(win, "active", &active);
+		row[0] = xasprintf("0x%08" PRIx64, (uint64_t)id);
+		row[1] = cli_desktop_geometry(win);
+		row[2] = xstrdup(active ? "*" : "-");
+		row[3] = cli_desktop_text(win, "class", "-");
+		for (j = 0; j < CLI_DESKTOP_WCOLS; j++)
+			if ((int)strlen(row[j]) > width[j])
+				width[j] = (int)strlen(row[j]);
+	}
+	cli_desktop_windows_row(width, head, "TITLE");
+	for (i = 0; i < n; i++) {
+		row = &cells[i * CLI_DESKTOP_WCOLS];
+		title = cli_desktop_text(&list->via.array.ptr[i], "title", "");
+		cli_desktop_windows_row(width, (const char *const *)row, title);
+		free(title);
+		for (j = 0; j < CLI_DESKTOP_WCOLS; j++)
+			free(row[j]);
+	}
+	free(cells);
+	return CLI_DESKTOP_EXIT_OK;
+}
+
+static int
+cli_desktop_windows(struct cli_desktop_cmd *cmd, int argc, char **argv)
+{
+	int status;
+
+	if ((status = cli_desktop_no_args(cmd, argc, argv)) != 0)
+		return status;
+	return cli_desktop_request(
+	    cmd, "desktop.windows", NULL, NULL, 0, cli_desktop_windows_show);
+}
+
+/* ---- wait-change ---- */
+
+static void
+cli_desktop_pack_wait_cb(msgpack_packer *pk, void *ctx)
+{
+	struct cli_desktop_wait *w = ctx;
+
+	msgpack_pack_map(pk, 1 + w->region.set);
+	if (w->region.set)
+		cli_desktop_pack_rect(pk, "region", &w->region);
+	proto_pack_kv_i64(pk, "timeout_ms", w->timeout_ms);
+}
+
+static int
+cli_desktop_wait_show(
+    struct cli_desktop_cmd *cmd, const msgpack_object *result, void *ctx)
+{
+	struct cli_desktop_wait *w = ctx;
+	int64_t waited = 0;
+	bool changed = false;
+	char *area;
+
+	if (proto_arg_bool(result, "changed", &changed) != 1)
+		return cmd->host->fail_cb(CLI_CONN_PROTOCOL,
+		    xstrdup("desktop.wait_change answered without changed"));
+	cli_desktop_int(result, "waited_ms", &waited);
+	if (cmd->json)
+		cli_print_json(result);
+	else if (changed) {
+		area = cli_desktop_geometry(proto_map_get(result, "area"));
+		printf("changed: %s after %" PRId64 " ms\n", area, waited);
+		free(area);
+	} else
+		printf("no change within %g s\n", (double)w->timeout_ms / 1000);
+	return changed ? CLI_DESKTOP_EXIT_OK : CLI_DESKTOP_EXIT_FAILED;
+}
+
+static int
+cli_desktop_wait_change(struct cli_desktop_cmd *cmd, int argc, char **argv)
+{
+	/* --timeout is the wait's: it shadows the global one (the time for
+	 * an answer), which comes before the command's name. */
+	static const struct option opts[] = {
+	    {"region", required_argument, NULL, CLI_DESKTOP_OPT_REGION},
+	    {"timeout", required_argument, NULL, CLI_DESKTOP_OPT_TIMEOUT},
+	    {NULL, 0, NULL, 0},
+	};
+	struct cli_desktop_wait w = {.timeout_ms = CLI_DESKTOP_WAIT_DEFAULT_MS};
+	double s;
+	char *word;
+	int c, status;
+
+	while ((c = cli_desktop_next(cmd, argc, argv, opts, "", &word)) != -1) {
+		switch (c) {
+		case CLI_DESKTOP_STOP: return cmd->status;
+		case CLI_DESKTOP_WORD:
+			return cli_desktop_usage(
+			    cmd, "wait-change takes no words: %s", word);
+		case CLI_DESKTOP_OPT_REGION:
+			if ((status = cli_desktop_region(
+			         cmd, optarg, &w.region)) != 0)
+				return status;
+			break;
+		case CLI_DESKTOP_OPT_TIMEOUT:
+			if (cli_desktop_double(optarg, &s) != 0 || !(s > 0) ||
+			    s > CLI_DESKTOP_WAIT_MAX_S)
+				return cli_desktop_usage(cmd,
+				    "--timeout wants seconds, more than 0 and "
+				    "at most %d: %s",
+				    CLI_DESKTOP_WAIT_MAX_S, optarg);
+			w.timeout_ms = (long)(s * 1000 + 0.5);
+			if (w.timeout_ms == 0)
+				w.timeout_ms = 1;
+			break;
+		}
+	}
+	if ((status = cli_desktop_ready(cmd)) != 0)
+		return status;
+	return cli_desktop_request(cmd, "desktop.wait_change",
+	    cli_desktop_pack_wait_cb, &w, (int)w.timeout_ms,
+	    cli_desktop_wait_show);
+}
+
+/* ---- the commands ---- */
+
+static const struct {
+	const char *name;
+	const char *usage;
+	int (*run)(struct cli_desktop_cmd *, int, char **);
+} cli_desktop_cmds[] = {
+    {"screenshot", CLI_DESKTOP_SCREENSHOT_ARGS, cli_desktop_screenshot},
+    {"click", CLI_DESKTOP_CLICK_ARGS, cli_desktop_click},
+    {"move", CLI_DESKTOP_MOVE_ARGS, cli_desktop_move},
+    {"scroll", CLI_DESKTOP_SCROLL_ARGS, cli_desktop_scroll},
+    {"type", CLI_DESKTOP_TYPE_ARGS, cli_desktop_type},
+    {"key", CLI_DESKTOP_KEY_ARGS, cli_desktop_key},
+    {"cursor", CLI_DESKTOP_CURSOR_ARGS, cli_desktop_cursor},
+    {"desktop", CLI_DESKTOP_DESKTOP_ARGS, cli_desktop_desktop},
+    {"windows", CLI_DESKTOP_WINDOWS_ARGS, cli_desktop_windows},
+    {"wait-change", CLI_DESKTOP_WAIT_CHANGE_ARGS, cli_desktop_wait_change},
+};
+
+int
+cli_desktop_run(const struct cli_desktop_host *host, int argc, char **argv)
+{
+	struct cli_desktop_cmd cmd = {.host = host, .name = argv[0]};
+	size_t i;
+
+	for (i = 0; i < sizeof cli_desktop_cmds / sizeof cli_desktop_cmds[0];
+	     i++)
+		if (strcmp(argv[0], cli_desktop_cmds[i].name) == 0) {
+			cmd.usage = cli_desktop_cmds[i].usage;
+			return cli_desktop_cmds[i].run(&cmd, argc, argv);
+		}
+	log_fatal("no desktop command %s", argv[0]);
+}

@@ -1,0 +1,540 @@
+"""The berth commands for computer use against a real X server (Xvfb)
+with berth-desktop run by berthd, on both transports: screenshots as PNG
+and JPEG files of the right size and content, written whole, to stdout
+when it is a pipe and never to a terminal; click, move, scroll, type and
+key reaching the display (the pointer as X reports it, and the events an
+X client receives); cursor, desktop info and windows; wait-change's exit
+statuses; strict usage errors; and "unavailable" without berth-desktop."""
+
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import threading
+import time
+import zlib
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import (  # noqa: E402
+    BUILDDIR,
+    CLI,
+    X11_DIR,
+    Sandbox,
+    Spawned,
+    TestFailure,
+    case,
+    expect,
+    expect_eq,
+    expect_in,
+    free_display,
+    note,
+    run,
+    run_program,
+    scratch,
+    wait_for,
+)
+
+DESKTOP = os.path.join(BUILDDIR, "berth-desktop")
+XEVLOG = os.path.join(BUILDDIR, "tests", "x11", "xevlog")
+TRANSPORTS = ("unix", "ws")
+WIDTH, HEIGHT = 800, 600
+
+
+def conn_args(sb, transport):
+    if transport == "unix":
+        return ["--socket", sb.socket]
+    return ["--url", sb.url, "--token-file", sb.token_file]
+
+
+def berth(sb, transport, *args, input=None, timeout=30):
+    """Runs berth ARGS: (status, stdout bytes, stderr str)."""
+    argv = [CLI] + conn_args(sb, transport) + list(args)
+    try:
+        p = subprocess.run(
+            argv,
+            input=input,
+            stdin=None if input is not None else subprocess.DEVNULL,
+            capture_output=True,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired as e:
+        raise TestFailure("%s did not finish within %d s (stderr: %r)" % (" ".join(argv), timeout, e.stderr))
+    err = p.stderr.decode(errors="replace")
+    shown = p.stdout[:300] if not p.stdout.startswith((b"\x89PNG", b"\xff\xd8")) else b"<image>"
+    note("%s -> %d\nstdout: %r\nstderr: %s" % (" ".join(args), p.returncode, shown, err))
+    return p.returncode, p.stdout, err
+
+
+def text_ok(sb, transport, *args, **kw):
+    """berth ARGS must succeed: its stdout as text."""
+    rc, out, err = berth(sb, transport, *args, **kw)
+    expect_eq(rc, 0, "%s (%s): exit status (stderr %r)" % (" ".join(args), transport, err))
+    return out.decode()
+
+
+def forget_display(n):
+    """What an X server killed with its namespace leaves behind."""
+    for path in ("%s/X%d" % (X11_DIR, n), "/tmp/.X%d-lock" % n):
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+
+
+class DesktopSandbox:
+    """berthd (with its gateway) running Xvfb on a free display and
+    berth-desktop as a service; entered once berth desktop info answers."""
+
+    def __init__(self):
+        for p in ("Xvfb", "xdpyinfo", "xdotool"):
+            expect(shutil.which(p) is not None, "%s is not installed (./dev test installs it)" % p)
+        self.display = free_display()
+        self.sb = None
+
+    def config(self):
+        d = self.display
+        return (
+            "[service xvfb]\ncommand = Xvfb :%d -screen 0 %dx%dx24 -nolisten tcp\n"
+            "ready = exec /usr/bin/xdpyinfo -display :%d\nrequired = no\n\n"
+            "[service desktop]\ncommand = %s --display :%d\nafter = xvfb\nrequired = no\n\n"
+            % (d, WIDTH, HEIGHT, d, DESKTOP, d)
+        )
+
+    def __enter__(self):
+        try:
+            self.sb = Sandbox(extra=self.config())
+            last = []
+
+            def serving():
+                rc, _, err = run_program([CLI, "--socket", self.sb.socket, "desktop", "info"])
+                last[:] = [err.strip()]
+                return rc == 0
+
+            try:
+                wait_for(serving, 30, "berth desktop info answers", 0.2)
+            finally:
+                note("berth desktop info, last: %s" % last)
+        except BaseException:
+            self.__exit__()
+            raise
+        return self.sb
+
+    def __exit__(self, *exc):
+        if self.sb is not None:
+            self.sb.close()
+        forget_display(self.display)
+
+    def env(self):
+        return dict(os.environ, DISPLAY=":%d" % self.display)
+
+
+def pointer(desk):
+    """Where X says the pointer is, by xdotool: (x, y)."""
+    rc, out, err = run_program(["xdotool", "getmouselocation"], env=desk.env())
+    expect_eq(rc, 0, "xdotool getmouselocation (stderr %r)" % err)
+    m = re.match(r"x:(\d+) y:(\d+) ", out)
+    expect(m is not None, "xdotool's answer: %r" % out)
+    return int(m.group(1)), int(m.group(2))
+
+
+def png_size(data):
+    """(width, height) of a whole PNG, from its IHDR; fails unless the
+    signature, the IHDR first and the IEND last are there."""
+    expect(data[:8] == b"\x89PNG\r\n\x1a\n", "no PNG signature: %r" % data[:16])
+    expect_eq(data[12:16], b"IHDR", "the first chunk")
+    expect_eq(data[-8:-4], b"IEND", "the last chunk")
+    return struct.unpack(">II", data[16:24])
+
+
+def png_rgb(data):
+    """The pixels of an 8-bit RGB PNG (no interlace): rows of bytes."""
+    width, height = png_size(data)
+    expect_eq((data[24], data[25], data[28]), (8, 2, 0), "bit depth, colour type RGB, interlace")
+    idat, pos = b"", 8
+    while pos < len(data):
+        (n,) = struct.unpack(">I", data[pos : pos + 4])
+        if data[pos + 4 : pos + 8] == b"IDAT":
+            idat += data[pos + 8 : pos + 8 + n]
+        pos += 12 + n
+    raw, stride, rows, prev = zlib.decompress(idat), width * 3, [], bytearray(width * 3)
+    for y in range(height):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
+        for i in range(stride):
+            a = line[i - 3] if i >= 3 else 0
+            b, c = prev[i], prev[i - 3] if i >= 3 else 0
+            if f == 1:
+                line[i] = (line[i] + a) & 255
+            elif f == 2:
+                line[i] = (line[i] + b) & 255
+            elif f == 3:
+                line[i] = (line[i] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        rows.append(bytes(line))
+        prev = line
+    return rows
+
+
+def jpeg_size(data):
+    """(width, height) of a whole JPEG, from its frame header."""
+    expect(data[:3] == b"\xff\xd8\xff", "no JPEG start: %r" % data[:16])
+    expect_eq(data[-2:], b"\xff\xd9", "the JPEG's end marker")
+    pos = 2
+    while pos + 4 <= len(data):
+        expect_eq(data[pos], 0xFF, "a JPEG marker at %d" % pos)
+        marker = data[pos + 1]
+        (n,) = struct.unpack(">H", data[pos + 2 : pos + 4])
+        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+            height, width = struct.unpack(">HH", data[pos + 5 : pos + 9])
+            return width, height
+        pos += 2 + n
+    raise TestFailure("no JPEG frame header")
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+@case("screenshot: a PNG file of the screen's size and pixels, --json without the image, on both transports")
+def screenshot_png():
+    d = scratch()
+    desk = DesktopSandbox()
+    with desk as sb:
+        rc, _, err = run_program(["xsetroot", "-solid", "#3060c0"], env=desk.env())
+        expect_eq(rc, 0, "xsetroot (stderr %r)" % err)
+        for transport in TRANSPORTS:
+            path = os.path.join(d, "screen-%s.png" % transport)
+            out = text_ok(sb, transport, "screenshot", "-o", path, "--no-cursor")
+            data = read(path)
+            expect_eq(png_size(data), (WIDTH, HEIGHT), "%s: the PNG's size" % transport)
+            expect_eq(out, "%s: %dx%d png, %d bytes\n" % (path, WIDTH, HEIGHT, len(data)), "%s: the line" % transport)
+            rows = png_rgb(data)
+            expect_eq({rows[y][x * 3 : x * 3 + 3] for y in (0, 299, 599) for x in (0, 400, 799)},
+                      {bytes((0x30, 0x60, 0xC0))}, "%s: the root's colour in the image" % transport)
+            rc, out, _ = berth(sb, transport, "--json", "screenshot", "-o", path)
+            expect_eq(rc, 0, "%s: --json exit status" % transport)
+            doc = json.loads(out)
+            expect("data" not in doc, "%s: --json holds the image: %r" % (transport, sorted(doc)))
+            expect_eq((doc["file"], doc["format"], doc["width"], doc["height"]), (path, "png", WIDTH, HEIGHT),
+                      "%s: --json's file, format and size" % transport)
+            expect_eq(doc["region"], {"x": 0, "y": 0, "width": WIDTH, "height": HEIGHT}, "%s: region" % transport)
+        expect_eq(sorted(os.listdir(d)), ["screen-unix.png", "screen-ws.png"], "the files left (no temp file)")
+
+
+@case("screenshot: JPEG by the file's extension or --format, --quality changes the size")
+def screenshot_jpeg():
+    d = scratch()
+    desk = DesktopSandbox()
+    with desk as sb:
+        for transport, name in (("unix", "a.jpg"), ("ws", "b.JPEG")):
+            path = os.path.join(d, name)
+            out = text_ok(sb, transport, "screenshot", "-o", path)
+            expect_eq(jpeg_size(read(path)), (WIDTH, HEIGHT), "%s: the JPEG's size" % transport)
+            expect(" jpeg, " in out, "%s: the line says jpeg: %r" % (transport, out))
+        path = os.path.join(d, "forced.png")
+        text_ok(sb, "unix", "screenshot", "--format", "jpeg", "-o", path)
+        expect_eq(jpeg_size(read(path)), (WIDTH, HEIGHT), "--format jpeg into a .png name")
+        # Text makes the quality tell: draw a window full of it.
+        Spawned(["xmessage", "-geometry", "%dx%d+0+0" % (WIDTH, HEIGHT), "the quick brown fox " * 40],
+                env=desk.env())
+        time.sleep(1)
+        low, high = os.path.join(d, "low.jpg"), os.path.join(d, "high.jpg")
+        text_ok(sb, "unix", "screenshot", "--quality", "5", "-o", low)
+        text_ok(sb, "unix", "screenshot", "--quality", "95", "-o", high)
+        note("quality 5: %d bytes, 95: %d bytes" % (os.path.getsize(low), os.path.getsize(high)))
+        expect(os.path.getsize(low) < os.path.getsize(high), "quality 5 is not smaller than 95")
+
+
+@case("screenshot: --region and --scale set the image's size; a region off the screen is refused")
+def screenshot_region_scale():
+    d = scratch()
+    path = os.path.join(d, "s.png")
+    cases = [
+        (["--region", "10,20,300,200"], (300, 200)),
+        (["--scale", "0.5"], (400, 300)),
+        (["--region", "10,20,300,200", "--scale", "0.5"], (150, 100)),
+        (["--scale", "2"], (1600, 1200)),
+        (["--region", "799,599,1,1", "--scale", "0.05"], (1, 1)),
+    ]
+    with DesktopSandbox() as sb:
+        for transport in TRANSPORTS:
+            for args, size in cases:
+                text_ok(sb, transport, "screenshot", "-o", path, *args)
+                expect_eq(png_size(read(path)), size, "%s: the size with %s" % (transport, " ".join(args)))
+        with open(path, "wb") as f:
+            f.write(b"old")
+        rc, _, err = berth(sb, "unix", "screenshot", "-o", path, "--region", "700,500,200,200")
+        expect_eq(rc, 1, "a region off the screen: exit status")
+        expect_in("bad_args", err, "the message")
+        expect_eq(read(path), b"old", "the file after a refused screenshot")
+        rc, _, err = berth(sb, "ws", "screenshot", "-o", os.path.join(d, "none", "s.png"))
+        expect_eq(rc, 1, "into a missing directory: exit status")
+        expect_in("cannot write %s" % os.path.join(d, "none", "s.png"), err, "the message")
+        expect_eq(os.listdir(d), ["s.png"], "the files left")
+
+
+@case("screenshot: to stdout when it is a pipe (also -o -), refused on a terminal")
+def screenshot_stdout():
+    with DesktopSandbox() as sb:
+        for transport in TRANSPORTS:
+            for args in ([], ["-o", "-"]):
+                rc, out, err = berth(sb, transport, "screenshot", *args)
+                expect_eq(rc, 0, "%s %s: exit status" % (transport, args))
+                expect_eq(png_size(out), (WIDTH, HEIGHT), "%s %s: the PNG on stdout" % (transport, args))
+                expect_eq(err, "", "%s: stderr" % transport)
+        master, slave = os.openpty()
+        try:
+            p = subprocess.run([CLI, "--socket", sb.socket, "screenshot"], stdin=subprocess.DEVNULL,
+                               stdout=slave, stderr=subprocess.PIPE, timeout=30)
+            os.close(slave)
+            slave = -1
+            os.set_blocking(master, False)
+            try:
+                shown = os.read(master, 65536)
+            except OSError:
+                shown = b""
+        finally:
+            if slave != -1:
+                os.close(slave)
+            os.close(master)
+        note("on a terminal: %d, stderr %r" % (p.returncode, p.stderr))
+        expect_eq(p.returncode, 2, "exit status on a terminal")
+        expect_in(b"-o FILE", p.stderr, "the message")
+        expect_eq(shown, b"", "what reached the terminal")
+
+
+class XevLog:
+    """xevlog full screen on the display, when it is built: the lines it
+    prints, read up to a pattern."""
+
+    def __init__(self, desk):
+        self.prog = Spawned([XEVLOG], env=desk.env())
+        self.until("READY")
+
+    def until(self, pattern, timeout=10.0):
+        """The lines up to and with the first one matching pattern."""
+        seen = []
+        deadline = time.monotonic() + timeout
+        while True:
+            line = self.prog.line(max(0.1, deadline - time.monotonic()))
+            seen.append(line)
+            if re.fullmatch(pattern, line):
+                note("xevlog: %s" % " | ".join(seen))
+                return seen
+
+
+def keys_pressed(lines):
+    return [line.split()[1] for line in lines if line.startswith("K ")]
+
+
+@case("move, click and scroll move the pointer and reach an X client; cursor says where")
+def pointer_input():
+    desk = DesktopSandbox()
+    with desk as sb:
+        log = XevLog(desk) if os.access(XEVLOG, os.X_OK) else None
+        note("xevlog: %s" % ("running" if log else "not built: the pointer only"))
+        for transport, (x, y) in (("unix", (100, 150)), ("ws", (640, 480))):
+            text_ok(sb, transport, "move", str(x), str(y))
+            expect_eq(pointer(desk), (x, y), "%s: the pointer after move" % transport)
+            if log:
+                log.until("M %d %d" % (x, y))
+            expect_eq(text_ok(sb, transport, "cursor"), "%d %d\n" % (x, y), "%s: cursor" % transport)
+            expect_eq(json.loads(text_ok(sb, transport, "--json", "cursor")), {"x": x, "y": y},
+                      "%s: cursor --json" % transport)
+        text_ok(sb, "unix", "click", "200", "250")
+        expect_eq(pointer(desk), (200, 250), "the pointer after click")
+        if log:
+            lines = log.until("BR 1")
+            expect_in("BP 1 200 250", lines, "the press")
+        text_ok(sb, "ws", "click", "--button", "right", "--double")
+        expect_eq(pointer(desk), (200, 250), "the pointer after a click where it is")
+        if log:
+            lines = log.until("BR 3")
+            lines += log.until("BR 3")
+            expect_eq([l for l in lines if l.startswith("B")], ["BP 3 200 250", "BR 3"] * 2, "a right double click")
+        rc, out, _ = berth(sb, "unix", "--json", "scroll", "--dy", "2", "300", "310")
+        expect_eq((rc, json.loads(out)), (0, {"done": 1}), "scroll --json")
+        expect_eq(pointer(desk), (300, 310), "the pointer after scroll at X Y")
+        if log:
+            lines = log.until("BR 5")
+            lines += log.until("BR 5")
+            expect_eq([l for l in lines if l.startswith("B")], ["BP 5 300 310", "BR 5"] * 2, "two clicks down")
+            text_ok(sb, "ws", "scroll", "--dx", "-1")
+            expect_in("BP 6 300 310", log.until("BR 6"), "one click left")
+
+
+@case("type and key reach an X client: text, UTF-8, stdin, combos in turn")
+def key_input():
+    desk = DesktopSandbox()
+    with desk as sb:
+        log = XevLog(desk) if os.access(XEVLOG, os.X_OK) else None
+        note("xevlog: %s" % ("running" if log else "not built: the commands' statuses only"))
+        text_ok(sb, "unix", "type", "Hi é!")
+        if log:
+            lines = log.until("K exclam 21")
+            expect_eq([l for l in lines if l.startswith("K ") and "Shift" not in l],
+                      ["K H 48", "K i 69", "K space 20", "K eacute c3a9", "K exclam 21"], "what was typed")
+        text_ok(sb, "ws", "type", "-", input="x-1\n".encode())
+        if log:
+            lines = log.until("K Return 0d")
+            expect_eq(keys_pressed(lines), ["x", "minus", "1", "Return"], "what stdin typed")
+        text_ok(sb, "unix", "type", "--delay", "20", "--", "-q")
+        if log:
+            expect_eq(keys_pressed(log.until("K q 71")), ["minus", "q"], "text after --")
+        text_ok(sb, "ws", "key", "ctrl+l", "Return", "alt+F4")
+        if log:
+            lines = log.until("KR F4")
+            keys = keys_pressed(lines)
+            note("keys: %r" % keys)
+            expect(keys[0].startswith("Control"), "ctrl first: %r" % keys)
+            expect_eq([k for k in keys if not k.startswith(("Control", "Alt", "Meta"))], ["l", "Return", "F4"],
+                      "the keys in turn")
+            expect_in("K l 0c", lines, "ctrl+l's text")
+            rc, out, _ = run_program([XEVLOG, "--query"], env=desk.env())
+            expect_eq((rc, out.split("\n")[0]), (0, "KEYS"), "no key left down")
+        rc, _, err = berth(sb, "unix", "key", "ctrl+nosuchkey")
+        expect_eq(rc, 1, "an unknown key: exit status")
+        expect("bad_args" in err and "nosuchkey" in err, "the message names the key: %r" % err)
+
+
+@case("desktop info, windows and cursor: text for people, --json for scripts")
+def info_windows():
+    desk = DesktopSandbox()
+    with desk as sb:
+        for transport in TRANSPORTS:
+            out = text_ok(sb, transport, "desktop", "info")
+            expect_in("display :%d\n" % desk.display, out, "%s: the display line" % transport)
+            expect_in("size    %dx%d, depth 24\n" % (WIDTH, HEIGHT), out, "%s: the size line" % transport)
+            expect_in("screen  %dx%d+0+0\n" % (WIDTH, HEIGHT), out, "%s: the screen line" % transport)
+            doc = json.loads(text_ok(sb, transport, "--json", "desktop", "info"))
+            expect_eq((doc["width"], doc["height"], doc["depth"]), (WIDTH, HEIGHT, 24), "%s: --json" % transport)
+        Spawned(["xmessage", "-geometry", "+50+60", "hello from the test"], env=desk.env())
+
+        def mapped():
+            rc, out, _ = run_program(["xwininfo", "-name", "xmessage"], env=desk.env())
+            return out if rc == 0 and "IsViewable" in out else None
+
+        info = wait_for(mapped, 10, "xmessage's window")
+        wid = int(re.search(r"Window id: (0x[0-9a-f]+)", info).group(1), 16)
+        w, h, x, y, border = (
+            int(re.search(r"%s:\s+(-?\d+)" % k, info).group(1))
+            for k in ("Width", "Height", "Absolute upper-left X", "Absolute upper-left Y", "Border width"))
+        # xwininfo gives the border's corner; the op, the inside's.
+        geo = "%dx%d+%d+%d" % (w, h, x + border, y + border)
+        for transport in TRANSPORTS:
+            lines = text_ok(sb, transport, "windows").splitlines()
+            expect(re.fullmatch(r"ID +GEOMETRY +ACTIVE +CLASS +TITLE", lines[0]), "the header: %r" % lines[0])
+            row = [l for l in lines if l.startswith("0x%08x " % wid)]
+            expect_eq(len(row), 1, "%s: xmessage's row in %r" % (transport, lines))
+            expect_eq(row[0].split(None, 4), ["0x%08x" % wid, geo, "-", "Xmessage", "xmessage"],
+                      "%s: xmessage's row" % transport)
+            doc = json.loads(text_ok(sb, transport, "--json", "windows"))
+            (win,) = [win for win in doc["windows"] if win["id"] == wid]
+            expect_eq((win["class"], win["title"], win["active"]), ("Xmessage", "xmessage", False),
+                      "%s: --json" % transport)
+
+
+@case("wait-change: exit 1 at the timeout on a static screen, 0 with the area when it changes")
+def wait_change():
+    desk = DesktopSandbox()
+    with desk as sb:
+        for transport in TRANSPORTS:
+            started = time.monotonic()
+            rc, out, _ = berth(sb, transport, "wait-change", "--timeout", "1")
+            took = time.monotonic() - started
+            expect_eq((rc, out), (1, b"no change within 1 s\n"), "%s: a static screen" % transport)
+            expect(0.9 < took < 8, "%s: took %.2f s" % (transport, took))
+        rc, out, _ = berth(sb, "unix", "--json", "wait-change", "--timeout", "0.3")
+        doc = json.loads(out)
+        expect_eq((rc, doc["changed"]), (1, False), "--json at the timeout")
+        expect(doc["waited_ms"] >= 250, "waited_ms: %r" % doc)
+        # Paint the root again and again until the wait ends: the wait may
+        # reach berth-desktop after the first paint.
+        for transport, region in (("unix", None), ("ws", (100, 50, 200, 150))):
+            args = ["wait-change", "--timeout", "20"] + (["--region", "%d,%d,%d,%d" % region] if region else [])
+            result = {}
+            waiter = threading.Thread(target=lambda: result.update(r=berth(sb, transport, *args)))
+            waiter.start()
+            colours = ("#102030", "#405060")
+            deadline = time.monotonic() + 20
+            i = 0
+            while waiter.is_alive() and time.monotonic() < deadline:
+                run_program(["xsetroot", "-solid", colours[i % 2]], env=desk.env())
+                i += 1
+                time.sleep(0.2)
+            waiter.join(30)
+            rc, out, _ = result["r"]
+            expect_eq(rc, 0, "%s: exit status after a change" % transport)
+            m = re.fullmatch(rb"changed: (\d+)x(\d+)\+(\d+)\+(\d+) after \d+ ms\n", out)
+            expect(m is not None, "%s: the line: %r" % (transport, out))
+            w, h, x, y = (int(v) for v in m.groups())
+            rx, ry, rw, rh = region or (0, 0, WIDTH, HEIGHT)
+            expect(rx <= x and ry <= y and x + w <= rx + rw and y + h <= ry + rh and w > 0 and h > 0,
+                   "%s: the area %r lies within %r" % (transport, (x, y, w, h), (rx, ry, rw, rh)))
+
+
+USAGE = [
+    (["screenshot", "--region", "1,2,3"], "--region wants X,Y,W,H"),
+    (["screenshot", "--region", "0,0,-5,10"], "--region wants X,Y,W,H"),
+    (["screenshot", "--region", "0,0,5,10,7"], "--region wants X,Y,W,H"),
+    (["screenshot", "--scale", "big"], "--scale wants a number"),
+    (["screenshot", "--scale", "0.01"], "--scale wants a number"),
+    (["screenshot", "--format", "gif", "-o", "x"], "--format wants png or jpeg"),
+    (["screenshot", "--quality", "0", "-o", "x.jpg"], "--quality wants an integer"),
+    (["screenshot", "--quality", "50", "-o", "x.png"], "--quality is for JPEG"),
+    (["screenshot", "--json"], "give -o FILE"),
+    (["screenshot", "now"], "takes no words"),
+    (["click", "10"], "click wants X and Y"),
+    (["click", "1", "2", "3"], "too many arguments"),
+    (["click", "--button", "fourth", "1", "2"], "--button wants"),
+    (["move", "ten", "20"], "X and Y are pixels"),
+    (["move", "40000", "20"], "X and Y are pixels"),
+    (["scroll", "5", "5"], "scroll wants --dy"),
+    (["scroll", "--dy", "1.5"], "--dy wants"),
+    (["type"], "type wants TEXT"),
+    (["type", "a", "b"], "type takes one TEXT"),
+    (["type", "--delay", "5000", "x"], "--delay wants"),
+    (["key"], "key wants a key"),
+    (["desktop"], "desktop wants info"),
+    (["desktop", "info", "now"], "takes no arguments"),
+    (["windows", "all"], "takes no arguments"),
+    (["wait-change", "--timeout", "90"], "--timeout wants seconds"),
+    (["wait-change", "--timeout", "-1"], "--timeout wants seconds"),
+]
+
+
+@case("usage errors exit 2 with a message before asking; without berth-desktop every command exits 1: unavailable")
+def usage_and_unavailable():
+    d = scratch()
+    with Sandbox() as sb:
+        for args, words in USAGE:
+            rc, out, err = berth(sb, "unix", *args)
+            expect_eq(rc, 2, "%s: exit status" % " ".join(args))
+            expect_in(words, err, "%s: the message" % " ".join(args))
+            expect_in("usage: berth [OPTIONS] %s" % args[0], err, "%s: the synopsis" % " ".join(args))
+        rc, _, err = berth(sb, "unix", "type", "-", input=b"\xff\xfe")
+        expect_eq((rc, "not valid UTF-8" in err), (2, True), "invalid UTF-8 on stdin: %r" % err)
+        rc, _, err = berth(sb, "unix", "type", "-", input=b"a" * 10001)
+        expect_eq((rc, "at most 10000 characters" in err), (2, True), "too long a text: %r" % err)
+        path = os.path.join(d, "none.png")
+        commands = [
+            ["screenshot", "-o", path], ["click", "1", "1"], ["move", "1", "1"], ["scroll", "--dy", "1"],
+            ["type", "x"], ["key", "Return"], ["cursor"], ["desktop", "info"], ["windows"], ["wait-change"],
+        ]
+        for transport in TRANSPORTS:
+            for args in commands:
+                rc, out, err = berth(sb, transport, *args)
+                expect_eq(rc, 1, "%s (%s): exit status" % (" ".join(args), transport))
+                expect(err.startswith("berth: unavailable: "), "%s: stderr %r" % (" ".join(args), err))
+                expect_eq(out, b"", "%s: stdout" % " ".join(args))
+        expect_eq(os.listdir(d), [], "files left by a refused screenshot")
+
+
+if __name__ == "__main__":
+    run()
