@@ -104,26 +104,37 @@ def t_big_output_reconnect():
             f.write(block)
     with Sandbox() as sb:
         c = sb.ws()
-        p = c.call("proc.start", {"argv": ["cat", path]})
+        # Attached before the first byte and acknowledging what arrived:
+        # what was in flight when the connection dropped is still held.
+        p = c.call("proc.start", {"argv": ["cat", path], "attach": True, "ack": True})
         out, err = streams(p["id"])
-        c.call("proc.attach", {"id": p["id"]})
         got = hashlib.sha256()
-        have = 0
+        have = acked = 0
         while have < 30 << 20:
             m = c.recv(30)
             if m.get("type") == "data" and m["stream"] == out:
                 expect_eq(m["offset"], have, "the offset of the next chunk")
                 got.update(m["data"])
                 have += len(m["data"])
+                if have - acked >= 1 << 20:
+                    acked = have
+                    c.send_request("proc.ack", {"id": p["id"], "stdout": acked})
         c.abort()
         time.sleep(1.0)
         c2 = sb.ws()
         lst = {q["id"]: q for q in c2.call("proc.list")["procs"]}
         expect_eq(lst[p["id"]]["state"], "running", "cat waits for its reader while it is away")
-        a = c2.call("proc.attach", {"id": p["id"], "from_offset": {"stdout": have, "stderr": 0}})
+        a = c2.call("proc.attach", {"id": p["id"], "from_offset": {"stdout": have, "stderr": 0}, "ack": True})
         expect_eq((a["stdout"]["offset"], a["stdout"]["lost"]), (have, 0), "resumed where the client was")
         note("reconnected at %d MiB; berthd had read %d MiB" % (have >> 20, a["stdout"]["end"] >> 20))
-        rest = read_to_eof(c2, [out, err], offsets={out: have, err: 0}, timeout=180)[out]
+        sent = [have]
+
+        def ack(stream, total):
+            if stream == out and have + total - sent[0] >= 1 << 20:
+                sent[0] = have + total
+                c2.send_request("proc.ack", {"id": p["id"], "stdout": sent[0]})
+
+        rest = read_to_eof(c2, [out, err], offsets={out: have, err: 0}, timeout=180, on_bytes=ack)[out]
         got.update(rest)
         expect_eq(have + len(rest), size, "bytes read back")
         expect_eq(got.hexdigest(), want.hexdigest(), "sha256 of the output")
