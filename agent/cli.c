@@ -156,6 +156,13 @@ static const struct cli_cmd cli_cmds[] = {
         "at most --timeout SEC (default 10, at most 60);\n"
         "exit status 1 if it did not",
         cli_cmd_desktop, NULL, NULL},
+    {"record", CLI_DESKTOP_RECORD_ARGS,
+        "record the screen to MP4: start [--fps N]\n"
+        "[--region X,Y,W,H] [--max-seconds S]\n"
+        "[--quality Q] prints its ID; stop ID [-o FILE]\n"
+        "ends it and prints the artifact (-o: saves the\n"
+        "MP4 here); status [ID] lists the recordings",
+        cli_cmd_desktop, NULL, NULL},
     {"help", "", "show this help", cli_cmd_help, NULL, NULL},
 };
 

@@ -1,7 +1,9 @@
 /* cli_desktop: berth screenshot, click, move, scroll, type, key, cursor,
  * desktop info, windows and wait-change, each one request of a desktop.*
- * op. Every argument is checked here before anything is sent, so that a
- * typo never reaches the screen; a screenshot lands in its file whole. */
+ * op, and record start, stop and status over the record.* ops. Every
+ * argument is checked here before anything is sent, so that a typo never
+ * reaches the screen; a screenshot, or a recording fetched by record
+ * stop -o, lands in its file whole. */
 #include <sys/stat.h>
 
 #include <errno.h>
@@ -13,11 +15,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cli_desktop.h"
+#include "cli_fs.h"
 #include "cli_print.h"
+#include "clock.h"
 #include "log.h"
+#include "sha256.h"
 #include "xmalloc.h"
 
 #define CLI_DESKTOP_EXIT_OK 0
@@ -44,6 +50,29 @@
 /* Room for a hidden temp name beside the target: "." NAME ".XXXXXX". */
 #define CLI_DESKTOP_NAME_MAX 255
 #define CLI_DESKTOP_TEMP_SUFFIX ".XXXXXX"
+/* record.start's limits. */
+#define CLI_DESKTOP_FPS_MAX 30
+#define CLI_DESKTOP_REC_SECONDS_MAX 86400
+/* A recording's id is berth-desktop's to choose (8 hex digits today);
+ * the word is only kept short and printable. */
+#define CLI_DESKTOP_REC_ID_MAX 64
+/* record stop waits at least this long for its answer: the file is
+ * finished, made a plain MP4 and copied into the artifact store first. */
+#define CLI_DESKTOP_STOP_WAIT_MS 120000
+/* An artifact's id: the SHA-256 of its bytes in hex. */
+#define CLI_DESKTOP_HEX_ID 64
+/* artifact.read's chunk, and how many go unanswered: 4 MiB in flight
+ * stay well below what the gateway holds for a client (8 MiB). */
+#define CLI_DESKTOP_READ_CHUNK (1u << 20)
+#define CLI_DESKTOP_PIPE 4
+/* The ids of the reads, far above those cli_conn_request hands out, so
+ * that the two never meet. */
+#define CLI_DESKTOP_RAW_ID (UINT64_C(1) << 32)
+/* How long a lost connection is tried again, unless --timeout says
+ * longer, and the pauses between the tries. */
+#define CLI_DESKTOP_RECONNECT_MS 60000
+#define CLI_DESKTOP_BACKOFF_MIN_MS 100
+#define CLI_DESKTOP_BACKOFF_MAX_MS 2000
 
 /* Option values, apart from every global option's. */
 enum {
@@ -58,6 +87,8 @@ enum {
 	CLI_DESKTOP_OPT_DY,
 	CLI_DESKTOP_OPT_DELAY,
 	CLI_DESKTOP_OPT_TIMEOUT,
+	CLI_DESKTOP_OPT_FPS,
+	CLI_DESKTOP_OPT_MAX_SECONDS,
 };
 
 /* One command being parsed and run; usage is its synopsis after the
@@ -486,66 +517,107 @@ cli_desktop_write_all(int fd, const void *buf, size_t len)
 	return 0;
 }
 
-/*
- * Writes the image to path whole or not at all: into a hidden temp file
- * beside it (so that the rename stays within one filesystem), synced,
- * with the mode a new file gets, then renamed over it. A reader sees the
- * old file or the new one, never part; a failure leaves nothing behind.
- */
+/* A hidden temp file beside path (so that the rename stays within one
+ * filesystem), open for writing: its fd, with *tempp its name (the
+ * caller frees), or -1 with *cause. */
 static int
-cli_desktop_save(const char *path, const void *data, size_t len)
+cli_desktop_temp(const char *path, char **tempp, char **cause)
 {
 	const char *slash = strrchr(path, '/');
 	const char *name = slash != NULL ? slash + 1 : path;
 	int keep =
 	    CLI_DESKTOP_NAME_MAX - 1 - (int)strlen(CLI_DESKTOP_TEMP_SUFFIX);
 	char *temp;
-	mode_t mask;
-	int fd, saved;
+	int fd;
 
 	temp = xasprintf("%.*s.%.*s" CLI_DESKTOP_TEMP_SUFFIX,
 	    slash != NULL ? (int)(name - path) : 0, path, keep, name);
 	if ((fd = mkostemp(temp, O_CLOEXEC)) == -1) {
-		cli_print_warn("cannot write %s: %s", path, strerror(errno));
+		*cause =
+		    xasprintf("cannot write %s: %s", path, strerror(errno));
 		free(temp);
-		return CLI_DESKTOP_EXIT_FAILED;
+		return -1;
 	}
-	mask = umask(0);
-	umask(mask);
-	if (cli_desktop_write_all(fd, data, len) != 0 ||
-	    fchmod(fd, 0666 & ~mask) != 0 || fsync(fd) != 0) {
-		saved = errno;
-		close(fd);
-		unlink(temp);
-		cli_print_warn("cannot write %s: %s", path, strerror(saved));
-		free(temp);
-		return CLI_DESKTOP_EXIT_FAILED;
-	}
-	if (close(fd) != 0 || rename(temp, path) != 0) {
-		saved = errno;
-		unlink(temp);
-		cli_print_warn("cannot write %s: %s", path, strerror(saved));
-		free(temp);
-		return CLI_DESKTOP_EXIT_FAILED;
-	}
-	free(temp);
-	return CLI_DESKTOP_EXIT_OK;
+	*tempp = temp;
+	return fd;
 }
 
-/* The result as JSON with the image left out and the file it went to
- * put in. */
+/* Gives up a temp file: closes and removes it, keeping errno. */
 static void
-cli_desktop_shot_json(const msgpack_object *result, const char *file)
+cli_desktop_discard(int fd, const char *temp)
+{
+	int saved = errno;
+
+	close(fd);
+	unlink(temp);
+	errno = saved;
+}
+
+/*
+ * Lands a whole temp file on path: with the mode a new file gets,
+ * synced, closed, then renamed over path. A reader sees the old file or
+ * the new one, never part; a failure removes the temp file (-1 with
+ * *cause). Closes fd either way.
+ */
+static int
+cli_desktop_land(int fd, const char *temp, const char *path, char **cause)
+{
+	mode_t mask = umask(0);
+
+	umask(mask);
+	if (fchmod(fd, 0666 & ~mask) != 0 || fsync(fd) != 0) {
+		cli_desktop_discard(fd, temp);
+		*cause =
+		    xasprintf("cannot write %s: %s", path, strerror(errno));
+		return -1;
+	}
+	if (close(fd) != 0 || rename(temp, path) != 0) {
+		*cause =
+		    xasprintf("cannot write %s: %s", path, strerror(errno));
+		unlink(temp);
+		return -1;
+	}
+	return 0;
+}
+
+/* Writes the image to path whole or not at all. */
+static int
+cli_desktop_save(const char *path, const void *data, size_t len)
+{
+	char *temp = NULL, *cause = NULL;
+	int fd, status = CLI_DESKTOP_EXIT_OK;
+
+	if ((fd = cli_desktop_temp(path, &temp, &cause)) == -1)
+		status = CLI_DESKTOP_EXIT_FAILED;
+	else if (cli_desktop_write_all(fd, data, len) != 0) {
+		cli_desktop_discard(fd, temp);
+		cause = xasprintf("cannot write %s: %s", path, strerror(errno));
+		status = CLI_DESKTOP_EXIT_FAILED;
+	} else if (cli_desktop_land(fd, temp, path, &cause) != 0)
+		status = CLI_DESKTOP_EXIT_FAILED;
+	if (cause != NULL)
+		cli_print_warn("%s", cause);
+	free(cause);
+	free(temp);
+	return status;
+}
+
+/* A result (a map) as JSON with the file it went to put in, and the
+ * field drop (NULL: none), the bytes that went there, left out. */
+static void
+cli_desktop_file_json(
+    const msgpack_object *result, const char *drop, const char *file)
 {
 	const msgpack_object_map *m = &result->via.map;
 	msgpack_object_kv *kv = xcalloc(m->size + 1, sizeof *kv);
+	size_t dlen = drop != NULL ? strlen(drop) : 0;
 	msgpack_object out;
 	uint32_t i, n = 0;
 
 	for (i = 0; i < m->size; i++)
-		if (m->ptr[i].key.type != MSGPACK_OBJECT_STR ||
-		    m->ptr[i].key.via.str.size != 4 ||
-		    memcmp(m->ptr[i].key.via.str.ptr, "data", 4) != 0)
+		if (drop == NULL || m->ptr[i].key.type != MSGPACK_OBJECT_STR ||
+		    m->ptr[i].key.via.str.size != dlen ||
+		    memcmp(m->ptr[i].key.via.str.ptr, drop, dlen) != 0)
 			kv[n++] = m->ptr[i];
 	kv[n].key.type = MSGPACK_OBJECT_STR;
 	kv[n].key.via.str.ptr = "file";
@@ -586,7 +658,7 @@ cli_desktop_shot_show(
 	if (status != CLI_DESKTOP_EXIT_OK)
 		return status;
 	if (cmd->json) {
-		cli_desktop_shot_json(result, s->output);
+		cli_desktop_file_json(result, "data", s->output);
 		return CLI_DESKTOP_EXIT_OK;
 	}
 	cli_desktop_int(result, "width", &w);
@@ -1127,34 +1199,54 @@ cli_desktop_desktop(struct cli_desktop_cmd *cmd, int argc, char **argv)
 	    cmd, "desktop.info", NULL, NULL, 0, cli_desktop_info_show);
 }
 
-/* The columns of berth windows: id, geometry, active mark and class,
- * padded; the title last, as it is. */
-#define CLI_DESKTOP_WCOLS 4
-
+/*
+ * Prints a table: the header head, then nrows rows of ncols cells each
+ * (cells, row after row; taken and freed). Every column is padded to its
+ * widest cell but the last, which goes as it is.
+ */
 static void
-cli_desktop_windows_row(
-    const int *width, const char *const *cells, const char *title)
+cli_desktop_table(
+    const char *const *head, int ncols, char **cells, uint32_t nrows)
 {
-	int i;
+	int *width = xcalloc((size_t)ncols, sizeof *width);
+	const char *const *row;
+	uint32_t i;
+	int j;
 
-	for (i = 0; i < CLI_DESKTOP_WCOLS; i++)
-		printf("%-*s  ", width[i], cells[i]);
-	printf("%s\n", title);
+	for (j = 0; j < ncols; j++)
+		width[j] = (int)strlen(head[j]);
+	for (i = 0; i < nrows; i++)
+		for (j = 0; j < ncols; j++)
+			if ((int)strlen(cells[i * ncols + j]) > width[j])
+				width[j] = (int)strlen(cells[i * ncols + j]);
+	for (i = 0; i <= nrows; i++) {
+		row = i == 0 ? head
+		             : (const char *const *)&cells[(i - 1) * ncols];
+		for (j = 0; j < ncols - 1; j++)
+			printf("%-*s  ", width[j], row[j]);
+		printf("%s\n", row[ncols - 1]);
+	}
+	for (i = 0; i < nrows * (uint32_t)ncols; i++)
+		free(cells[i]);
+	free(cells);
+	free(width);
 }
+
+/* The columns of berth windows: id, geometry, active mark, class and
+ * title. */
+#define CLI_DESKTOP_WCOLS 5
 
 static int
 cli_desktop_windows_show(
     struct cli_desktop_cmd *cmd, const msgpack_object *result, void *ctx)
 {
 	static const char *const head[CLI_DESKTOP_WCOLS] = {
-	    "ID", "GEOMETRY", "ACTIVE", "CLASS"};
+	    "ID", "GEOMETRY", "ACTIVE", "CLASS", "TITLE"};
 	const msgpack_object *list = proto_map_get(result, "windows"), *win;
-	int width[CLI_DESKTOP_WCOLS];
-	char **cells, **row, *title;
+	char **cells, **row;
 	bool active;
 	int64_t id;
 	uint32_t i, n;
-	int j;
 
 	(void)ctx;
 	if (cmd->json) {
@@ -1169,8 +1261,6 @@ cli_desktop_windows_show(
 		return CLI_DESKTOP_EXIT_OK;
 	}
 	cells = xcalloc((size_t)n * CLI_DESKTOP_WCOLS, sizeof *cells);
-	for (j = 0; j < CLI_DESKTOP_WCOLS; j++)
-		width[j] = (int)strlen(head[j]);
 	for (i = 0; i < n; i++) {
 		win = &list->via.array.ptr[i];
 		row = &cells[i * CLI_DESKTOP_WCOLS];
@@ -1182,20 +1272,9 @@ cli_desktop_windows_show(
 		row[1] = cli_desktop_geometry(win);
 		row[2] = xstrdup(active ? "*" : "-");
 		row[3] = cli_desktop_text(win, "class", "-");
-		for (j = 0; j < CLI_DESKTOP_WCOLS; j++)
-			if ((int)strlen(row[j]) > width[j])
-				width[j] = (int)strlen(row[j]);
+		row[4] = cli_desktop_text(win, "title", "");
 	}
-	cli_desktop_windows_row(width, head, "TITLE");
-	for (i = 0; i < n; i++) {
-		row = &cells[i * CLI_DESKTOP_WCOLS];
-		title = cli_desktop_text(&list->via.array.ptr[i], "title", "");
-		cli_desktop_windows_row(width, (const char *const *)row, title);
-		free(title);
-		for (j = 0; j < CLI_DESKTOP_WCOLS; j++)
-			free(row[j]);
-	}
-	free(cells);
+	cli_desktop_table(head, CLI_DESKTOP_WCOLS, cells, n);
 	return CLI_DESKTOP_EXIT_OK;
 }
 
@@ -1293,6 +1372,662 @@ cli_desktop_wait_change(struct cli_desktop_cmd *cmd, int argc, char **argv)
 	    cli_desktop_wait_show);
 }
 
+/* ---- record ---- */
+
+/* record start's arguments; 0 (or region unset): the op's default. */
+struct cli_desktop_rec {
+	long fps;
+	struct cli_desktop_rect region;
+	long max_seconds;
+	long quality;
+};
+
+/*
+ * record stop: record.stop's answer, then, with an output, the MP4 it
+ * names fetched by artifact.read into a hidden temp file beside output,
+ * hashed as it is written. A lost connection is made again: record.stop
+ * is asked again if its answer had not come (a recording that has ended
+ * answers at once), and the fetch goes on from done. The reads in
+ * flight are answered in order (berthd's rule for artifact.read): pend
+ * holds their ids, oldest at phead. result is record.stop's answer
+ * packed again, as it outlives its connection. Owns conn, result, temp
+ * and fd.
+ */
+struct cli_desktop_fetch {
+	struct cli_desktop_cmd *cmd;
+	const char *rec_id; /* argv */
+	const char *output; /* argv; NULL: no fetch */
+	struct cli_conn *conn;
+	bool answered;
+	msgpack_sbuffer result;
+	char art_id[CLI_DESKTOP_HEX_ID + 1];
+	char sha256[CLI_DESKTOP_HEX_ID + 1];
+	uint64_t size;
+	char *temp;
+	int fd;
+	struct sha256 sha;
+	uint64_t done; /* bytes written and hashed */
+	uint64_t next; /* the offset of the next read */
+	uint64_t rid;  /* the id of the next read */
+	uint64_t pend[CLI_DESKTOP_PIPE];
+	size_t phead;
+	size_t npend;
+};
+
+static void
+cli_desktop_pack_rec_cb(msgpack_packer *pk, void *ctx)
+{
+	struct cli_desktop_rec *a = ctx;
+
+	msgpack_pack_map(pk,
+	    (a->fps != 0) + a->region.set + (a->max_seconds != 0) +
+	        (a->quality != 0));
+	if (a->fps != 0)
+		proto_pack_kv_i64(pk, "fps", a->fps);
+	if (a->region.set)
+		cli_desktop_pack_rect(pk, "region", &a->region);
+	if (a->max_seconds != 0)
+		proto_pack_kv_i64(pk, "max_seconds", a->max_seconds);
+	if (a->quality != 0)
+		proto_pack_kv_i64(pk, "quality", a->quality);
+}
+
+static void
+cli_desktop_pack_id_cb(msgpack_packer *pk, void *ctx)
+{
+	const char *id = ctx;
+
+	msgpack_pack_map(pk, id != NULL);
+	if (id != NULL)
+		proto_pack_kv_str(pk, "id", id);
+}
+
+/* The ID word of stop and status: what berth-desktop named a recording,
+ * so a short printable word; whether it names one is its to say. */
+static int
+cli_desktop_rec_id(struct cli_desktop_cmd *cmd, const char *word)
+{
+	size_t i, len = strlen(word);
+
+	for (i = 0; i < len; i++)
+		if ((unsigned char)word[i] <= 0x20 || word[i] == 0x7f)
+			break;
+	if (len == 0 || len > CLI_DESKTOP_REC_ID_MAX || i < len)
+		return cli_desktop_usage(cmd,
+		    "ID is what record start printed, like 1a2b3c4d: '%.64s'",
+		    word);
+	return CLI_DESKTOP_EXIT_OK;
+}
+
+static int
+cli_desktop_rec_start_show(
+    struct cli_desktop_cmd *cmd, const msgpack_object *result, void *ctx)
+{
+	const msgpack_object *id = proto_map_get(result, "id");
+	char *shown;
+
+	(void)ctx;
+	if (id == NULL || id->type != MSGPACK_OBJECT_STR)
+		return cmd->host->fail_cb(CLI_CONN_PROTOCOL,
+		    xstrdup("record.start answered without an id"));
+	if (cmd->json) {
+		cli_print_json(result);
+		return CLI_DESKTOP_EXIT_OK;
+	}
+	shown = cli_desktop_text(result, "id", "?");
+	printf("%s\n", shown);
+	free(shown);
+	return CLI_DESKTOP_EXIT_OK;
+}
+
+static int
+cli_desktop_rec_start(struct cli_desktop_cmd *cmd, int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"fps", required_argument, NULL, CLI_DESKTOP_OPT_FPS},
+	    {"region", required_argument, NULL, CLI_DESKTOP_OPT_REGION},
+	    {"max-seconds", required_argument, NULL,
+	        CLI_DESKTOP_OPT_MAX_SECONDS},
+	    {"quality", required_argument, NULL, CLI_DESKTOP_OPT_QUALITY},
+	    {NULL, 0, NULL, 0},
+	};
+	struct cli_desktop_rec a = {0};
+	char *word;
+	int c, status;
+
+	while ((c = cli_desktop_next(cmd, argc, argv, opts, "", &word)) != -1) {
+		switch (c) {
+		case CLI_DESKTOP_STOP: return cmd->status;
+		case CLI_DESKTOP_WORD:
+			return cli_desktop_usage(
+			    cmd, "record start takes no words: %s", word);
+		case CLI_DESKTOP_OPT_FPS:
+			if (cli_desktop_long(
+			        optarg, 1, CLI_DESKTOP_FPS_MAX, &a.fps) != 0)
+				return cli_desktop_usage(cmd,
+				    "--fps wants frames per second, an "
+				    "integer from 1 to %d: %s",
+				    CLI_DESKTOP_FPS_MAX, optarg);
+			break;
+		case CLI_DESKTOP_OPT_REGION:
+			if ((status = cli_desktop_region(
+			         cmd, optarg, &a.region)) != 0)
+				return status;
+			break;
+		case CLI_DESKTOP_OPT_MAX_SECONDS:
+			if (cli_desktop_long(optarg, 1,
+			        CLI_DESKTOP_REC_SECONDS_MAX,
+			        &a.max_seconds) != 0)
+				return cli_desktop_usage(cmd,
+				    "--max-seconds wants an integer from 1 "
+				    "to %d: %s",
+				    CLI_DESKTOP_REC_SECONDS_MAX, optarg);
+			break;
+		case CLI_DESKTOP_OPT_QUALITY:
+			if (cli_desktop_long(optarg, 1, CLI_DESKTOP_QUALITY_MAX,
+			        &a.quality) != 0)
+				return cli_desktop_usage(cmd,
+				    "--quality wants an integer from 1 to "
+				    "%d: %s",
+				    CLI_DESKTOP_QUALITY_MAX, optarg);
+			break;
+		}
+	}
+	if ((status = cli_desktop_ready(cmd)) != 0)
+		return status;
+	return cli_desktop_request(cmd, "record.start", cli_desktop_pack_rec_cb,
+	    &a, 0, cli_desktop_rec_start_show);
+}
+
+/* Whether s is 64 lowercase hex digits, as an artifact's id is. */
+static bool
+cli_desktop_is_hex_id(const char *s)
+{
+	return strlen(s) == CLI_DESKTOP_HEX_ID &&
+	    strspn(s, "0123456789abcdef") == CLI_DESKTOP_HEX_ID;
+}
+
+/* record.stop, waiting as long as the file may take to be finished and
+ * published; keeps the answer and the reference it holds. */
+static int
+cli_desktop_stop_call(struct cli_desktop_fetch *f, char **cause)
+{
+	const struct proto_msg *resp;
+	const msgpack_object *art;
+	msgpack_packer pk;
+	int wait = f->cmd->timeout_ms > CLI_DESKTOP_STOP_WAIT_MS
+	    ? f->cmd->timeout_ms
+	    : CLI_DESKTOP_STOP_WAIT_MS;
+	int status;
+
+	status = cli_conn_call(f->conn, "record.stop", cli_desktop_pack_id_cb,
+	    (void *)f->rec_id, wait, &resp, cause);
+	if (status != CLI_CONN_OK)
+		return status;
+	art = proto_map_get(resp->result, "artifact");
+	if (art == NULL ||
+	    proto_arg_str(art, "id", f->art_id, sizeof f->art_id) != 1 ||
+	    proto_arg_str(art, "sha256", f->sha256, sizeof f->sha256) != 1 ||
+	    proto_arg_u64(art, "size", &f->size) != 1 ||
+	    !cli_desktop_is_hex_id(f->art_id) ||
+	    !cli_desktop_is_hex_id(f->sha256)) {
+		*cause = xstrdup("record.stop answered without the artifact's "
+		                 "id, sha256 and size");
+		return CLI_CONN_PROTOCOL;
+	}
+	msgpack_packer_init(&pk, &f->result, msgpack_sbuffer_write);
+	msgpack_pack_object(&pk, *resp->result);
+	f->answered = true;
+	return CLI_CONN_OK;
+}
+
+/* The next artifact.read, sent without waiting for its answer. */
+static int
+cli_desktop_fetch_ask(struct cli_desktop_fetch *f, char **cause)
+{
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+	uint64_t left = f->size - f->next;
+	int status;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	proto_pack_request(&pk, f->rid, "artifact.read");
+	msgpack_pack_map(&pk, 3);
+	proto_pack_kv_str(&pk, "id", f->art_id);
+	proto_pack_kv_u64(&pk, "offset", f->next);
+	proto_pack_kv_u64(&pk, "length", CLI_DESKTOP_READ_CHUNK);
+	status = cli_conn_send(f->conn, sb.data, sb.size, cause);
+	msgpack_sbuffer_destroy(&sb);
+	if (status != CLI_CONN_OK)
+		return status;
+	f->pend[(f->phead + f->npend++) % CLI_DESKTOP_PIPE] = f->rid++;
+	f->next +=
+	    left < CLI_DESKTOP_READ_CHUNK ? left : CLI_DESKTOP_READ_CHUNK;
+	return CLI_CONN_OK;
+}
+
+/* Takes the answer to the oldest read in flight: exactly the bytes it
+ * asked for, written and hashed. */
+static int
+cli_desktop_fetch_take(struct cli_desktop_fetch *f, char **cause)
+{
+	const struct proto_msg *m;
+	const msgpack_object *data;
+	uint64_t offset, size, left = f->size - f->done;
+	uint64_t want =
+	    left < CLI_DESKTOP_READ_CHUNK ? left : CLI_DESKTOP_READ_CHUNK;
+	int status;
+
+	do {
+		status = cli_conn_recv(f->conn, f->cmd->timeout_ms, &m, cause);
+		if (status != CLI_CONN_OK)
+			return status;
+	} while (m->type != PROTO_RESPONSE || m->id != f->pend[f->phead]);
+	f->phead = (f->phead + 1) % CLI_DESKTOP_PIPE;
+	f->npend--;
+	if (!m->ok) {
+		*cause = xasprintf("%s: %s", m->err_code, m->err_message);
+		return CLI_CONN_ANSWERED;
+	}
+	data = proto_map_get(m->result, "data");
+	if (data == NULL || data->type != MSGPACK_OBJECT_BIN ||
+	    proto_arg_u64(m->result, "offset", &offset) != 1 ||
+	    proto_arg_u64(m->result, "size", &size) != 1 || offset != f->done ||
+	    size != f->size || data->via.bin.size != want) {
+		*cause = xasprintf("artifact.read answered other bytes than "
+		                   "the %" PRIu64 " at %" PRIu64 " asked for",
+		    want, f->done);
+		return CLI_CONN_PROTOCOL;
+	}
+	if (cli_desktop_write_all(f->fd, data->via.bin.ptr, want) != 0) {
+		*cause = xasprintf(
+		    "cannot write %s: %s", f->output, strerror(errno));
+		return CLI_CONN_ANSWERED;
+	}
+	sha256_update(&f->sha, data->via.bin.ptr, want);
+	f->done += want;
+	return CLI_CONN_OK;
+}
+
+/* Fetches the rest of the MP4 on the connection, a few reads in flight;
+ * every answer is taken before it returns. */
+static int
+cli_desktop_fetch_run(struct cli_desktop_fetch *f, char **cause)
+{
+	int status;
+
+	f->next = f->done;
+	f->phead = f->npend = 0;
+	while (f->done < f->size) {
+		while (f->npend < CLI_DESKTOP_PIPE && f->next < f->size)
+			if ((status = cli_desktop_fetch_ask(f, cause)) !=
+			    CLI_CONN_OK)
+				return status;
+		if ((status = cli_desktop_fetch_take(f, cause)) != CLI_CONN_OK)
+			return status;
+	}
+	return CLI_CONN_OK;
+}
+
+/* What is left to do on a connection: the answer, then the bytes. */
+static int
+cli_desktop_stop_work(struct cli_desktop_fetch *f, char **cause)
+{
+	int status = CLI_CONN_OK;
+
+	if (!f->answered)
+		status = cli_desktop_stop_call(f, cause);
+	if (status == CLI_CONN_OK && f->output != NULL)
+		status = cli_desktop_fetch_run(f, cause);
+	return status;
+}
+
+/*
+ * Does the work of record stop, making a lost connection again: at once,
+ * then with backoff, for a minute (or --timeout, if longer), as cp does.
+ * Mended at the first try, the loss goes unsaid: the gateway drops a
+ * client that reads too slowly, and going on is how a client answers.
+ */
+static int
+cli_desktop_stop_run(struct cli_desktop_fetch *f, char **cause)
+{
+	const struct cli_desktop_host *h = f->cmd->host;
+	int backoff = 0, status;
+	uint64_t give_up;
+	char *why;
+
+	if ((status = h->open_cb(h->cli, &f->conn, cause)) != CLI_CONN_OK) {
+		f->conn = NULL;
+		return status;
+	}
+	if ((status = cli_desktop_stop_work(f, cause)) != CLI_CONN_LOST)
+		return status;
+	why = *cause;
+	give_up = clock_mono_ms() +
+	    (uint64_t)(f->cmd->timeout_ms > CLI_DESKTOP_RECONNECT_MS
+	            ? f->cmd->timeout_ms
+	            : CLI_DESKTOP_RECONNECT_MS);
+	for (;;) {
+		cli_conn_close(f->conn);
+		f->conn = NULL;
+		if (cli_conn_pause(backoff) == CLI_CONN_INTERRUPTED) {
+			*cause = xstrdup("interrupted");
+			status = CLI_CONN_INTERRUPTED;
+			break;
+		}
+		status = h->open_cb(h->cli, &f->conn, cause);
+		if (status == CLI_CONN_OK)
+			status = cli_desktop_stop_work(f, cause);
+		else
+			f->conn = NULL;
+		if (status == CLI_CONN_OK ||
+		    (status != CLI_CONN_LOST && status != CLI_CONN_TIMEOUT) ||
+		    clock_mono_ms() >= give_up)
+			break;
+		free(*cause);
+		if (backoff == 0)
+			cli_print_warn("%s; reconnecting", why);
+		backoff =
+		    backoff == 0 ? CLI_DESKTOP_BACKOFF_MIN_MS : backoff * 2;
+		if (backoff > CLI_DESKTOP_BACKOFF_MAX_MS)
+			backoff = CLI_DESKTOP_BACKOFF_MAX_MS;
+	}
+	if (status == CLI_CONN_OK && backoff > 0)
+		cli_print_warn("reconnected; resuming");
+	free(why);
+	return status;
+}
+
+/* The fetched MP4, whole and as published (its size and SHA-256 are the
+ * reference's), landed on output. */
+static int
+cli_desktop_fetch_land(struct cli_desktop_fetch *f, char **cause)
+{
+	uint8_t digest[SHA256_LEN];
+	char hex[SHA256_HEX];
+	int fd = f->fd;
+
+	f->fd = -1;
+	sha256_final(&f->sha, digest);
+	sha256_hex(digest, hex);
+	if (strcmp(hex, f->sha256) != 0) {
+		cli_desktop_discard(fd, f->temp);
+		*cause = xasprintf("%s not written: its bytes' SHA-256 is %s, "
+		                   "the artifact's %s",
+		    f->output, hex, f->sha256);
+		return CLI_CONN_ANSWERED;
+	}
+	if (cli_desktop_land(fd, f->temp, f->output, cause) != 0)
+		return CLI_CONN_ANSWERED;
+	return CLI_CONN_OK;
+}
+
+/* The reference, the video's counts and the file, as lines (the labels
+ * of desktop info's). */
+static void
+cli_desktop_stop_lines(const msgpack_object *result, const char *file)
+{
+	const msgpack_object *art = proto_map_get(result, "artifact");
+	char *id = cli_desktop_text(art, "id", "?");
+	char *name = cli_desktop_text(art, "name", "?");
+	char *type = cli_desktop_text(art, "media_type", "?");
+	int64_t size = 0, ms = 0, frames = 0, dropped = 0;
+
+	cli_desktop_int(art, "size", &size);
+	cli_desktop_int(result, "duration_ms", &ms);
+	cli_desktop_int(result, "frames", &frames);
+	cli_desktop_int(result, "dropped", &dropped);
+	printf("artifact %s\n", id);
+	printf("name     %s, %s, %" PRId64 " bytes\n", name, type, size);
+	printf("video    %.1f s, %" PRId64 " frames, %" PRId64 " dropped\n",
+	    (double)ms / 1000, frames, dropped);
+	if (file != NULL)
+		printf("file     %s, SHA-256 checked\n", file);
+	free(id);
+	free(name);
+	free(type);
+}
+
+static void
+cli_desktop_stop_show(struct cli_desktop_fetch *f)
+{
+	msgpack_unpacked u;
+
+	msgpack_unpacked_init(&u);
+	if (msgpack_unpack_next(&u, f->result.data, f->result.size, NULL) !=
+	    MSGPACK_UNPACK_SUCCESS)
+		log_fatal("record.stop's answer does not unpack again");
+	if (!f->cmd->json)
+		cli_desktop_stop_lines(&u.data, f->output);
+	else if (f->output != NULL)
+		cli_desktop_file_json(&u.data, NULL, f->output);
+	else
+		cli_print_json(&u.data);
+	msgpack_unpacked_destroy(&u);
+}
+
+static int
+cli_desktop_stop_args(struct cli_desktop_cmd *cmd, int argc, char **argv,
+    struct cli_desktop_fetch *f)
+{
+	static const struct option opts[] = {
+	    {"output", required_argument, NULL, 'o'},
+	    {NULL, 0, NULL, 0},
+	};
+	char *word;
+	int c;
+
+	while (
+	    (c = cli_desktop_next(cmd, argc, argv, opts, "o:", &word)) != -1) {
+		if (c == CLI_DESKTOP_STOP)
+			return cmd->status;
+		if (c == 'o') {
+			if (*optarg == '\0' || strcmp(optarg, "-") == 0)
+				return cli_desktop_usage(cmd,
+				    "-o wants a FILE for the MP4: '%s'",
+				    optarg);
+			f->output = optarg;
+		} else if (f->rec_id != NULL)
+			return cli_desktop_usage(
+			    cmd, "record stop takes one ID: %s", word);
+		else
+			f->rec_id = word;
+	}
+	if (f->rec_id == NULL)
+		return cli_desktop_usage(
+		    cmd, "record stop wants the ID record start printed");
+	return cli_desktop_rec_id(cmd, f->rec_id);
+}
+
+static int
+cli_desktop_rec_stop(struct cli_desktop_cmd *cmd, int argc, char **argv)
+{
+	struct cli_desktop_fetch f = {
+	    .cmd = cmd, .fd = -1, .rid = CLI_DESKTOP_RAW_ID};
+	char *cause = NULL;
+	int status;
+
+	if ((status = cli_desktop_stop_args(cmd, argc, argv, &f)) != 0 ||
+	    (status = cli_desktop_ready(cmd)) != 0)
+		return status;
+	/* Before the recording ends: a FILE that cannot be written says so
+	 * while the recording can still be stopped with another. */
+	if (f.output != NULL) {
+		cli_fs_signals();
+		if ((f.fd = cli_desktop_temp(f.output, &f.temp, &cause)) ==
+		    -1) {
+			cli_print_warn("%s", cause);
+			free(cause);
+			return CLI_DESKTOP_EXIT_FAILED;
+		}
+		sha256_init(&f.sha);
+	}
+	msgpack_sbuffer_init(&f.result);
+	status = cli_desktop_stop_run(&f, &cause);
+	cli_conn_close(f.conn);
+	if (status == CLI_CONN_OK && f.output != NULL)
+		status = cli_desktop_fetch_land(&f, &cause);
+	if (f.fd != -1)
+		cli_desktop_discard(f.fd, f.temp);
+	if (status == CLI_CONN_OK)
+		cli_desktop_stop_show(&f);
+	msgpack_sbuffer_destroy(&f.result);
+	free(f.temp);
+	if (status == CLI_CONN_INTERRUPTED && cli_fs_signalled() != 0) {
+		free(cause);
+		return 128 + cli_fs_signalled();
+	}
+	if (status != CLI_CONN_OK)
+		return cmd->host->fail_cb(status, cause);
+	fflush(stdout);
+	return CLI_DESKTOP_EXIT_OK;
+}
+
+/* The columns of record status. */
+#define CLI_DESKTOP_RCOLS 10
+
+/* "2006-01-02T15:04:05Z" of ms since the epoch. */
+static char *
+cli_desktop_utc(int64_t ms)
+{
+	time_t t = (time_t)(ms / 1000);
+	char buf[32];
+	struct tm tm;
+
+	if (ms <= 0 || gmtime_r(&t, &tm) == NULL ||
+	    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		return xstrdup("-");
+	return xstrdup(buf);
+}
+
+/* A number of a result's map, or "-". */
+static char *
+cli_desktop_num(const msgpack_object *map, const char *key)
+{
+	int64_t v;
+
+	if (!cli_desktop_int(map, key, &v))
+		return xstrdup("-");
+	return xasprintf("%" PRId64, v);
+}
+
+/* One recording's row: what it became last, the artifact's id once
+ * published, why once failed. */
+static void
+cli_desktop_status_row(const msgpack_object *rec, char **row)
+{
+	const msgpack_object *art = proto_map_get(rec, "artifact");
+	int64_t started = 0, ms = 0;
+	char *state = cli_desktop_text(rec, "state", "?");
+
+	cli_desktop_int(rec, "started", &started);
+	cli_desktop_int(rec, "duration_ms", &ms);
+	row[0] = cli_desktop_text(rec, "id", "?");
+	row[1] = state;
+	row[2] = cli_desktop_utc(started);
+	row[3] = cli_desktop_num(rec, "fps");
+	row[4] = cli_desktop_geometry(proto_map_get(rec, "region"));
+	row[5] = xasprintf("%.1f s", (double)ms / 1000);
+	row[6] = cli_desktop_num(rec, "frames");
+	row[7] = cli_desktop_num(rec, "dropped");
+	row[8] = cli_desktop_num(rec, "bytes");
+	if (art != NULL && art->type == MSGPACK_OBJECT_MAP)
+		row[9] = cli_desktop_text(art, "id", "?");
+	else if (strcmp(state, "failed") == 0)
+		row[9] = cli_desktop_text(rec, "reason", "?");
+	else
+		row[9] = xstrdup("-");
+}
+
+static int
+cli_desktop_status_show(
+    struct cli_desktop_cmd *cmd, const msgpack_object *result, void *ctx)
+{
+	static const char *const head[CLI_DESKTOP_RCOLS] = {"ID", "STATE",
+	    "STARTED", "FPS", "REGION", "DURATION", "FRAMES", "DROPPED",
+	    "BYTES", "ARTIFACT/REASON"};
+	const msgpack_object *list = proto_map_get(result, "recordings");
+	char **cells;
+	uint32_t i, n;
+
+	(void)ctx;
+	if (list == NULL || list->type != MSGPACK_OBJECT_ARRAY)
+		return cmd->host->fail_cb(CLI_CONN_PROTOCOL,
+		    xstrdup("record.status answered without recordings"));
+	if (cmd->json) {
+		cli_print_json(result);
+		return CLI_DESKTOP_EXIT_OK;
+	}
+	if ((n = list->via.array.size) == 0) {
+		printf("no recordings\n");
+		return CLI_DESKTOP_EXIT_OK;
+	}
+	cells = xcalloc((size_t)n * CLI_DESKTOP_RCOLS, sizeof *cells);
+	for (i = 0; i < n; i++)
+		cli_desktop_status_row(
+		    &list->via.array.ptr[i], &cells[i * CLI_DESKTOP_RCOLS]);
+	cli_desktop_table(head, CLI_DESKTOP_RCOLS, cells, n);
+	return CLI_DESKTOP_EXIT_OK;
+}
+
+static int
+cli_desktop_rec_status(struct cli_desktop_cmd *cmd, int argc, char **argv)
+{
+	char *word, *id = NULL;
+	int c, status;
+
+	while ((c = cli_desktop_next(cmd, argc, argv, NULL, "", &word)) != -1) {
+		if (c == CLI_DESKTOP_STOP)
+			return cmd->status;
+		if (id != NULL)
+			return cli_desktop_usage(cmd,
+			    "record status takes one ID at most: %s", word);
+		if ((status = cli_desktop_rec_id(cmd, word)) != 0)
+			return status;
+		id = word;
+	}
+	if ((status = cli_desktop_ready(cmd)) != 0)
+		return status;
+	return cli_desktop_request(cmd, "record.status", cli_desktop_pack_id_cb,
+	    id, 0, cli_desktop_status_show);
+}
+
+/* record start|stop|status: the word after record picks the command,
+ * whose name and synopsis usage errors then show. */
+static int
+cli_desktop_record(struct cli_desktop_cmd *cmd, int argc, char **argv)
+{
+	static const struct {
+		const char *word;
+		const char *name;
+		const char *usage;
+		int (*run)(struct cli_desktop_cmd *, int, char **);
+	} subs[] = {
+	    {"start", "record start", CLI_DESKTOP_RECORD_START_ARGS,
+	        cli_desktop_rec_start},
+	    {"stop", "record stop", CLI_DESKTOP_RECORD_STOP_ARGS,
+	        cli_desktop_rec_stop},
+	    {"status", "record status", CLI_DESKTOP_RECORD_STATUS_ARGS,
+	        cli_desktop_rec_status},
+	};
+	char *word = NULL;
+	size_t i;
+	int c;
+
+	c = cli_desktop_next(cmd, argc, argv, NULL, "", &word);
+	if (c == CLI_DESKTOP_STOP)
+		return cmd->status;
+	for (i = 0; c == CLI_DESKTOP_WORD && i < sizeof subs / sizeof subs[0];
+	     i++)
+		if (strcmp(word, subs[i].word) == 0) {
+			cmd->name = subs[i].name;
+			cmd->usage = subs[i].usage;
+			return subs[i].run(cmd, argc, argv);
+		}
+	return cli_desktop_usage(cmd, "record wants start, stop or status");
+}
+
 /* ---- the commands ---- */
 
 static const struct {
@@ -1310,6 +2045,7 @@ static const struct {
     {"desktop", CLI_DESKTOP_DESKTOP_ARGS, cli_desktop_desktop},
     {"windows", CLI_DESKTOP_WINDOWS_ARGS, cli_desktop_windows},
     {"wait-change", CLI_DESKTOP_WAIT_CHANGE_ARGS, cli_desktop_wait_change},
+    {"record", CLI_DESKTOP_RECORD_ARGS, cli_desktop_record},
 };
 
 int

@@ -1,7 +1,8 @@
 /* cli_desktop: the berth commands for computer use — screenshot, click,
- * move, scroll, type, key, cursor, desktop info, windows and wait-change —
- * over the desktop.* ops. They borrow the command core's option parser and
- * connection through struct cli_desktop_host, and own nothing else. */
+ * move, scroll, type, key, cursor, desktop info, windows, wait-change and
+ * record — over the desktop.* and record.* ops. They borrow the command
+ * core's option parser and connection through struct cli_desktop_host,
+ * and own nothing else. */
 #ifndef BERTH_CLI_DESKTOP_H
 #define BERTH_CLI_DESKTOP_H
 
@@ -27,6 +28,11 @@
 #define CLI_DESKTOP_DESKTOP_ARGS "info"
 #define CLI_DESKTOP_WINDOWS_ARGS ""
 #define CLI_DESKTOP_WAIT_CHANGE_ARGS "[--region X,Y,W,H] [--timeout SEC]"
+#define CLI_DESKTOP_RECORD_START_ARGS                                          \
+	"[--fps N] [--region X,Y,W,H] [--max-seconds S] [--quality Q]"
+#define CLI_DESKTOP_RECORD_STOP_ARGS "ID [-o FILE]"
+#define CLI_DESKTOP_RECORD_STATUS_ARGS "[ID]"
+#define CLI_DESKTOP_RECORD_ARGS "start|stop|status ..."
 
 /*
  * What the command core lends: filled by cli.c, valid for the whole run.
@@ -52,9 +58,11 @@ struct cli_desktop_host {
 };
 
 /* Runs the command named by argv[0] (one of the names above; "desktop"
- * for desktop info, "wait-change" for wait-change). Returns the exit
- * status: 0, or the core's statuses (1 also when a screenshot cannot be
- * written here, or wait-change saw no change). */
+ * for desktop info, "wait-change" for wait-change, "record" for record
+ * start, stop and status). Returns the exit status: 0, or the core's
+ * statuses (1 also when a screenshot or a recording cannot be written
+ * here, or wait-change saw no change; 128 + N when signal N ended record
+ * stop -o). */
 int cli_desktop_run(const struct cli_desktop_host *host, int argc, char **argv);
 
 #endif

@@ -27,7 +27,7 @@
 #define CLI_FS_EXIT_FAILED 1
 #define CLI_FS_EXIT_USAGE 2
 
-/* fs.read's and fs.write's largest chunk, and how many go unanswered. */
+/* fs.write's largest chunk, and how many requests go unanswered. */
 #define CLI_FS_CHUNK (4u << 20)
 /* A download's chunks are smaller: the gateway holds at most client_queue
  * (8 MiB by default) of answers for a client, and drops one that has more
@@ -925,9 +925,13 @@ cli_fs_caught_cb(int sig)
 	cli_conn_interrupt();
 }
 
-/* SIGINT and SIGTERM end a copy between two waits, so that a download
- * leaves no temp file behind. */
-static void
+int
+cli_fs_signalled(void)
+{
+	return cli_fs_caught;
+}
+
+void
 cli_fs_signals(void)
 {
 	struct sigaction sa;
@@ -980,9 +984,9 @@ cli_fs_cp(const struct cli_fs_host *host, int argc, char **argv)
 		status = cli_fs_upload(&cmd, words[0], remote, quiet, &cause);
 	else
 		status = cli_fs_download(&cmd, remote, words[1], quiet, &cause);
-	if (status == CLI_CONN_INTERRUPTED && cli_fs_caught != 0) {
+	if (status == CLI_CONN_INTERRUPTED && cli_fs_signalled() != 0) {
 		free(cause);
-		return 128 + cli_fs_caught;
+		return 128 + cli_fs_signalled();
 	}
 	if (status != CLI_CONN_OK)
 		return host->fail_cb(status, cause);

@@ -43,4 +43,10 @@ int cli_fs_cp(const struct cli_fs_host *host, int argc, char **argv);
 int cli_fs_ls(const struct cli_fs_host *host, int argc, char **argv);
 int cli_fs_cat(const struct cli_fs_host *host, int argc, char **argv);
 
+/* SIGINT and SIGTERM end a transfer between two waits (every wait of
+ * cli_conn returns CLI_CONN_INTERRUPTED), so that a download can remove
+ * its temp file; cli_fs_signalled is the signal caught then, else 0. */
+void cli_fs_signals(void);
+int cli_fs_signalled(void);
+
 #endif

@@ -57,6 +57,9 @@ struct catalog_event {
 #define EV_SECRETS_CHANGED "secrets.changed"
 #define EV_SECRETS_INJECTED "secrets.injected"
 #define EV_ARTIFACT_PUBLISHED "artifact.published"
+#define EV_RECORD_STARTED "record.started"
+#define EV_RECORD_PUBLISHED "record.published"
+#define EV_RECORD_FAILED "record.failed"
 /* Not journaled: sent to one subscriber whose from_seq the journal no
  * longer holds. Carries seq 0, which no journaled event has. */
 #define EV_EVENTS_GAP "events.gap"

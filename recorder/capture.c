@@ -253,7 +253,8 @@ capture_over(uint32_t px, int shift, unsigned c, unsigned a)
 static void
 capture_pointer(Display *dpy, XImage *img, const struct opargs_rect *r)
 {
-	int rs = capture_shift(img->red_mask), gs = capture_shift(img->green_mask);
+	int rs = capture_shift(img->red_mask),
+	    gs = capture_shift(img->green_mask);
 	int bs = capture_shift(img->blue_mask), left, top, i, j, x, y;
 	XFixesCursorImage *ci;
 	uint32_t *px, c;

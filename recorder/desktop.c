@@ -18,6 +18,7 @@
 #include "denylist.h"
 #include "input.h"
 #include "log.h"
+#include "record.h"
 #include "report.h"
 #include "screen.h"
 #include "serve.h"
@@ -44,6 +45,7 @@ struct desktop {
 	struct screen *screen;
 	struct damage *damage;
 	struct input *input;
+	struct record *record;
 	const char *display;
 	bool confine;        /* install the filter once X answers */
 	uint64_t checked_at; /* clock_mono_ms of the last look */
@@ -126,7 +128,8 @@ desktop_events(struct desktop *d)
 
 	while ((dpy = xconn_get(d->xc)) != NULL && XPending(dpy) > 0) {
 		XNextEvent(dpy, &ev);
-		if (damage_event(d->damage, &ev))
+		if (record_event(d->record, &ev) ||
+		    damage_event(d->damage, &ev))
 			continue;
 		if (xfce_event_matters(dpy, &ev))
 			d->dirty = true;
@@ -190,6 +193,7 @@ desktop_wait_ms(const struct desktop *d)
 	wait = desktop_min_wait(wait, report_wait_ms(d->rp, now));
 	wait = desktop_min_wait(wait, serve_wait_ms(d->sv, now));
 	wait = desktop_min_wait(wait, damage_wait_ms(d->damage, now));
+	wait = desktop_min_wait(wait, record_wait_ms(d->record));
 	return wait < 0 ? DESKTOP_INTERVAL_MS : wait;
 }
 
@@ -246,8 +250,9 @@ desktop_loop(struct desktop *d, const sigset_t *waitmask)
 			desktop_confine(d);
 		}
 		desktop_check(d);
-		/* After the check: its round trips may have queued events
-		 * that poll cannot see any more. */
+		record_timer(d->record);
+		/* After the check and the capture: their round trips may
+		 * have queued events that poll cannot see any more. */
 		desktop_events(d);
 		report_flush(d->rp, REPORT_TIMEOUT_MS);
 		damage_timer(d->damage, clock_mono_ms());
@@ -263,12 +268,14 @@ desktop_usage(FILE *f, int status)
 	fprintf(f,
 	    "usage: berth-desktop [--display DISPLAY] [--socket PATH] "
 	    "[--check NAME]\n"
-	    "                     [--no-confine] [--debug]\n"
+	    "                     [--recordings DIR] [--no-confine] [--debug]\n"
 	    "  --display DISPLAY  the X display to watch ($DISPLAY)\n"
 	    "  --socket PATH      berthd's Unix socket ($BERTH_SOCKET); "
 	    "without one,\n"
 	    "                     the check's changes are only logged\n"
 	    "  --check NAME       the check to report (default xfce)\n"
+	    "  --recordings DIR   where recordings are made "
+	    "($BERTH_STATE_DIR/recordings)\n"
 	    "  --no-confine       no seccomp filter (to debug with ptrace)\n"
 	    "  --confine-selftest install the filter, try what it forbids, "
 	    "exit\n"
@@ -319,6 +326,7 @@ main(int argc, char **argv)
 	    {"display", required_argument, NULL, 'd'},
 	    {"socket", required_argument, NULL, 's'},
 	    {"check", required_argument, NULL, 'c'},
+	    {"recordings", required_argument, NULL, 'r'},
 	    {"debug", no_argument, NULL, 'D'},
 	    {"no-confine", no_argument, NULL, 'N'},
 	    {"confine-selftest", no_argument, NULL, 'T'},
@@ -326,7 +334,7 @@ main(int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	const char *display = getenv("DISPLAY"), *sock = getenv("BERTH_SOCKET");
-	const char *check = "xfce";
+	const char *check = "xfce", *recordings = NULL;
 	struct desktop d;
 	sigset_t waitmask;
 	char *cause = NULL;
@@ -338,6 +346,7 @@ main(int argc, char **argv)
 		case 'd': display = optarg; break;
 		case 's': sock = optarg; break;
 		case 'c': check = optarg; break;
+		case 'r': recordings = optarg; break;
 		case 'D': debug = 1; break;
 		case 'N': confine = 0; break;
 		case 'T':
@@ -375,10 +384,12 @@ main(int argc, char **argv)
 	d.screen = screen_create(d.xc, d.shot);
 	d.damage = damage_create(d.xc);
 	d.input = input_create(d.xc);
+	d.record = record_create(d.xc, d.capture, recordings);
 	shot_register(d.shot, d.sv);
 	screen_register(d.screen, d.sv);
 	damage_register(d.damage, d.sv);
 	input_register(d.sv, d.input);
+	record_register(d.record, d.sv);
 	desktop_signals(&waitmask);
 	if (sock == NULL)
 		log_info("no socket to berthd: check %s is only logged", check);
@@ -391,6 +402,7 @@ main(int argc, char **argv)
 	report_last(d.rp, "berth-desktop stopped", DESKTOP_LAST_REPORT_MS);
 	log_info("stopped");
 	serve_free(d.sv);
+	record_free(d.record);
 	input_free(d.input);
 	damage_free(d.damage);
 	screen_free(d.screen);

@@ -353,6 +353,7 @@ static const struct {
     {"artifact.read", artifact_op_read},
     {"artifact.list", artifact_op_list},
     {"desktop.provide", provider_op_provide},
+    {"desktop.emit", provider_op_emit},
     {"gateway.attach", ops_gateway_attach},
     {"gateway.auth_failed", ops_gateway_auth_failed},
 };

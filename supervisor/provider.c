@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "catalog.h"
+#include "events.h"
 #include "log.h"
 #include "provider.h"
 #include "xmalloc.h"
@@ -22,6 +23,10 @@ static size_t provider_nreqs;
 static uint64_t provider_next_id = 1;
 static msgpack_sbuffer provider_sb;
 static msgpack_packer provider_pk;
+
+/* The events a provider may journal: the ones it alone can tell. */
+static const char *const provider_kinds[] = {
+    EV_RECORD_STARTED, EV_RECORD_PUBLISHED, EV_RECORD_FAILED};
 
 void
 provider_init(void)
@@ -65,6 +70,39 @@ provider_op_provide(struct server_conn *c, const struct proto_msg *m)
 		provider_fail_all("the desktop's server was replaced");
 	}
 	provider_serial = c->serial;
+	msgpack_pack_map(server_reply_begin(c, m->id), 0);
+	server_reply_end(c);
+}
+
+void
+provider_op_emit(struct server_conn *c, const struct proto_msg *m)
+{
+	const msgpack_object *data = proto_map_get(m->args, "data");
+	char kind[PROTO_MAX_NAME + 1];
+	msgpack_packer *pk;
+	size_t i, n = sizeof provider_kinds / sizeof provider_kinds[0];
+
+	if (!provider_is(c)) {
+		server_reply_error(c, m->id, PROTO_E_FORBIDDEN,
+		    "only the desktop's server journals its events");
+		return;
+	}
+	if (proto_arg_str(m->args, "kind", kind, sizeof kind) <= 0 ||
+	    data == NULL || data->type != MSGPACK_OBJECT_MAP) {
+		server_reply_error(c, m->id, PROTO_E_BAD_ARGS,
+		    "desktop.emit needs \"kind\" and \"data\" (a map)");
+		return;
+	}
+	for (i = 0; i < n && strcmp(kind, provider_kinds[i]) != 0; i++)
+		;
+	if (i == n) {
+		server_reply_error(c, m->id, PROTO_E_BAD_ARGS,
+		    "\"%s\" is not an event the desktop tells", kind);
+		return;
+	}
+	pk = events_begin(provider_kinds[i]);
+	msgpack_pack_object(pk, *data);
+	events_commit();
 	msgpack_pack_map(server_reply_begin(c, m->id), 0);
 	server_reply_end(c);
 }

@@ -23,6 +23,8 @@ void provider_shutdown(void);
 
 /* desktop.provide (local): c serves the desktop ops from now on. */
 void provider_op_provide(struct server_conn *c, const struct proto_msg *m);
+/* desktop.emit (local): the provider journals one of its events. */
+void provider_op_emit(struct server_conn *c, const struct proto_msg *m);
 /* A desktop op from a client: forwarded, or unavailable. */
 void provider_forward(struct server_conn *c, const struct proto_msg *m);
 /* Whether c is the provider (whose responses are answers to forward). */

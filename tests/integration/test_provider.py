@@ -132,5 +132,24 @@ def forbidden_and_nonsense():
         c.call("ping")
 
 
+@case("desktop.emit: only the server journals, only its own kinds, with the data as given")
+def emit():
+    with Sandbox() as sb:
+        c = sb.ws()
+        c.subscribe()
+        other = sb.unix()
+        expect_eq(other.error_of("desktop.emit", {"kind": "record.started", "data": {"id": "x"}}), "forbidden",
+                  "desktop.emit from a connection that is not the server")
+        p = provider(sb)
+        for args in ({"kind": "service.started", "data": {}}, {"kind": "record.started"},
+                     {"kind": "record.started", "data": [1]}, {"data": {}}):
+            expect_eq(p.error_of("desktop.emit", args), "bad_args", "desktop.emit %r" % args)
+        p.call("desktop.emit", {"kind": "record.published", "data": {"id": "r1", "size": 5}})
+        ev = c.events_until(lambda e: e["kind"].startswith("record."))[-1]
+        expect_eq((ev["kind"], ev["data"]), ("record.published", {"id": "r1", "size": 5}), "the event journaled")
+        expect_eq(c.error_of("desktop.emit", {"kind": "record.published", "data": {}}), "forbidden",
+                  "desktop.emit over the WebSocket")
+
+
 if __name__ == "__main__":
     run()
