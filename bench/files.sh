@@ -40,99 +40,23 @@ tmp=$(mktemp -d /dev/shm/berth-bench.XXXXXX)
 trap 'rm -rf "$tmp"; bench_cleanup' EXIT
 
 cat >"$bench_dir/bench.py" <<'EOF'
-import os, signal, socket, statistics, struct, subprocess, sys, time
-
-import msgpack
+import os, signal, statistics, subprocess, sys, time
 
 src, build, d, tmp = sys.argv[1:5]
+sys.path.insert(0, os.path.join(src, "bench"))
+import benchlib  # noqa: E402
+from benchlib import Conn, cpu_s, free_port, wait_until  # noqa: E402
+
 signal.signal(signal.SIGTERM, lambda *a: sys.exit("bench: terminated"))
 RUNS, MBYTES, EXECS = (int(os.environ.get(k, v)) for k, v in (("RUNS", 5), ("MBYTES", 256), ("EXECS", 200)))
 BERTH = os.path.join(build, "berth")
 
 
-def wait_until(pred, timeout=20, what="a condition"):
-    deadline = time.monotonic() + timeout
-    while not pred():
-        if time.monotonic() > deadline:
-            sys.exit("bench: timed out waiting for %s" % what)
-        time.sleep(0.01)
-
-
-def children(pid):
-    with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
-        return [int(x) for x in f.read().split()]
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-class Conn:
-    """A client of berthd's Unix socket."""
-
-    def __init__(self, path):
-        self.s = socket.socket(socket.AF_UNIX)
-        self.s.connect(path)
-        self.unpacker = msgpack.Unpacker(raw=False)
-        self.buf = bytearray()
-        self.next_id = 0
-        self.call("hello", {"version": "berth.v1", "client": "bench"})
-
-    def send(self, op, args):
-        self.next_id += 1
-        p = msgpack.packb({"type": "request", "id": self.next_id, "op": op, "args": args}, use_bin_type=True)
-        self.s.sendall(struct.pack(">I", len(p)) + p)
-        return self.next_id
-
-    def recv(self):
-        while True:
-            if len(self.buf) >= 4:
-                (n,) = struct.unpack_from(">I", self.buf)
-                if len(self.buf) >= 4 + n:
-                    m = msgpack.unpackb(bytes(self.buf[4:4 + n]), raw=False)
-                    del self.buf[:4 + n]
-                    return m
-            chunk = self.s.recv(1 << 20)
-            if not chunk:
-                sys.exit("bench: berthd closed the connection")
-            self.buf += chunk
-
-    def call(self, op, args=None):
-        i = self.send(op, args or {})
-        while True:
-            m = self.recv()
-            if m.get("type") == "response" and m.get("id") == i:
-                if not m["ok"]:
-                    sys.exit("bench: %s: %s" % (op, m["error"]))
-                return m["result"]
-
-    def close(self):
-        self.s.close()
-
-
-class Berth:
-    """berthd in a PID namespace of its own."""
+class Berth(benchlib.Berth):
+    """berthd, its gateway and the CLI's environment for it."""
 
     def __init__(self, run):
-        self.dir = os.path.join(d, "berthd-%d" % run)
-        os.makedirs(self.dir)
-        self.port = free_port()
-        self.sock = os.path.join(self.dir, "state", "berthd.sock")
-        self.token = os.path.join(self.dir, "token")
-        self.proc = subprocess.Popen(
-            ["unshare", "-p", "-f", "--mount-proc", os.path.join(build, "berthd"),
-             "--config", os.path.join(src, "images", "minimal", "berth.conf"),
-             "--listen", "127.0.0.1:%d" % self.port, "--state-dir", os.path.join(self.dir, "state"),
-             "--token-file", self.token],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=open(os.path.join(self.dir, "log"), "wb"), start_new_session=True)
-        wait_until(lambda: os.path.exists(self.sock), what="berthd's socket")
-        wait_until(lambda: children(self.proc.pid), what="berthd's pid")
-        self.pid = children(self.proc.pid)[0]
+        super().__init__(src, build, d, run, connect=False)
         self.env = dict(os.environ, BERTH_URL="ws://127.0.0.1:%d/v1" % self.port, BERTH_TOKEN_FILE=self.token)
         wait_until(lambda: self.cli(["ping"], check=False) == 0, what="the gateway")
 
@@ -144,21 +68,7 @@ class Berth:
         return r.returncode
 
     def gateway(self):
-        for pid in children(self.pid):
-            with open("/proc/%d/cmdline" % pid, "rb") as f:
-                if b"berth-gateway" in f.read():
-                    return pid
-        sys.exit("bench: no gateway")
-
-    def stop(self):
-        os.kill(self.pid, signal.SIGTERM)
-        self.proc.wait(10)
-
-
-def cpu_s(pid):
-    with open("/proc/%d/stat" % pid) as f:
-        v = f.read().rsplit(")", 1)[1].split()
-    return (int(v[11]) + int(v[12])) / os.sysconf("SC_CLK_TCK")
+        return self.child("berth-gateway")
 
 
 def timed_cpu(fn, pids):

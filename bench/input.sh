@@ -35,80 +35,16 @@ done
 bench_need berthd berth-gateway berth-desktop tests/x11/xevlog
 
 cat >"$bench_dir/bench.py" <<'EOF'
-import os, queue, random, signal, socket, statistics, struct, subprocess, sys, threading, time
-
-import msgpack
+import os, queue, random, signal, statistics, subprocess, sys, threading, time
 
 src, build, d = sys.argv[1:4]
+sys.path.insert(0, os.path.join(src, "bench"))
+import benchlib  # noqa: E402
+from benchlib import latency_ms as lat  # noqa: E402
+
 signal.signal(signal.SIGTERM, lambda *a: sys.exit("bench: terminated"))
 RUNS, ACTIONS, TYPED = (int(os.environ.get(k, v)) for k, v in (("RUNS", 3), ("ACTIONS", 500), ("TYPED", 200)))
 W, H = 1280, 800
-
-
-def wait_until(pred, timeout=20, what="a condition"):
-    deadline = time.monotonic() + timeout
-    while not pred():
-        if time.monotonic() > deadline:
-            sys.exit("bench: timed out waiting for %s" % what)
-        time.sleep(0.01)
-
-
-def children(pid):
-    with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
-        return [int(x) for x in f.read().split()]
-
-
-def free_display():
-    for _ in range(200):
-        n = random.randint(150, 899)
-        if not os.path.exists("/tmp/.X11-unix/X%d" % n) and not os.path.exists("/tmp/.X%d-lock" % n):
-            return n
-    sys.exit("bench: no free X display")
-
-
-class Conn:
-    """A client of berthd's Unix socket."""
-
-    def __init__(self, path):
-        self.s = socket.socket(socket.AF_UNIX)
-        self.s.connect(path)
-        self.buf = bytearray()
-        self.next_id = 0
-        self.call("hello", {"version": "berth.v1", "client": "bench"})
-
-    def send(self, op, args):
-        self.next_id += 1
-        p = msgpack.packb({"type": "request", "id": self.next_id, "op": op, "args": args}, use_bin_type=True)
-        self.s.sendall(struct.pack(">I", len(p)) + p)
-        return self.next_id
-
-    def recv(self):
-        while True:
-            if len(self.buf) >= 4:
-                (n,) = struct.unpack_from(">I", self.buf)
-                if len(self.buf) >= 4 + n:
-                    m = msgpack.unpackb(bytes(self.buf[4:4 + n]), raw=False)
-                    del self.buf[:4 + n]
-                    return m
-            chunk = self.s.recv(1 << 20)
-            if not chunk:
-                sys.exit("bench: berthd closed the connection")
-            self.buf += chunk
-
-    def response(self, i):
-        while True:
-            m = self.recv()
-            if m.get("type") == "response" and m.get("id") == i:
-                return m
-
-    def call(self, op, args=None, check=True):
-        m = self.response(self.send(op, args or {}))
-        if check and not m["ok"]:
-            sys.exit("bench: %s: %s" % (op, m["error"]))
-        return m
-
-    def close(self):
-        self.s.close()
 
 
 class Events:
@@ -167,41 +103,15 @@ def typed(seen):
     return out, last
 
 
-class Berth:
-    """berthd in a PID namespace of its own, running Xvfb and
-    berth-desktop; one kept connection; xevlog on the display."""
+class Berth(benchlib.Berth):
+    """berthd running Xvfb and berth-desktop; one kept connection; xevlog
+    on the display."""
 
     def __init__(self, run):
-        self.dir = os.path.join(d, "berthd-%d" % run)
-        os.makedirs(self.dir)
-        self.display = free_display()
-        self.env = dict(os.environ, DISPLAY=":%d" % self.display)
-        conf = os.path.join(self.dir, "berth.conf")
-        with open(os.path.join(src, "images", "minimal", "berth.conf")) as f:
-            text = f.read()
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-        s.close()
-        with open(conf, "w") as f:
-            f.write(text + "\n[service xvfb]\ncommand = Xvfb :%d -screen 0 %dx%dx24 -nolisten tcp\n"
-                    "ready = exec /usr/bin/xdpyinfo -display :%d\nrequired = no\n\n"
-                    "[check xfce]\nready = report\n\n"
-                    "[service desktop]\ncommand = %s --display :%d\nafter = xvfb\nrequired = no\n"
-                    % (self.display, W, H, self.display, os.path.join(build, "berth-desktop"), self.display))
-        self.sock = os.path.join(self.dir, "state", "berthd.sock")
-        self.proc = subprocess.Popen(
-            ["unshare", "-p", "-f", "--mount-proc", os.path.join(build, "berthd"), "--config", conf,
-             "--listen", "127.0.0.1:%d" % port, "--state-dir", os.path.join(self.dir, "state"),
-             "--token-file", os.path.join(self.dir, "token")],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=open(os.path.join(self.dir, "log"), "wb"), start_new_session=True)
-        wait_until(lambda: os.path.exists(self.sock), what="berthd's socket")
-        wait_until(lambda: children(self.proc.pid), what="berthd's pid")
-        self.pid = children(self.proc.pid)[0]
-        self.c = Conn(self.sock)
-        wait_until(lambda: self.c.call("desktop.input", {"actions": [{"type": "move", "x": 1, "y": 1}]},
-                                       check=False)["ok"], what="desktop.input answering")
+        display = benchlib.free_display()
+        self.env = dict(os.environ, DISPLAY=":%d" % display)
+        super().__init__(src, build, d, run, display, (W, H),
+                         ("desktop.input", {"actions": [{"type": "move", "x": 1, "y": 1}]}))
         self.ev = Events(self.env)
 
     def input(self, *actions):
@@ -214,9 +124,7 @@ class Berth:
 
     def stop(self):
         self.ev.stop()
-        self.c.close()
-        os.kill(self.pid, signal.SIGTERM)
-        self.proc.wait(10)
+        super().stop()
 
 
 def positions():
@@ -327,14 +235,6 @@ for run in range(RUNS):
     print("run %d of %d done" % (run + 1, RUNS), file=sys.stderr)
 
 med = statistics.median
-
-
-def lat(runs):
-    def p99(xs):
-        xs = sorted(xs)
-        return xs[min(len(xs) - 1, int(len(xs) * 0.99))]
-    return med(med(x) for x in runs) * 1000, med(p99(x) for x in runs) * 1000
-
 
 print("latency of one action until the X client sees it, ms (%d actions a run; medians of %d runs)"
       "   median      p99" % (ACTIONS, RUNS))

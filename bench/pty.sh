@@ -37,11 +37,13 @@ done
 bench_need berthd berth-gateway
 
 cat >"$bench_dir/bench.py" <<'EOF'
-import os, pty, re, signal, socket, statistics, struct, subprocess, sys, time
-
-import msgpack
+import os, pty, re, signal, statistics, subprocess, sys, time
 
 src, build, d = sys.argv[1:4]
+sys.path.insert(0, os.path.join(src, "bench"))
+import benchlib  # noqa: E402
+from benchlib import children, cmdline, latency_ms as lat, wait_until  # noqa: E402
+
 # A stopped bench still stops its berthd and tmux server (the finally below).
 signal.signal(signal.SIGTERM, lambda *a: sys.exit("bench: terminated"))
 RUNS, MBYTES, KEYS, SESSIONS = (int(os.environ.get(k, v)) for k, v in
@@ -57,14 +59,6 @@ def writer(n, go):
     return "stty -opost; while [ ! -e %s ]; do sleep 0.002; done; yes '%s' | head -c %d" % (go, TEXT, n)
 
 
-def wait_until(pred, timeout=20, what="a condition"):
-    deadline = time.monotonic() + timeout
-    while not pred():
-        if time.monotonic() > deadline:
-            sys.exit("bench: timed out waiting for %s" % what)
-        time.sleep(0.01)
-
-
 def rss(pid):
     with open("/proc/%d/status" % pid) as f:
         return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
@@ -73,19 +67,6 @@ def rss(pid):
 def pss(pid):
     with open("/proc/%d/smaps_rollup" % pid) as f:
         return int(re.search(r"Pss:\s+(\d+)", f.read()).group(1))
-
-
-def children(pid):
-    with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
-        return [int(x) for x in f.read().split()]
-
-
-def cmdline(pid):
-    try:
-        with open("/proc/%d/cmdline" % pid, "rb") as f:
-            return f.read()
-    except OSError:
-        return b""
 
 
 def go_file(name):
@@ -102,28 +83,11 @@ def touch(path):
 # ---- berth
 
 
-class Berth:
-    """berthd in a PID namespace of its own, and one client connection."""
+class Berth(benchlib.Berth):
+    """berthd and one client connection."""
 
     def __init__(self, run):
-        self.dir = os.path.join(d, "berthd-%d" % run)
-        os.makedirs(self.dir)
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-        s.close()
-        self.sock = os.path.join(self.dir, "state", "berthd.sock")
-        self.proc = subprocess.Popen(
-            ["unshare", "-p", "-f", "--mount-proc", os.path.join(build, "berthd"),
-             "--config", os.path.join(src, "images", "minimal", "berth.conf"),
-             "--listen", "127.0.0.1:%d" % port, "--state-dir", os.path.join(self.dir, "state"),
-             "--token-file", os.path.join(self.dir, "token")],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-            stderr=open(os.path.join(self.dir, "log"), "wb"), start_new_session=True)
-        wait_until(lambda: os.path.exists(self.sock), what="berthd's socket")
-        wait_until(lambda: children(self.proc.pid), what="berthd's pid")
-        self.pid = children(self.proc.pid)[0]
-        self.c = self.connect()
+        super().__init__(src, build, d, run)
 
     def connect(self):
         return Conn(self.sock)
@@ -131,52 +95,9 @@ class Berth:
     def vts(self):
         return [p for p in children(self.pid) if b"berth-vt" in cmdline(p)]
 
-    def stop(self):
-        self.c.close()
-        os.kill(self.pid, signal.SIGTERM)
-        self.proc.wait(10)
 
-
-class Conn:
-    def __init__(self, path):
-        self.s = socket.socket(socket.AF_UNIX)
-        self.s.connect(path)
-        self.buf = bytearray()
-        self.pos = 0
-        self.next_id = 0
-        self.call("hello", {"version": "berth.v1", "client": "bench"})
-
-    def send(self, op, args):
-        self.next_id += 1
-        p = msgpack.packb({"type": "request", "id": self.next_id, "op": op, "args": args}, use_bin_type=True)
-        self.s.sendall(struct.pack(">I", len(p)) + p)
-        return self.next_id
-
-    def recv(self):
-        while True:
-            if len(self.buf) - self.pos >= 4:
-                (n,) = struct.unpack_from(">I", self.buf, self.pos)
-                if len(self.buf) - self.pos >= 4 + n:
-                    m = msgpack.unpackb(self.buf[self.pos + 4:self.pos + 4 + n], raw=False)
-                    self.pos += 4 + n
-                    return m
-            if self.pos:
-                del self.buf[:self.pos]
-                self.pos = 0
-            chunk = self.s.recv(1 << 20)
-            if not chunk:
-                sys.exit("bench: berthd closed the connection")
-            self.buf += chunk
-
-    def call(self, op, args=None):
-        """The result; data and events that come meanwhile are dropped."""
-        want = self.send(op, args or {})
-        while True:
-            m = self.recv()
-            if m["type"] == "response" and m["id"] == want:
-                if not m["ok"]:
-                    sys.exit("bench: %s: %r" % (op, m["error"]))
-                return m["result"]
+class Conn(benchlib.Conn):
+    """berthd's client, reading a terminal's stream too."""
 
     def read_to(self, pty_id, until):
         """Reads data messages until the stream reaches until; returns the
@@ -189,9 +110,6 @@ class Conn:
                     lost += m["offset"] - at
                 at = m["offset"] + len(m["data"])
         return lost
-
-    def close(self):
-        self.s.close()
 
 
 def berth_flood(b):
@@ -461,15 +379,6 @@ for run in range(RUNS):
     print("run %d of %d done" % (run + 1, RUNS), file=sys.stderr)
 
 med = statistics.median
-
-
-def lat(runs):
-    """(median, p99) in ms: medians over the runs of each run's figure."""
-    def p99(xs):
-        xs = sorted(xs)
-        return xs[min(len(xs) - 1, int(len(xs) * 0.99))]
-    return med(med(x) for x in runs) * 1000, med(p99(x) for x in runs) * 1000
-
 
 bare, bflood, tflood = med(r["bare"]) / 1e6, med(r["bflood"]) / 1e6, med(r["tflood"]) / 1e6
 (bl50, bl99), (tl50, tl99) = lat(r["blat"]), lat(r["tlat"])

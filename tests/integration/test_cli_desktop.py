@@ -9,7 +9,6 @@ statuses; strict usage errors; and "unavailable" without berth-desktop."""
 import json
 import os
 import re
-import shutil
 import struct
 import subprocess
 import sys
@@ -18,10 +17,11 @@ import time
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
 from harness import (  # noqa: E402
-    BUILDDIR,
     CLI,
-    X11_DIR,
+    XEVLOG,
+    berth,
     Sandbox,
     Spawned,
     TestFailure,
@@ -29,111 +29,28 @@ from harness import (  # noqa: E402
     expect,
     expect_eq,
     expect_in,
-    free_display,
     note,
     run,
     run_program,
     scratch,
+    text_ok,
     wait_for,
 )
 
-DESKTOP = os.path.join(BUILDDIR, "berth-desktop")
-XEVLOG = os.path.join(BUILDDIR, "tests", "x11", "xevlog")
 TRANSPORTS = ("unix", "ws")
 WIDTH, HEIGHT = 800, 600
 
 
-def conn_args(sb, transport):
-    if transport == "unix":
-        return ["--socket", sb.socket]
-    return ["--url", sb.url, "--token-file", sb.token_file]
-
-
-def berth(sb, transport, *args, input=None, timeout=30):
-    """Runs berth ARGS: (status, stdout bytes, stderr str)."""
-    argv = [CLI] + conn_args(sb, transport) + list(args)
-    try:
-        p = subprocess.run(
-            argv,
-            input=input,
-            stdin=None if input is not None else subprocess.DEVNULL,
-            capture_output=True,
-            timeout=timeout,
-        )
-    except subprocess.TimeoutExpired as e:
-        raise TestFailure("%s did not finish within %d s (stderr: %r)" % (" ".join(argv), timeout, e.stderr))
-    err = p.stderr.decode(errors="replace")
-    shown = p.stdout[:300] if not p.stdout.startswith((b"\x89PNG", b"\xff\xd8")) else b"<image>"
-    note("%s -> %d\nstdout: %r\nstderr: %s" % (" ".join(args), p.returncode, shown, err))
-    return p.returncode, p.stdout, err
-
-
-def text_ok(sb, transport, *args, **kw):
-    """berth ARGS must succeed: its stdout as text."""
-    rc, out, err = berth(sb, transport, *args, **kw)
-    expect_eq(rc, 0, "%s (%s): exit status (stderr %r)" % (" ".join(args), transport, err))
-    return out.decode()
-
-
-def forget_display(n):
-    """What an X server killed with its namespace leaves behind."""
-    for path in ("%s/X%d" % (X11_DIR, n), "/tmp/.X%d-lock" % n):
-        try:
-            os.unlink(path)
-        except FileNotFoundError:
-            pass
-
-
-class DesktopSandbox:
-    """berthd (with its gateway) running Xvfb on a free display and
-    berth-desktop as a service; entered once berth desktop info answers."""
+class DesktopSandbox(harness.DesktopSandbox):
+    """berthd running Xvfb (WIDTH x HEIGHT) and berth-desktop."""
 
     def __init__(self):
-        for p in ("Xvfb", "xdpyinfo", "xdotool"):
-            expect(shutil.which(p) is not None, "%s is not installed (./dev test installs it)" % p)
-        self.display = free_display()
-        self.sb = None
-
-    def config(self):
-        d = self.display
-        return (
-            "[service xvfb]\ncommand = Xvfb :%d -screen 0 %dx%dx24 -nolisten tcp\n"
-            "ready = exec /usr/bin/xdpyinfo -display :%d\nrequired = no\n\n"
-            "[service desktop]\ncommand = %s --display :%d\nafter = xvfb\nrequired = no\n\n"
-            % (d, WIDTH, HEIGHT, d, DESKTOP, d)
-        )
-
-    def __enter__(self):
-        try:
-            self.sb = Sandbox(extra=self.config())
-            last = []
-
-            def serving():
-                rc, _, err = run_program([CLI, "--socket", self.sb.socket, "desktop", "info"])
-                last[:] = [err.strip()]
-                return rc == 0
-
-            try:
-                wait_for(serving, 30, "berth desktop info answers", 0.2)
-            finally:
-                note("berth desktop info, last: %s" % last)
-        except BaseException:
-            self.__exit__()
-            raise
-        return self.sb
-
-    def __exit__(self, *exc):
-        if self.sb is not None:
-            self.sb.close()
-        forget_display(self.display)
-
-    def env(self):
-        return dict(os.environ, DISPLAY=":%d" % self.display)
+        super().__init__(WIDTH, HEIGHT, ("Xvfb", "xdpyinfo", "xdotool"))
 
 
 def pointer(desk):
     """Where X says the pointer is, by xdotool: (x, y)."""
-    rc, out, err = run_program(["xdotool", "getmouselocation"], env=desk.env())
+    rc, out, err = run_program(["xdotool", "getmouselocation"], env=desk.env)
     expect_eq(rc, 0, "xdotool getmouselocation (stderr %r)" % err)
     m = re.match(r"x:(\d+) y:(\d+) ", out)
     expect(m is not None, "xdotool's answer: %r" % out)
@@ -206,7 +123,7 @@ def screenshot_png():
     d = scratch()
     desk = DesktopSandbox()
     with desk as sb:
-        rc, _, err = run_program(["xsetroot", "-solid", "#3060c0"], env=desk.env())
+        rc, _, err = run_program(["xsetroot", "-solid", "#3060c0"], env=desk.env)
         expect_eq(rc, 0, "xsetroot (stderr %r)" % err)
         for transport in TRANSPORTS:
             path = os.path.join(d, "screen-%s.png" % transport)
@@ -242,7 +159,7 @@ def screenshot_jpeg():
         expect_eq(jpeg_size(read(path)), (WIDTH, HEIGHT), "--format jpeg into a .png name")
         # Text makes the quality tell: draw a window full of it.
         Spawned(["xmessage", "-geometry", "%dx%d+0+0" % (WIDTH, HEIGHT), "the quick brown fox " * 40],
-                env=desk.env())
+                env=desk.env)
         time.sleep(1)
         low, high = os.path.join(d, "low.jpg"), os.path.join(d, "high.jpg")
         text_ok(sb, "unix", "screenshot", "--quality", "5", "-o", low)
@@ -314,7 +231,7 @@ class XevLog:
     prints, read up to a pattern."""
 
     def __init__(self, desk):
-        self.prog = Spawned([XEVLOG], env=desk.env())
+        self.prog = Spawned([XEVLOG], env=desk.env)
         self.until("READY")
 
     def until(self, pattern, timeout=10.0):
@@ -396,7 +313,7 @@ def key_input():
             expect_eq([k for k in keys if not k.startswith(("Control", "Alt", "Meta"))], ["l", "Return", "F4"],
                       "the keys in turn")
             expect_in("K l 0c", lines, "ctrl+l's text")
-            rc, out, _ = run_program([XEVLOG, "--query"], env=desk.env())
+            rc, out, _ = run_program([XEVLOG, "--query"], env=desk.env)
             expect_eq((rc, out.split("\n")[0]), (0, "KEYS"), "no key left down")
         rc, _, err = berth(sb, "unix", "key", "ctrl+nosuchkey")
         expect_eq(rc, 1, "an unknown key: exit status")
@@ -414,10 +331,10 @@ def info_windows():
             expect_in("screen  %dx%d+0+0\n" % (WIDTH, HEIGHT), out, "%s: the screen line" % transport)
             doc = json.loads(text_ok(sb, transport, "--json", "desktop", "info"))
             expect_eq((doc["width"], doc["height"], doc["depth"]), (WIDTH, HEIGHT, 24), "%s: --json" % transport)
-        Spawned(["xmessage", "-geometry", "+50+60", "hello from the test"], env=desk.env())
+        Spawned(["xmessage", "-geometry", "+50+60", "hello from the test"], env=desk.env)
 
         def mapped():
-            rc, out, _ = run_program(["xwininfo", "-name", "xmessage"], env=desk.env())
+            rc, out, _ = run_program(["xwininfo", "-name", "xmessage"], env=desk.env)
             return out if rc == 0 and "IsViewable" in out else None
 
         info = wait_for(mapped, 10, "xmessage's window")
@@ -465,7 +382,7 @@ def wait_change():
             deadline = time.monotonic() + 20
             i = 0
             while waiter.is_alive() and time.monotonic() < deadline:
-                run_program(["xsetroot", "-solid", colours[i % 2]], env=desk.env())
+                run_program(["xsetroot", "-solid", colours[i % 2]], env=desk.env)
                 i += 1
                 time.sleep(0.2)
             waiter.join(30)

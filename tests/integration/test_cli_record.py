@@ -13,7 +13,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import signal
 import socket
 import struct
@@ -25,109 +24,33 @@ import time
 import msgpack
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
 from harness import (  # noqa: E402
-    BUILDDIR,
     CLI,
-    X11_DIR,
+    berth,
     Sandbox,
-    TestFailure,
     case,
     expect,
     expect_eq,
     expect_in,
-    free_display,
     note,
     run,
     run_program,
     scratch,
+    text_ok,
     wait_for,
 )
 
-DESKTOP = os.path.join(BUILDDIR, "berth-desktop")
 TRANSPORTS = ("unix", "ws")
 WIDTH, HEIGHT = 640, 480
 COLOURS = ("#c02020", "#20c020", "#2020c0", "#c0c020", "#20c0c0", "#c020c0")
 
 
-def conn_args(sb, transport):
-    if transport == "unix":
-        return ["--socket", sb.socket]
-    return ["--url", sb.url, "--token-file", sb.token_file]
-
-
-def berth(sb, transport, *args, timeout=60):
-    """Runs berth ARGS: (status, stdout str, stderr str)."""
-    argv = [CLI] + conn_args(sb, transport) + list(args)
-    try:
-        p = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
-    except subprocess.TimeoutExpired as e:
-        raise TestFailure("%s did not finish within %d s (stderr: %r)" % (" ".join(argv), timeout, e.stderr))
-    out, err = p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
-    note("%s (%s) -> %d\nstdout: %s\nstderr: %s" % (" ".join(args), transport, p.returncode, out, err))
-    return p.returncode, out, err
-
-
-def text_ok(sb, transport, *args, **kw):
-    """berth ARGS must succeed: its stdout."""
-    rc, out, err = berth(sb, transport, *args, **kw)
-    expect_eq(rc, 0, "%s (%s): exit status (stderr %r)" % (" ".join(args), transport, err))
-    return out
-
-
-def forget_display(n):
-    """What an X server killed with its namespace leaves behind."""
-    for path in ("%s/X%d" % (X11_DIR, n), "/tmp/.X%d-lock" % n):
-        try:
-            os.unlink(path)
-        except FileNotFoundError:
-            pass
-
-
-class DesktopSandbox:
-    """berthd (with its gateway) running Xvfb on a free display and
-    berth-desktop as a service; entered once berth desktop info answers."""
+class DesktopSandbox(harness.DesktopSandbox):
+    """berthd running Xvfb (WIDTH x HEIGHT) and berth-desktop."""
 
     def __init__(self):
-        for p in ("Xvfb", "xdpyinfo", "xsetroot", "ffprobe"):
-            expect(shutil.which(p) is not None, "%s is not installed (./dev test installs it)" % p)
-        self.display = free_display()
-        self.sb = None
-
-    def config(self):
-        d = self.display
-        return (
-            "[service xvfb]\ncommand = Xvfb :%d -screen 0 %dx%dx24 -nolisten tcp\n"
-            "ready = exec /usr/bin/xdpyinfo -display :%d\nrequired = no\n\n"
-            "[service desktop]\ncommand = %s --display :%d\nafter = xvfb\nrequired = no\n\n"
-            % (d, WIDTH, HEIGHT, d, DESKTOP, d)
-        )
-
-    def __enter__(self):
-        try:
-            self.sb = Sandbox(extra=self.config())
-            last = []
-
-            def serving():
-                rc, _, err = run_program([CLI, "--socket", self.sb.socket, "desktop", "info"])
-                last[:] = [err.strip()]
-                return rc == 0
-
-            try:
-                wait_for(serving, 30, "berth desktop info answers", 0.2)
-            finally:
-                note("berth desktop info, last: %s" % last)
-        except BaseException:
-            self.__exit__()
-            raise
-        return self.sb
-
-    def __exit__(self, *exc):
-        if self.sb is not None:
-            self.sb.close()
-        forget_display(self.display)
-
-    def env(self):
-        return dict(os.environ, DISPLAY=":%d" % self.display)
+        super().__init__(WIDTH, HEIGHT, ("Xvfb", "xdpyinfo", "xsetroot", "ffprobe"))
 
 
 def paint(desk, seconds):
@@ -135,7 +58,7 @@ def paint(desk, seconds):
     end = time.monotonic() + seconds
     i = 0
     while time.monotonic() < end:
-        rc, _, err = run_program(["xsetroot", "-solid", COLOURS[i % len(COLOURS)]], env=desk.env())
+        rc, _, err = run_program(["xsetroot", "-solid", COLOURS[i % len(COLOURS)]], env=desk.env)
         expect_eq(rc, 0, "xsetroot (stderr %r)" % err)
         i += 1
         time.sleep(0.3)
@@ -314,7 +237,7 @@ def usage_unknown_unavailable():
     desk = DesktopSandbox()
     with desk as sb:
         for args, words in USAGE:
-            rc, out, err = berth(sb, "unix", *args)
+            rc, out, err = berth(sb, "unix", *args, text=True)
             expect_eq(rc, 2, "%s: exit status" % " ".join(args))
             expect_in(words, err, "%s: the message" % " ".join(args))
             expect_in("usage: berth [OPTIONS] record", err, "%s: the synopsis" % " ".join(args))
@@ -329,14 +252,14 @@ def usage_unknown_unavailable():
         )
         for transport in TRANSPORTS:
             for args in unknown:
-                rc, out, err = berth(sb, transport, *args)
+                rc, out, err = berth(sb, transport, *args, text=True)
                 expect_eq(rc, 1, "%s (%s): exit status" % (" ".join(args), transport))
                 expect(err.startswith("berth: not_found: "), "%s: stderr %r" % (" ".join(args), err))
         expect_eq(os.listdir(d), [], "the files left by a refused stop -o")
         expect_eq(text_ok(sb, "ws", "record", "status"), "no recordings\n", "status with none")
     with Sandbox() as sb:
         for args in (["record", "start"], ["record", "stop", "deadbeef"], ["record", "status"]):
-            rc, out, err = berth(sb, "unix", *args)
+            rc, out, err = berth(sb, "unix", *args, text=True)
             expect_eq(rc, 1, "%s without berth-desktop: exit status" % " ".join(args))
             expect(err.startswith("berth: unavailable: "), "%s: stderr %r" % (" ".join(args), err))
 

@@ -25,45 +25,32 @@ import msgpack
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (  # noqa: E402
-    BUILDDIR,
+    DESKTOP,
     Sandbox,
     TestFailure,
     X11_DIR,
     case,
+    desktop_service,
     display_free,
     expect,
     expect_eq,
     expect_in,
+    forget_display,
     free_display,
+    host_pid,
     http_json,
+    need,
     note,
     pid_alive,
-    proc_argv,
-    proc_children,
     proc_status,
     run,
     run_program,
     wait_for,
+    xvfb_service,
 )
 
-DESKTOP = os.path.join(BUILDDIR, "berth-desktop")
 PANEL_LAYOUT = "/etc/xdg/xfce4/panel/default.xml"
 SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
-
-
-def need(*programs):
-    """The programs are part of ./dev test's install: missing is a failure."""
-    for p in programs:
-        expect(shutil.which(p) is not None, "%s is not installed (./dev test installs it)" % p)
-
-
-def forget_display(n):
-    """What an X server killed with its namespace leaves behind."""
-    for path in ("%s/X%d" % (X11_DIR, n), "/tmp/.X%d-lock" % n):
-        try:
-            os.unlink(path)
-        except FileNotFoundError:
-            pass
 
 
 class Desktop:
@@ -100,13 +87,7 @@ class Desktop:
         )
 
     def config(self, xfce=True):
-        d = self.display
-        text = (
-            "[service xvfb]\ncommand = Xvfb :%d -screen 0 1280x800x24 -nolisten tcp\n"
-            "ready = exec /usr/bin/xdpyinfo -display :%d\nrequired = no\n"
-            # Down for a moment after a kill, so the outage is seen.
-            "backoff_min_ms = 300\nbackoff_max_ms = 1000\nmax_deaths = 50\n\n" % (d, d)
-        )
+        text = xvfb_service(self.display, backoff_ms=(300, 1000))
         text += (
             "[service dbus]\ncommand = dbus-daemon --session --nofork --nopidfile "
             "--address=unix:path=%s\nready = exec /usr/bin/test -S %s\nrequired = no\n\n" % (self.bus, self.bus)
@@ -116,10 +97,7 @@ class Desktop:
             text += self.part("panel", "xfce4-panel")
             text += self.part("xfdesktop", "xfdesktop")
         text += "[check xfce]\nready = report\n\n"
-        text += (
-            "[service desktop]\ncommand = %s --display :%d --debug\nrequired = no\n\n"
-            % (DESKTOP, self.desktop_display)
-        )
+        text += desktop_service(self.desktop_display, after=None)
         return text
 
     def close(self):
@@ -130,20 +108,6 @@ class Desktop:
 def sandbox(desk, xfce=True):
     """berthd (with its gateway) running desk's config."""
     return Sandbox(extra=desk.config(xfce), wait="healthz")
-
-
-def host_pid(sb, argv0, other_than=None, timeout=30.0):
-    """The host pid of berthd's child running argv0 (another one than
-    other_than, to wait for a restart)."""
-
-    def find():
-        for pid in proc_children(sb.berthd_pid()):
-            argv = proc_argv(pid)
-            if argv and os.path.basename(argv[0]) == argv0 and pid != other_than and pid_alive(pid):
-                return pid
-        return None
-
-    return wait_for(find, timeout, "%s running under berthd" % argv0, 0.05)
 
 
 def check_of(sb, name="xfce"):

@@ -10,63 +10,46 @@ whole, naming the action, with nothing reaching the window and
 berth-desktop unharmed."""
 
 import os
-import shutil
 import signal
 import sys
-import time
 
 import msgpack
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
 from harness import (  # noqa: E402
-    BUILDDIR,
+    XEVLOG,
     Sandbox,
     Spawned,
-    X11_DIR,
     case,
     expect,
     expect_eq,
     expect_in,
-    free_display,
+    host_pid,
     note,
-    pid_alive,
-    proc_argv,
-    proc_children,
     run,
     run_program,
     wait_for,
 )
 
-DESKTOP = os.path.join(BUILDDIR, "berth-desktop")
-XEVLOG = os.path.join(BUILDDIR, "tests", "x11", "xevlog")
 W, H = 1280, 800
 # Where settle() parks the pointer: no action of a test goes there.
 MARKS = ((1, H - 1), (2, H - 1))
 
 
 def need(*programs):
-    """The programs are part of ./dev test's install: missing is a failure."""
-    for p in programs:
-        expect(shutil.which(p) is not None, "%s is not installed (./dev test installs it)" % p)
+    """The programs, and xevlog, are part of ./dev test's install."""
+    harness.need(*programs)
     expect(os.access(XEVLOG, os.X_OK), "no %s (make check builds it)" % XEVLOG)
 
 
-class Desk:
+class Desk(harness.Desk):
     """A sandbox running Xvfb and berth-desktop, a WebSocket client, and
     xevlog on the display."""
 
     def __init__(self):
-        self.display = free_display()
-        self.env = dict(os.environ, DISPLAY=":%d" % self.display)
-        d = self.display
-        config = (
-            "[service xvfb]\ncommand = Xvfb :%d -screen 0 %dx%dx24 -nolisten tcp\n"
-            "ready = exec /usr/bin/xdpyinfo -display :%d\nrequired = no\n\n"
-            "[check xfce]\nready = report\n\n"
-            "[service desktop]\ncommand = %s --display :%d --debug\nafter = xvfb\nrequired = no\n"
-            "backoff_min_ms = 200\nbackoff_max_ms = 500\n\n" % (d, W, H, d, DESKTOP, d)
-        )
-        self.sb = Sandbox(extra=config, wait="healthz")
+        super().__init__(W, H, desktop_backoff_ms=(200, 500))
+        self.sb = Sandbox(extra=self.config(), wait="healthz")
         self.ws = self.sb.ws(timeout=30)
         self.wait_serving()
         self.ev = Spawned([XEVLOG], env=self.env)
@@ -124,22 +107,11 @@ class Desk:
         return out
 
     def desktop_pid(self, other_than=None, timeout=30.0):
-        def find():
-            for pid in proc_children(self.sb.berthd_pid()):
-                argv = proc_argv(pid)
-                if argv and os.path.basename(argv[0]) == "berth-desktop" and pid != other_than and pid_alive(pid):
-                    return pid
-            return None
-
-        return wait_for(find, timeout, "berth-desktop running under berthd", 0.05)
+        return host_pid(self.sb, "berth-desktop", other_than, timeout)
 
     def close(self):
         self.sb.close()
-        for path in ("%s/X%d" % (X11_DIR, self.display), "/tmp/.X%d-lock" % self.display):
-            try:
-                os.unlink(path)
-            except FileNotFoundError:
-                pass
+        super().close()
 
 
 def typed(lines):

@@ -13,43 +13,36 @@ import io
 import os
 import re
 import shutil
-import select
 import signal
 import struct
-import subprocess
 import sys
 import tempfile
 import time
 import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
 from harness import (  # noqa: E402
-    BUILDDIR,
     Sandbox,
     TestFailure,
-    X11_DIR,
     case,
     expect,
     expect_eq,
     expect_in,
-    free_display,
+    host_pid,
+    need,
     note,
-    pid_alive,
-    proc_argv,
-    proc_children,
     run,
     run_program,
+    served,
     wait_for,
 )
 
-DESKTOP = os.path.join(BUILDDIR, "berth-desktop")
-XPAINT = os.path.join(BUILDDIR, "tests", "x11", "xpaint")
 W, H = 1280, 800
 
 # The test window and its four quarters, in screen coordinates.
 WIN = (100, 50, 400, 300)
 RED, GREEN, BLUE, YELLOW = (0xFF, 0, 0), (0, 0xFF, 0), (0, 0, 0xFF), (0xFF, 0xFF, 0)
-GREY = (0x20, 0x20, 0x20)
 QUARTERS = [  # (x, y, w, h) on the screen, colour
     ((100, 50, 200, 150), RED),
     ((300, 50, 200, 150), GREEN),
@@ -59,127 +52,21 @@ QUARTERS = [  # (x, y, w, h) on the screen, colour
 TITLE = "berth test \u2713 window"
 
 
-def need(*programs):
-    """The programs are part of ./dev test's install: missing is a failure."""
-    for p in programs:
-        expect(shutil.which(p) is not None, "%s is not installed (./dev test installs it)" % p)
-
-
-def forget_display(n):
-    """What an X server killed with its namespace leaves behind."""
-    for path in ("%s/X%d" % (X11_DIR, n), "/tmp/.X%d-lock" % n):
-        try:
-            os.unlink(path)
-        except FileNotFoundError:
-            pass
-
-
-def hexcolor(c):
-    return "#%02x%02x%02x" % c
-
-
-class Desk:
-    """A display number and the config that runs Xvfb and berth-desktop
-    under berthd (no XFCE). Xvfb comes back 1.5 s after a kill, so that
-    the outage can be seen."""
+class Desk(harness.Desk):
+    """Xvfb and berth-desktop under berthd (no XFCE). Xvfb comes back 1.5 s
+    after a kill, so that the outage can be seen."""
 
     def __init__(self, own_ipc=False):
-        self.display = free_display()
-        self.env = dict(os.environ, DISPLAY=":%d" % self.display)
-        # An X server in an IPC namespace of its own cannot attach the
-        # client's shared memory: as if it ran on another host.
-        self.wrap = "unshare --ipc " if own_ipc else ""
-
-    def config(self):
-        d = self.display
-        return (
-            "[service xvfb]\ncommand = %sXvfb :%d -screen 0 %dx%dx24 -nolisten tcp\n"
-            "ready = exec /usr/bin/xdpyinfo -display :%d\nrequired = no\n"
-            "backoff_min_ms = 1500\nbackoff_max_ms = 1500\nmax_deaths = 50\n\n"
-            "[check xfce]\nready = report\n\n"
-            "[service desktop]\ncommand = %s --display :%d --debug\nafter = xvfb\nrequired = no\n\n"
-            % (self.wrap, d, W, H, d, DESKTOP, d)
-        )
-
-    def xdotool(self, *args):
-        status, out, err = run_program(["xdotool"] + list(args), env=self.env)
-        expect_eq(status, 0, "xdotool %s (stderr %r)" % (" ".join(args), err))
-        return out
-
-    def close(self):
-        forget_display(self.display)
+        super().__init__(W, H, xvfb_backoff_ms=(1500, 1500), own_ipc=own_ipc)
 
 
-class Paint:
-    """xpaint on the display: the test window with its four quarters (or
-    an image); its commands wait for the "ok" that says the server has
-    drawn."""
+class Paint(harness.Paint):
+    """The test window with its four quarters (or an image)."""
 
     def __init__(self, desk, title=TITLE, klass="xpaintinst,XPaintClass", image=None, geometry=WIN):
-        x, y, w, h = geometry
-        argv = [XPAINT, "-display", ":%d" % desk.display, "-geometry", "%dx%d+%d+%d" % (w, h, x, y),
-                "-title", title, "-class", klass, "-bg", hexcolor(GREY)]
-        if image is not None:
-            argv += ["-image", image]
-        else:
-            for (rx, ry, rw, rh), c in QUARTERS:
-                argv.append("%d,%d,%d,%d,%s" % (rx - x, ry - y, rw, rh, hexcolor(c)))
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        self.buf = b""
-        line = self.line()
-        expect(line.startswith("ready 0x"), "xpaint said %r" % line)
-        self.id = int(line.split()[1], 16)
-
-    def line(self, timeout=10.0):
-        deadline = time.monotonic() + timeout
-        while b"\n" not in self.buf:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([self.proc.stdout], [], [], left)[0]:
-                raise TestFailure("xpaint said nothing within %.1f s" % timeout)
-            chunk = os.read(self.proc.stdout.fileno(), 4096)
-            if not chunk:
-                raise TestFailure("xpaint ended: %r" % self.proc.stderr.read().decode(errors="replace"))
-            self.buf += chunk
-        line, self.buf = self.buf.split(b"\n", 1)
-        return line.decode()
-
-    def command(self, text):
-        self.proc.stdin.write((text + "\n").encode())
-        self.proc.stdin.flush()
-        expect_eq(self.line(), "ok", "xpaint's answer to %r" % text)
-
-    def close(self):
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait()
-        for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-            f.close()
-
-
-def host_pid(sb, argv0, other_than=None, timeout=30.0):
-    """The host pid of berthd's child running argv0 (another one than
-    other_than, to wait for a restart)."""
-
-    def find():
-        for pid in proc_children(sb.berthd_pid()):
-            argv = proc_argv(pid)
-            if argv and os.path.basename(argv[0]) == argv0 and pid != other_than and pid_alive(pid):
-                return pid
-        return None
-
-    return wait_for(find, timeout, "%s running under berthd" % argv0, 0.05)
-
-
-def served(c, timeout=30.0):
-    """Waits until berth-desktop serves the ops and is connected to X."""
-
-    def answers():
-        r = c.request("desktop.info")
-        if not r["ok"]:
-            note("desktop.info: %s" % r["error"])
-        return r["result"] if r["ok"] else None
-
-    return wait_for(answers, timeout, "desktop.info answering", 0.1)
+        x, y = geometry[:2]
+        rects = [] if image is not None else [((rx - x, ry - y, rw, rh), c) for (rx, ry, rw, rh), c in QUARTERS]
+        super().__init__(desk, geometry, rects, title, klass, image)
 
 
 # -- images

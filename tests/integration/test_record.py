@@ -13,9 +13,7 @@ artifact.published reference) are journaled."""
 
 import json
 import os
-import shutil
 import signal
-import select
 import struct
 import subprocess
 import sys
@@ -23,120 +21,48 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
 from harness import (  # noqa: E402
-    BUILDDIR,
+    GREY,
     Sandbox,
     TestFailure,
-    X11_DIR,
     case,
     expect,
     expect_eq,
     expect_in,
-    free_display,
+    hexcolor,
+    host_pid,
+    need,
     note,
     pid_alive,
-    proc_argv,
-    proc_children,
     run,
-    run_program,
+    served,
     wait_for,
 )
 
-DESKTOP = os.path.join(BUILDDIR, "berth-desktop")
-XPAINT = os.path.join(BUILDDIR, "tests", "x11", "xpaint")
 W, H = 640, 480
 WIN = (100, 80, 320, 240)  # x, y, width, height of the painted window
 RED, GREEN, BLUE = (0xFF, 0, 0), (0, 0xFF, 0), (0, 0, 0xFF)
-GREY = (0x20, 0x20, 0x20)
 
 
-def need(*programs):
-    for p in programs:
-        expect(shutil.which(p) is not None, "%s is not installed (./dev test installs it)" % p)
-
-
-def hexcolor(c):
-    return "#%02x%02x%02x" % c
-
-
-class Desk:
+class Desk(harness.Desk):
     """Xvfb and berth-desktop under berthd (no window manager)."""
 
     def __init__(self):
-        self.display = free_display()
-        self.env = dict(os.environ, DISPLAY=":%d" % self.display)
-
-    def config(self):
-        d = self.display
-        return (
-            "[service xvfb]\ncommand = Xvfb :%d -screen 0 %dx%dx24 -nolisten tcp\n"
-            "ready = exec /usr/bin/xdpyinfo -display :%d\nrequired = no\n\n"
-            "[check xfce]\nready = report\n\n"
-            "[service desktop]\ncommand = %s --display :%d --debug\nafter = xvfb\nrequired = no\n\n"
-            % (d, W, H, d, DESKTOP, d)
-        )
-
-    def xdotool(self, *args):
-        status, out, err = run_program(["xdotool"] + list(args), env=self.env)
-        expect_eq(status, 0, "xdotool %s (stderr %r)" % (" ".join(args), err))
-
-    def close(self):
-        for path in ("%s/X%d" % (X11_DIR, self.display), "/tmp/.X%d-lock" % self.display):
-            try:
-                os.unlink(path)
-            except FileNotFoundError:
-                pass
+        super().__init__(W, H)
 
 
-class Paint:
+class Paint(harness.Paint):
     """xpaint: one window filled by one rectangle whose colour changes on
-    command; "ok" comes once the server has drawn it."""
+    command."""
 
     def __init__(self, desk, color):
-        x, y, w, h = WIN
-        argv = [XPAINT, "-display", ":%d" % desk.display, "-geometry", "%dx%d+%d+%d" % (w, h, x, y),
-                "-title", "record test", "-bg", hexcolor(GREY), "0,0,%d,%d,%s" % (w, h, hexcolor(color))]
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        self.buf = b""
-        line = self.line()
-        expect(line.startswith("ready 0x"), "xpaint said %r" % line)
-
-    def line(self, timeout=10.0):
-        deadline = time.monotonic() + timeout
-        while b"\n" not in self.buf:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([self.proc.stdout], [], [], left)[0]:
-                raise TestFailure("xpaint said nothing within %.1f s" % timeout)
-            chunk = os.read(self.proc.stdout.fileno(), 4096)
-            if not chunk:
-                raise TestFailure("xpaint ended: %r" % self.proc.stderr.read().decode(errors="replace"))
-            self.buf += chunk
-        line, self.buf = self.buf.split(b"\n", 1)
-        return line.decode()
+        super().__init__(desk, WIN, [((0, 0, WIN[2], WIN[3]), color)], "record test")
 
     def color(self, c):
         """Paints c; returns the wall clock (ms) once it is drawn."""
-        self.proc.stdin.write(("color 0 %s\n" % hexcolor(c)).encode())
-        self.proc.stdin.flush()
-        expect_eq(self.line(), "ok", "xpaint's answer")
+        self.command("color 0 %s" % hexcolor(c))
         return time.time() * 1000
-
-    def close(self):
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait()
-        for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-            f.close()
-
-
-def served(c, timeout=30.0):
-    """Waits until berth-desktop serves the ops and is connected to X."""
-
-    def answers():
-        r = c.request("desktop.info")
-        return r["result"] if r["ok"] else None
-
-    return wait_for(answers, timeout, "desktop.info answering", 0.1)
 
 
 def setup(desk, sb, color=RED):
@@ -236,17 +162,6 @@ def mvhd_seconds(data):
                 return duration / timescale
             inner += bsize
     raise TestFailure("no mvhd in moov")
-
-
-def desktop_pid(sb, other_than=None, timeout=30.0):
-    def find():
-        for pid in proc_children(sb.berthd_pid()):
-            argv = proc_argv(pid)
-            if argv and os.path.basename(argv[0]) == "berth-desktop" and pid != other_than and pid_alive(pid):
-                return pid
-        return None
-
-    return wait_for(find, timeout, "berth-desktop running under berthd", 0.05)
 
 
 def recordings_dir(sb):
@@ -422,7 +337,7 @@ def killed():
     try:
         with Sandbox(extra=desk.config()) as sb:
             c, paint = setup(desk, sb)
-            pid = desktop_pid(sb)
+            pid = host_pid(sb, "berth-desktop")
             r = c.call("record.start", {"fps": 10})
             path = os.path.join(recordings_dir(sb), r["id"] + ".mp4")
             # Something changes all along: red, green, blue, ...
@@ -437,7 +352,7 @@ def killed():
             recorded = time.monotonic() - t0
             wait_for(lambda: not pid_alive(pid), 10, "berth-desktop gone")
             expect(os.path.exists(path), "the fragmented file %s is left" % path)
-            j = ffprobe(path, "-count_packets", "-select_streams", "v:0", "-show_entries", "stream=nb_read_packets")
+            ffprobe(path, "-count_packets", "-select_streams", "v:0", "-show_entries", "stream=nb_read_packets")
             pk = packets(path)
             note("%d packets, the last at %.3f s of %.1f s recorded; %d bytes"
                  % (len(pk), pk[-1][0] if pk else -1, recorded, os.path.getsize(path)))
@@ -451,7 +366,7 @@ def killed():
             expect_eq((p.returncode, p.stderr), (0, b""), "decoding the killed file")
 
             # berthd starts it again; the recording is not its business.
-            desktop_pid(sb, other_than=pid)
+            host_pid(sb, "berth-desktop", other_than=pid)
             served(c)
             expect_eq(c.error_of("record.status", {"id": r["id"]}), "not_found", "the old id after a restart")
             expect_eq(c.call("record.status")["recordings"], [], "no recordings after a restart")
@@ -490,7 +405,7 @@ def bad_args():
     try:
         with Sandbox(extra=desk.config()) as sb:
             c, paint = setup(desk, sb)
-            pid = desktop_pid(sb)
+            pid = host_pid(sb, "berth-desktop")
             for args, word in BAD_START:
                 r = c.request("record.start", args)
                 expect(not r["ok"], "record.start %r succeeded" % (args,))
@@ -521,7 +436,7 @@ def bad_args():
             ra = c.call("record.stop", {"id": a["id"]}, timeout=30)
             rb = c.call("record.stop", {"id": b["id"]}, timeout=30)
             expect(ra["artifact"]["id"] != rb["artifact"]["id"], "two artifacts")
-            expect_eq(desktop_pid(sb), pid, "berth-desktop's pid")
+            expect_eq(host_pid(sb, "berth-desktop"), pid, "berth-desktop's pid")
             expect_eq(c.call("desktop.info")["width"], W, "desktop.info after it all")
     finally:
         if paint:
