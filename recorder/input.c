@@ -562,6 +562,18 @@ input_parse(const msgpack_object *args, struct input_plan *p, char **cause)
 	return 0;
 }
 
+int
+input_parse_args(const msgpack_object *args, char **cause)
+{
+	struct input_plan p = {NULL, 0, NULL};
+	int r;
+
+	*cause = NULL;
+	r = input_parse(args, &p, cause);
+	input_plan_free(&p);
+	return r;
+}
+
 /* ---- checking the plan against the display */
 
 static bool

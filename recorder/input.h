@@ -28,5 +28,8 @@ struct input *input_create(struct xconn *xc);
 void input_free(struct input *in);
 /* Serves desktop.input on sv. */
 void input_register(struct serve *sv, struct input *in);
+/* Reads desktop.input's args as the op does, without a display: 0, or -1
+ * with *cause (the caller frees it). For the fuzz target. */
+int input_parse_args(const msgpack_object *args, char **cause);
 
 #endif
