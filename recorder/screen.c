@@ -12,6 +12,7 @@
 #include "opargs.h"
 #include "proto.h"
 #include "screen.h"
+#include "xprop.h"
 #include "xmalloc.h"
 
 enum screen_atom {
@@ -157,30 +158,6 @@ screen_text(const unsigned char *s, size_t n, bool latin1)
 	}
 	out[at] = '\0';
 	return out;
-}
-
-/* Reads up to max 32-bit items of w's property prop of type type: how
- * many (0: unset or of another type), or -1 if the request failed. */
-static int
-screen_prop32(
-    Display *dpy, Window w, Atom prop, Atom type, unsigned long *out, int max)
-{
-	unsigned long n = 0, after, i;
-	unsigned char *data = NULL;
-	Atom got;
-	int format;
-
-	if (XGetWindowProperty(dpy, w, prop, 0, max, False, type, &got, &format,
-	        &n, &after, &data) != Success)
-		return -1;
-	if (got != type || format != 32 || data == NULL)
-		n = 0;
-	/* Format 32 comes as an array of long, whatever long's size. */
-	for (i = 0; i < n && i < (unsigned long)max; i++)
-		out[i] = (unsigned long)((long *)data)[i];
-	if (data != NULL)
-		XFree(data);
-	return (int)i;
 }
 
 /* The root's size and depth now (a RandR change may have resized it). */
@@ -334,15 +311,10 @@ screen_cursor_cb(
 static bool
 screen_wm(struct screen *sc, Display *dpy)
 {
-	Atom check = sc->atoms[SCREEN_WM_CHECK];
-	unsigned long w, self;
+	Window w;
 
-	if (screen_prop32(
-	        dpy, DefaultRootWindow(dpy), check, XA_WINDOW, &w, 1) != 1 ||
-	    w == None)
-		return false;
-	return screen_prop32(dpy, (Window)w, check, XA_WINDOW, &self, 1) == 1 &&
-	    self == w;
+	return xprop_wm_check(dpy, sc->atoms[SCREEN_WM_CHECK], &w) ==
+	    XPROP_WM_ALIVE;
 }
 
 /* The windows to list, bottom to top where known; the caller frees them.
@@ -359,11 +331,11 @@ screen_candidates(struct screen *sc, Display *dpy, bool managed, int *n)
 
 	*n = 0;
 	if (managed) {
-		*n = screen_prop32(dpy, DefaultRootWindow(dpy),
+		*n = xprop_card32(dpy, DefaultRootWindow(dpy),
 		    sc->atoms[SCREEN_CLIENT_LIST_STACKING], XA_WINDOW, list,
 		    SCREEN_MAX_WINDOWS);
 		if (*n <= 0)
-			*n = screen_prop32(dpy, DefaultRootWindow(dpy),
+			*n = xprop_card32(dpy, DefaultRootWindow(dpy),
 			    sc->atoms[SCREEN_CLIENT_LIST], XA_WINDOW, list,
 			    SCREEN_MAX_WINDOWS);
 	}
@@ -472,7 +444,7 @@ screen_window(struct screen *sc, Display *dpy, Window w, bool managed,
 		XFree(ch.res_class);
 	}
 	win->desktop = -2;
-	if (screen_prop32(dpy, w, sc->atoms[SCREEN_WM_DESKTOP], XA_CARDINAL,
+	if (xprop_card32(dpy, w, sc->atoms[SCREEN_WM_DESKTOP], XA_CARDINAL,
 	        &desktop, 1) == 1)
 		win->desktop = desktop == 0xffffffff ? -1 : (long)desktop;
 	if (!XTranslateCoordinates(
@@ -531,7 +503,7 @@ screen_windows_cb(
 		return;
 	managed = screen_wm(sc, dpy);
 	if (managed)
-		screen_prop32(dpy, DefaultRootWindow(dpy),
+		xprop_card32(dpy, DefaultRootWindow(dpy),
 		    sc->atoms[SCREEN_ACTIVE_WINDOW], XA_WINDOW, &active, 1);
 	cand = screen_candidates(sc, dpy, managed, &n);
 	wins = xreallocarray(NULL, n > 0 ? (size_t)n : 1, sizeof *wins);

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "xfce.h"
+#include "xprop.h"
 #include "xmalloc.h"
 
 /* The longest window manager name kept, and the longest description. */
@@ -42,33 +43,6 @@ struct xfce_scan {
 	unsigned visited; /* windows looked at by the tree walk */
 };
 
-/*
- * Reads up to max 32-bit items of property prop of w, if it has type type.
- * Returns how many were read (0: unset, or of another type), or -1 if the
- * request failed: w does not exist, or the connection broke.
- */
-static int
-xfce_prop32(
-    Display *dpy, Window w, Atom prop, Atom type, unsigned long *out, int max)
-{
-	unsigned long n = 0, after, i;
-	unsigned char *data = NULL;
-	Atom got;
-	int format;
-
-	if (XGetWindowProperty(dpy, w, prop, 0, max, False, type, &got, &format,
-	        &n, &after, &data) != Success)
-		return -1;
-	if (got != type || format != 32 || data == NULL)
-		n = 0;
-	/* Format 32 comes as an array of long, whatever long's size. */
-	for (i = 0; i < n && i < (unsigned long)max; i++)
-		out[i] = (unsigned long)((long *)data)[i];
-	if (data != NULL)
-		XFree(data);
-	return (int)i;
-}
-
 /* The window manager's name, from other clients' bytes: printable ASCII
  * only, the rest as '?', at most XFCE_NAME_MAX characters. */
 static void
@@ -97,46 +71,34 @@ xfce_wm_name(struct xfce_scan *sc, Window w, char *name, size_t len)
 		XFree(data);
 }
 
-/*
- * The EWMH proof of a window manager: the root's _NET_SUPPORTING_WM_CHECK
- * names a window, and that window exists and names itself in the same
- * property. A killed manager leaves the root's property behind, naming a
- * window the server destroyed with its client: reading the property of
- * that window is what tells a live manager from a dead one. Returns 0 with
- * the manager's name, or -1 with why.
- */
+/* The EWMH proof of a window manager (xprop_wm_check). Returns 0 with
+ * the manager's name, or -1 with why. */
 static int
 xfce_wm(
     struct xfce_scan *sc, char *name, size_t namelen, char *why, size_t whylen)
 {
-	Atom check = sc->atoms[XFCE_WM_CHECK];
-	unsigned long w, self;
-	int n;
+	Window w;
 
-	n = xfce_prop32(
-	    sc->dpy, DefaultRootWindow(sc->dpy), check, XA_WINDOW, &w, 1);
-	if (n <= 0 || w == None) {
+	switch (xprop_wm_check(sc->dpy, sc->atoms[XFCE_WM_CHECK], &w)) {
+	case XPROP_WM_ALIVE: xfce_wm_name(sc, w, name, namelen); return 0;
+	case XPROP_WM_UNSET:
 		snprintf(why, whylen,
 		    "no window manager (_NET_SUPPORTING_WM_CHECK unset)");
-		return -1;
-	}
-	n = xfce_prop32(sc->dpy, (Window)w, check, XA_WINDOW, &self, 1);
-	if (n < 0) {
+		break;
+	case XPROP_WM_GONE:
 		snprintf(why, whylen,
 		    "no window manager (_NET_SUPPORTING_WM_CHECK names 0x%lx, "
 		    "which does not exist)",
 		    w);
-		return -1;
-	}
-	if (n == 0 || self != w) {
+		break;
+	case XPROP_WM_NOT_SELF:
 		snprintf(why, whylen,
 		    "no window manager (window 0x%lx of "
 		    "_NET_SUPPORTING_WM_CHECK does not name itself)",
 		    w);
-		return -1;
+		break;
 	}
-	xfce_wm_name(sc, (Window)w, name, namelen);
-	return 0;
+	return -1;
 }
 
 static bool
@@ -160,7 +122,7 @@ xfce_is_desktop_type(struct xfce_scan *sc, Window w)
 	unsigned long types[16];
 	int n, i;
 
-	n = xfce_prop32(
+	n = xprop_card32(
 	    sc->dpy, w, sc->atoms[XFCE_WM_WINDOW_TYPE], XA_ATOM, types, 16);
 	for (i = 0; i < n; i++)
 		if (types[i] == sc->atoms[XFCE_TYPE_DESKTOP])
@@ -232,7 +194,7 @@ xfce_client_list(struct xfce_scan *sc)
 	unsigned long clients[XFCE_MAX_CLIENTS];
 	int n, i;
 
-	n = xfce_prop32(sc->dpy, DefaultRootWindow(sc->dpy),
+	n = xprop_card32(sc->dpy, DefaultRootWindow(sc->dpy),
 	    sc->atoms[XFCE_CLIENT_LIST], XA_WINDOW, clients, XFCE_MAX_CLIENTS);
 	if (n <= 0)
 		return false;
