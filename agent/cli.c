@@ -781,18 +781,19 @@ cli_cmd_events(
 	return status == CLI_CONN_OK ? CLI_EXIT_OK : cli_fail(status, cause);
 }
 
-/* pty: its commands live in cli_pty.c, on loan of the option parser and
- * the connection. */
+/* The command families in files of their own (cli_pty, cli_exec, cli_fs,
+ * cli_desktop) run on loan of the option parser, the settings and the
+ * connection. */
 static int
-cli_lend_getopt_cb(
-    void *cli, int argc, char **argv, const struct option *opts, int *status)
+cli_lend_getopt_cb(void *cli, int argc, char **argv, const struct option *opts,
+    const char *shorts, int *status)
 {
-	int c = cli_getopt(cli, argc, argv, opts);
+	int c = cli_getopt_short(cli, argc, argv, opts, shorts);
 
 	if (c != CLI_OPT_DONE)
 		return c;
 	*status = cli_opt_status;
-	return CLI_PTY_STOP;
+	return CLI_HOST_STOP;
 }
 
 static int
@@ -811,68 +812,11 @@ cli_lend_open_cb(void *cli, struct cli_conn **connp, char **cause)
 	return cli_open(cli, connp, cause);
 }
 
-static int
-cli_cmd_pty(struct cli *cli, const struct cli_cmd *cmd, int argc, char **argv)
+static const struct cli_host *
+cli_host(struct cli *cli)
 {
-	const struct cli_pty_host host = {
-	    .cli = cli,
+	static struct cli_host host = {
 	    .getopt_cb = cli_lend_getopt_cb,
-	    .ready_cb = cli_lend_ready_cb,
-	    .open_cb = cli_lend_open_cb,
-	    .fail_cb = cli_fail,
-	};
-
-	(void)cmd;
-	return cli_pty_run(&host, argc, argv);
-}
-
-/* exec: in cli_exec.c, on loan of the option parser and the connection
- * like pty. */
-static int
-cli_lend_exec_getopt_cb(
-    void *cli, int argc, char **argv, const struct option *opts, int *status)
-{
-	int c = cli_getopt(cli, argc, argv, opts);
-
-	if (c != CLI_OPT_DONE)
-		return c;
-	*status = cli_opt_status;
-	return CLI_EXEC_STOP;
-}
-
-static int
-cli_cmd_exec(struct cli *cli, const struct cli_cmd *cmd, int argc, char **argv)
-{
-	const struct cli_exec_host host = {
-	    .cli = cli,
-	    .getopt_cb = cli_lend_exec_getopt_cb,
-	    .ready_cb = cli_lend_ready_cb,
-	    .open_cb = cli_lend_open_cb,
-	};
-
-	(void)cmd;
-	return cli_exec_run(&host, argc, argv);
-}
-
-/* cp, ls and cat: in cli_fs.c, on loan of the option parser (with short
- * options) and the connection. */
-static int
-cli_lend_fs_getopt_cb(void *cli, int argc, char **argv,
-    const struct option *opts, const char *shorts, int *status)
-{
-	int c = cli_getopt_short(cli, argc, argv, opts, shorts);
-
-	if (c != CLI_OPT_DONE)
-		return c;
-	*status = cli_opt_status;
-	return CLI_FS_STOP;
-}
-
-static const struct cli_fs_host *
-cli_fs_host(struct cli *cli)
-{
-	static struct cli_fs_host host = {
-	    .getopt_cb = cli_lend_fs_getopt_cb,
 	    .ready_cb = cli_lend_ready_cb,
 	    .open_cb = cli_lend_open_cb,
 	    .fail_cb = cli_fail,
@@ -883,54 +827,46 @@ cli_fs_host(struct cli *cli)
 }
 
 static int
+cli_cmd_pty(struct cli *cli, const struct cli_cmd *cmd, int argc, char **argv)
+{
+	(void)cmd;
+	return cli_pty_run(cli_host(cli), argc, argv);
+}
+
+static int
+cli_cmd_exec(struct cli *cli, const struct cli_cmd *cmd, int argc, char **argv)
+{
+	(void)cmd;
+	return cli_exec_run(cli_host(cli), argc, argv);
+}
+
+static int
 cli_cmd_cp(struct cli *cli, const struct cli_cmd *cmd, int argc, char **argv)
 {
 	(void)cmd;
-	return cli_fs_cp(cli_fs_host(cli), argc, argv);
+	return cli_fs_cp(cli_host(cli), argc, argv);
 }
 
 static int
 cli_cmd_ls(struct cli *cli, const struct cli_cmd *cmd, int argc, char **argv)
 {
 	(void)cmd;
-	return cli_fs_ls(cli_fs_host(cli), argc, argv);
+	return cli_fs_ls(cli_host(cli), argc, argv);
 }
 
 static int
 cli_cmd_cat(struct cli *cli, const struct cli_cmd *cmd, int argc, char **argv)
 {
 	(void)cmd;
-	return cli_fs_cat(cli_fs_host(cli), argc, argv);
-}
-
-/* The desktop commands: in cli_desktop.c, on loan of the option parser
- * (with short options) and the connection like cp. */
-static int
-cli_lend_desktop_getopt_cb(void *cli, int argc, char **argv,
-    const struct option *opts, const char *shorts, int *status)
-{
-	int c = cli_getopt_short(cli, argc, argv, opts, shorts);
-
-	if (c != CLI_OPT_DONE)
-		return c;
-	*status = cli_opt_status;
-	return CLI_DESKTOP_STOP;
+	return cli_fs_cat(cli_host(cli), argc, argv);
 }
 
 static int
 cli_cmd_desktop(
     struct cli *cli, const struct cli_cmd *cmd, int argc, char **argv)
 {
-	const struct cli_desktop_host host = {
-	    .cli = cli,
-	    .getopt_cb = cli_lend_desktop_getopt_cb,
-	    .ready_cb = cli_lend_ready_cb,
-	    .open_cb = cli_lend_open_cb,
-	    .fail_cb = cli_fail,
-	};
-
 	(void)cmd;
-	return cli_desktop_run(&host, argc, argv);
+	return cli_desktop_run(cli_host(cli), argc, argv);
 }
 
 static const struct cli_cmd *

@@ -94,11 +94,11 @@ enum {
 /* One command being parsed and run; usage is its synopsis after the
  * name. */
 struct cli_desktop_cmd {
-	const struct cli_desktop_host *host;
+	const struct cli_host *host;
 	const char *name;
 	const char *usage;
 	bool dashdash; /* past "--": every argument is a word */
-	int status;    /* set by getopt_cb with CLI_DESKTOP_STOP */
+	int status;    /* set by getopt_cb with CLI_HOST_STOP */
 	bool json;
 	int timeout_ms;
 };
@@ -180,33 +180,15 @@ cli_desktop_usage(struct cli_desktop_cmd *cmd, const char *fmt, ...)
 	return CLI_DESKTOP_EXIT_USAGE;
 }
 
-/* cli_desktop_next's answer for a word: an argument that is not an
- * option, or any argument after "--". */
-#define CLI_DESKTOP_WORD (-3)
-
 /* The next argument: an option of opts or shorts (its value), a word
- * (*wordp), -1 at the end, or CLI_DESKTOP_STOP. Options may come before,
+ * (*wordp), -1 at the end, or CLI_HOST_STOP. Options may come before,
  * between and after the words. */
 static int
 cli_desktop_next(struct cli_desktop_cmd *cmd, int argc, char **argv,
     const struct option *opts, const char *shorts, char **wordp)
 {
-	int before, c;
-
-	if (!cmd->dashdash) {
-		before = optind == 0 ? 1 : optind;
-		c = cmd->host->getopt_cb(
-		    cmd->host->cli, argc, argv, opts, shorts, &cmd->status);
-		if (c != -1)
-			return c;
-		/* getopt steps over "--" and stops: what follows is words. */
-		if (optind == before + 1 && strcmp(argv[before], "--") == 0)
-			cmd->dashdash = true;
-	}
-	if (optind >= argc)
-		return -1;
-	*wordp = argv[optind++];
-	return CLI_DESKTOP_WORD;
+	return cli_host_next(cmd->host, argc, argv, opts, shorts,
+	    &cmd->dashdash, &cmd->status, wordp);
 }
 
 static int
@@ -688,8 +670,8 @@ cli_desktop_shot_args(struct cli_desktop_cmd *cmd, int argc, char **argv,
 	while (status == CLI_DESKTOP_EXIT_OK &&
 	    (c = cli_desktop_next(cmd, argc, argv, opts, "o:", &word)) != -1) {
 		switch (c) {
-		case CLI_DESKTOP_STOP: return cmd->status;
-		case CLI_DESKTOP_WORD:
+		case CLI_HOST_STOP: return cmd->status;
+		case CLI_HOST_WORD:
 			return cli_desktop_usage(
 			    cmd, "screenshot takes no words: %s", word);
 		case 'o':
@@ -876,9 +858,9 @@ cli_desktop_xy_args(struct cli_desktop_cmd *cmd, int argc, char **argv,
 	int c, n = 0, status;
 
 	while ((c = cli_desktop_next(cmd, argc, argv, opts, "", &word)) != -1) {
-		if (c == CLI_DESKTOP_STOP)
+		if (c == CLI_HOST_STOP)
 			return cmd->status;
-		if (c != CLI_DESKTOP_WORD) {
+		if (c != CLI_HOST_WORD) {
 			if ((status = cli_desktop_action_opt(cmd, c, a)) != 0)
 				return status;
 			continue;
@@ -1027,7 +1009,7 @@ cli_desktop_type(struct cli_desktop_cmd *cmd, int argc, char **argv)
 	int c, status;
 
 	while ((c = cli_desktop_next(cmd, argc, argv, opts, "", &word)) != -1) {
-		if (c == CLI_DESKTOP_STOP)
+		if (c == CLI_HOST_STOP)
 			return cmd->status;
 		if (c == CLI_DESKTOP_OPT_DELAY) {
 			if (cli_desktop_long(optarg, 0, CLI_DESKTOP_DELAY_MAX,
@@ -1072,7 +1054,7 @@ cli_desktop_key(struct cli_desktop_cmd *cmd, int argc, char **argv)
 	a = xcalloc(CLI_DESKTOP_ACTIONS_MAX, sizeof *a);
 	while (status == CLI_DESKTOP_EXIT_OK &&
 	    (c = cli_desktop_next(cmd, argc, argv, NULL, "", &word)) != -1) {
-		if (c == CLI_DESKTOP_STOP)
+		if (c == CLI_HOST_STOP)
 			status = cmd->status;
 		else if (*word == '\0' || strlen(word) > CLI_DESKTOP_COMBO_MAX)
 			status = cli_desktop_usage(cmd,
@@ -1109,9 +1091,9 @@ cli_desktop_no_args(struct cli_desktop_cmd *cmd, int argc, char **argv)
 	int c;
 
 	c = cli_desktop_next(cmd, argc, argv, NULL, "", &word);
-	if (c == CLI_DESKTOP_STOP)
+	if (c == CLI_HOST_STOP)
 		return cmd->status;
-	if (c == CLI_DESKTOP_WORD)
+	if (c == CLI_HOST_WORD)
 		return cli_desktop_usage(
 		    cmd, "%s takes no arguments: %s", cmd->name, word);
 	return cli_desktop_ready(cmd);
@@ -1189,9 +1171,9 @@ cli_desktop_desktop(struct cli_desktop_cmd *cmd, int argc, char **argv)
 	int c, status;
 
 	c = cli_desktop_next(cmd, argc, argv, NULL, "", &word);
-	if (c == CLI_DESKTOP_STOP)
+	if (c == CLI_HOST_STOP)
 		return cmd->status;
-	if (c != CLI_DESKTOP_WORD || strcmp(word, "info") != 0)
+	if (c != CLI_HOST_WORD || strcmp(word, "info") != 0)
 		return cli_desktop_usage(cmd, "desktop wants info");
 	if ((status = cli_desktop_no_args(cmd, argc, argv)) != 0)
 		return status;
@@ -1343,8 +1325,8 @@ cli_desktop_wait_change(struct cli_desktop_cmd *cmd, int argc, char **argv)
 
 	while ((c = cli_desktop_next(cmd, argc, argv, opts, "", &word)) != -1) {
 		switch (c) {
-		case CLI_DESKTOP_STOP: return cmd->status;
-		case CLI_DESKTOP_WORD:
+		case CLI_HOST_STOP: return cmd->status;
+		case CLI_HOST_WORD:
 			return cli_desktop_usage(
 			    cmd, "wait-change takes no words: %s", word);
 		case CLI_DESKTOP_OPT_REGION:
@@ -1497,8 +1479,8 @@ cli_desktop_rec_start(struct cli_desktop_cmd *cmd, int argc, char **argv)
 
 	while ((c = cli_desktop_next(cmd, argc, argv, opts, "", &word)) != -1) {
 		switch (c) {
-		case CLI_DESKTOP_STOP: return cmd->status;
-		case CLI_DESKTOP_WORD:
+		case CLI_HOST_STOP: return cmd->status;
+		case CLI_HOST_WORD:
 			return cli_desktop_usage(
 			    cmd, "record start takes no words: %s", word);
 		case CLI_DESKTOP_OPT_FPS:
@@ -1692,7 +1674,7 @@ cli_desktop_stop_work(struct cli_desktop_fetch *f, char **cause)
 static int
 cli_desktop_stop_run(struct cli_desktop_fetch *f, char **cause)
 {
-	const struct cli_desktop_host *h = f->cmd->host;
+	const struct cli_host *h = f->cmd->host;
 	int backoff = 0, status;
 	uint64_t give_up;
 	char *why;
@@ -1820,7 +1802,7 @@ cli_desktop_stop_args(struct cli_desktop_cmd *cmd, int argc, char **argv,
 
 	while (
 	    (c = cli_desktop_next(cmd, argc, argv, opts, "o:", &word)) != -1) {
-		if (c == CLI_DESKTOP_STOP)
+		if (c == CLI_HOST_STOP)
 			return cmd->status;
 		if (c == 'o') {
 			if (*optarg == '\0' || strcmp(optarg, "-") == 0)
@@ -1978,7 +1960,7 @@ cli_desktop_rec_status(struct cli_desktop_cmd *cmd, int argc, char **argv)
 	int c, status;
 
 	while ((c = cli_desktop_next(cmd, argc, argv, NULL, "", &word)) != -1) {
-		if (c == CLI_DESKTOP_STOP)
+		if (c == CLI_HOST_STOP)
 			return cmd->status;
 		if (id != NULL)
 			return cli_desktop_usage(cmd,
@@ -2016,10 +1998,9 @@ cli_desktop_record(struct cli_desktop_cmd *cmd, int argc, char **argv)
 	int c;
 
 	c = cli_desktop_next(cmd, argc, argv, NULL, "", &word);
-	if (c == CLI_DESKTOP_STOP)
+	if (c == CLI_HOST_STOP)
 		return cmd->status;
-	for (i = 0; c == CLI_DESKTOP_WORD && i < sizeof subs / sizeof subs[0];
-	     i++)
+	for (i = 0; c == CLI_HOST_WORD && i < sizeof subs / sizeof subs[0]; i++)
 		if (strcmp(word, subs[i].word) == 0) {
 			cmd->name = subs[i].name;
 			cmd->usage = subs[i].usage;
@@ -2049,7 +2030,7 @@ static const struct {
 };
 
 int
-cli_desktop_run(const struct cli_desktop_host *host, int argc, char **argv)
+cli_desktop_run(const struct cli_host *host, int argc, char **argv)
 {
 	struct cli_desktop_cmd cmd = {.host = host, .name = argv[0]};
 	size_t i;

@@ -94,7 +94,7 @@ struct cli_exec_out {
  * command line; owns conn and the stream names.
  */
 struct cli_exec {
-	const struct cli_exec_host *host;
+	const struct cli_host *host;
 	int timeout_ms; /* for answers */
 
 	char **argv; /* NULL-terminated */
@@ -238,10 +238,10 @@ cli_exec_args(struct cli_exec *e, int argc, char **argv)
 	int c, rc = 0, status = 0;
 
 	while (rc == 0 &&
-	    (c = e->host->getopt_cb(e->host->cli, argc, argv, opts, &status)) !=
-	        -1) {
+	    (c = e->host->getopt_cb(
+	         e->host->cli, argc, argv, opts, "", &status)) != -1) {
 		switch (c) {
-		case CLI_EXEC_STOP:
+		case CLI_HOST_STOP:
 			/* A usage error is berth's failure, apart from the
 			 * command's statuses. */
 			return status == 0 ? 0 : CLI_EXEC_EXIT_BERTH;
@@ -863,7 +863,7 @@ cli_exec_loop(struct cli_exec *e)
 }
 
 int
-cli_exec_run(const struct cli_exec_host *host, int argc, char **argv)
+cli_exec_run(const struct cli_host *host, int argc, char **argv)
 {
 	struct cli_exec *e = xcalloc(1, sizeof *e);
 	char *cause;

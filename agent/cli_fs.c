@@ -53,10 +53,10 @@
 
 /* One command being parsed and run. */
 struct cli_fs_cmd {
-	const struct cli_fs_host *host;
+	const struct cli_host *host;
 	const char *usage; /* after CLI_FS_USAGE_HEAD */
 	bool dashdash;     /* past "--": every argument is a word */
-	int status;        /* set by getopt_cb with CLI_FS_STOP */
+	int status;        /* set by getopt_cb with CLI_HOST_STOP */
 	bool json;
 	int timeout_ms;
 };
@@ -151,33 +151,15 @@ cli_fs_usage(struct cli_fs_cmd *cmd, const char *fmt, ...)
 	return CLI_FS_EXIT_USAGE;
 }
 
-/* cli_fs_next's answer for a word: an argument that is not an option,
- * or any argument after "--". */
-#define CLI_FS_WORD (-3)
-
 /* The next argument: an option of opts or shorts (its value), a word
- * (*wordp), -1 at the end, or CLI_FS_STOP. Options may come before,
+ * (*wordp), -1 at the end, or CLI_HOST_STOP. Options may come before,
  * between and after the words. */
 static int
 cli_fs_next(struct cli_fs_cmd *cmd, int argc, char **argv,
     const struct option *opts, const char *shorts, char **wordp)
 {
-	int before, c;
-
-	if (!cmd->dashdash) {
-		before = optind == 0 ? 1 : optind;
-		c = cmd->host->getopt_cb(
-		    cmd->host->cli, argc, argv, opts, shorts, &cmd->status);
-		if (c != -1)
-			return c;
-		/* getopt steps over "--" and stops: what follows is words. */
-		if (optind == before + 1 && strcmp(argv[before], "--") == 0)
-			cmd->dashdash = true;
-	}
-	if (optind >= argc)
-		return -1;
-	*wordp = argv[optind++];
-	return CLI_FS_WORD;
+	return cli_host_next(cmd->host, argc, argv, opts, shorts,
+	    &cmd->dashdash, &cmd->status, wordp);
 }
 
 static int
@@ -944,7 +926,7 @@ cli_fs_signals(void)
 }
 
 int
-cli_fs_cp(const struct cli_fs_host *host, int argc, char **argv)
+cli_fs_cp(const struct cli_host *host, int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"quiet", no_argument, NULL, 'q'},
@@ -958,7 +940,7 @@ cli_fs_cp(const struct cli_fs_host *host, int argc, char **argv)
 	int c, n = 0, status;
 
 	while ((c = cli_fs_next(&cmd, argc, argv, opts, "q", &word)) != -1) {
-		if (c == CLI_FS_STOP)
+		if (c == CLI_HOST_STOP)
 			return cmd.status;
 		if (c == 'q')
 			quiet = true;
@@ -996,7 +978,7 @@ cli_fs_cp(const struct cli_fs_host *host, int argc, char **argv)
 /* ---- cat ---- */
 
 int
-cli_fs_cat(const struct cli_fs_host *host, int argc, char **argv)
+cli_fs_cat(const struct cli_host *host, int argc, char **argv)
 {
 	struct cli_fs_cmd cmd = {.host = host, .usage = "cat PATH..."};
 	struct cli_fs_down d = {
@@ -1007,7 +989,7 @@ cli_fs_cat(const struct cli_fs_host *host, int argc, char **argv)
 
 	while (status == CLI_FS_EXIT_OK &&
 	    (c = cli_fs_next(&cmd, argc, argv, NULL, "", &word)) != -1) {
-		if (c == CLI_FS_STOP)
+		if (c == CLI_HOST_STOP)
 			status = cmd.status;
 		else
 			status = cli_fs_remote_path(&cmd, word, &paths[n++]);
@@ -1256,7 +1238,7 @@ cli_fs_ls_lone(struct cli_fs_cmd *cmd, struct cli_fs_ls *ls,
 }
 
 int
-cli_fs_ls(const struct cli_fs_host *host, int argc, char **argv)
+cli_fs_ls(const struct cli_host *host, int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"long", no_argument, NULL, 'l'},
@@ -1275,11 +1257,11 @@ cli_fs_ls(const struct cli_fs_host *host, int argc, char **argv)
 
 	while ((c = cli_fs_next(&cmd, argc, argv, opts, "laR", &word)) != -1) {
 		switch (c) {
-		case CLI_FS_STOP: return cmd.status;
+		case CLI_HOST_STOP: return cmd.status;
 		case 'l': ls.longfmt = true; break;
 		case 'a': ls.all = true; break;
 		case 'R': a.depth = CLI_FS_DEPTH_MAX; break;
-		case CLI_FS_WORD:
+		case CLI_HOST_WORD:
 			if (a.path != NULL)
 				return cli_fs_usage(
 				    &cmd, "too many arguments: %s", word);

@@ -69,10 +69,10 @@
 
 /* One pty command being parsed and run. Strings point into argv. */
 struct cli_pty_cmd {
-	const struct cli_pty_host *host;
+	const struct cli_host *host;
 	const char *usage; /* the sub-command's usage line */
 	bool dashdash;     /* past "--": every argument is a word */
-	int status;        /* set by getopt_cb with CLI_PTY_STOP */
+	int status;        /* set by getopt_cb with CLI_HOST_STOP */
 	bool json;
 	int timeout_ms;
 };
@@ -141,33 +141,15 @@ cli_pty_usage(struct cli_pty_cmd *cmd, const char *fmt, ...)
 	return CLI_PTY_EXIT_USAGE;
 }
 
-/* cli_pty_next's answer for a word: an argument that is not an option,
- * or any argument after "--". */
-#define CLI_PTY_WORD (-3)
-
 /* The next of the arguments: an option of opts (its value), a word
- * (*wordp), -1 at the end, or CLI_PTY_STOP (cmd->status says how to
+ * (*wordp), -1 at the end, or CLI_HOST_STOP (cmd->status says how to
  * end). Options may come before, between and after the words. */
 static int
 cli_pty_next(struct cli_pty_cmd *cmd, int argc, char **argv,
     const struct option *opts, char **wordp)
 {
-	int before, c;
-
-	if (!cmd->dashdash) {
-		before = optind == 0 ? 1 : optind;
-		c = cmd->host->getopt_cb(
-		    cmd->host->cli, argc, argv, opts, &cmd->status);
-		if (c != -1)
-			return c;
-		/* getopt steps over "--" and stops: what follows is words. */
-		if (optind == before + 1 && strcmp(argv[before], "--") == 0)
-			cmd->dashdash = true;
-	}
-	if (optind >= argc)
-		return -1;
-	*wordp = argv[optind++];
-	return CLI_PTY_WORD;
+	return cli_host_next(cmd->host, argc, argv, opts, "", &cmd->dashdash,
+	    &cmd->status, wordp);
 }
 
 /* The words of a command without options of its own: exactly n. */
@@ -179,7 +161,7 @@ cli_pty_words(
 	int c, got = 0;
 
 	while ((c = cli_pty_next(cmd, argc, argv, NULL, &word)) != -1) {
-		if (c == CLI_PTY_STOP)
+		if (c == CLI_HOST_STOP)
 			return cmd->status;
 		if (got == n)
 			return cli_pty_usage(
@@ -392,7 +374,7 @@ cli_pty_open(struct cli_pty_cmd *cmd, int argc, char **argv)
 	while (status == CLI_PTY_EXIT_OK && a.argv == NULL &&
 	    (c = cli_pty_next(cmd, argc, argv, opts, &word)) != -1) {
 		switch (c) {
-		case CLI_PTY_STOP: return cmd->status;
+		case CLI_HOST_STOP: return cmd->status;
 		case 'c':
 			status = cli_pty_size(cmd, "--cols", optarg, &a.cols);
 			cols_set = true;
@@ -407,7 +389,7 @@ cli_pty_open(struct cli_pty_cmd *cmd, int argc, char **argv)
 			    cmd, "--ttl", optarg, 0, CLI_PTY_TTL_MAX, &a.ttl);
 			a.ttl_set = true;
 			break;
-		case CLI_PTY_WORD:
+		case CLI_HOST_WORD:
 			/* The command and its arguments, verbatim. */
 			a.argv = &argv[optind - 1];
 			optind = argc;
@@ -1406,7 +1388,7 @@ cli_pty_attach_args(struct cli_pty_attach *a, int argc, char **argv)
 	while (status == CLI_PTY_EXIT_OK &&
 	    (c = cli_pty_next(cmd, argc, argv, opts, &word)) != -1) {
 		switch (c) {
-		case CLI_PTY_STOP: return cmd->status;
+		case CLI_HOST_STOP: return cmd->status;
 		case 'f':
 			status = cli_pty_uint(
 			    cmd, "--from", optarg, 0, INT64_MAX, &a->from);
@@ -1417,7 +1399,7 @@ cli_pty_attach_args(struct cli_pty_attach *a, int argc, char **argv)
 		case 'k':
 			status = cli_pty_parse_key(cmd, optarg, &a->key);
 			break;
-		case CLI_PTY_WORD:
+		case CLI_HOST_WORD:
 			if (a->id != NULL)
 				return cli_pty_usage(
 				    cmd, "too many arguments: %s", word);
@@ -1503,7 +1485,7 @@ cli_pty_help(struct cli_pty_cmd *cmd, int argc, char **argv)
 }
 
 int
-cli_pty_run(const struct cli_pty_host *host, int argc, char **argv)
+cli_pty_run(const struct cli_host *host, int argc, char **argv)
 {
 	struct cli_pty_cmd cmd = {.host = host, .usage = "COMMAND [ARGS]"};
 	const struct cli_pty_sub *sub = NULL;
@@ -1512,7 +1494,7 @@ cli_pty_run(const struct cli_pty_host *host, int argc, char **argv)
 	int c;
 
 	while ((c = cli_pty_next(&cmd, argc, argv, NULL, &word)) != -1) {
-		if (c == CLI_PTY_STOP)
+		if (c == CLI_HOST_STOP)
 			return cmd.status;
 		break;
 	}
