@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../agent/probe.h"
+#include "probe.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,4 +1,4 @@
-/* cdp_http: the TCP CDP relay's HTTP/1.1 heads, read in place with limits
+/* gw_cdp_http: the TCP CDP relay's HTTP/1.1 heads, read in place with limits
  * and written anew for the other side. Owns nothing: what it builds
  * belongs to the caller. */
 #include <stdio.h>
@@ -6,24 +6,24 @@
 #include <string.h>
 #include <strings.h>
 
-#include "cdp_http.h"
+#include "gw_cdp_http.h"
 #include "xmalloc.h"
 
 /* Checks one line of a head: whole, or as far as it has arrived. Returns
  * -1 with the error filled in. */
-typedef int (*cdp_http_line_cb)(
+typedef int (*gw_cdp_http_line_cb)(
     void *arg, unsigned lineno, const char *l, size_t n, int whole);
 
 /* A growing output buffer; p belongs to whoever takes it at the end. */
-struct cdp_http_out {
+struct gw_cdp_http_out {
 	char *p;
 	size_t len;
 	size_t cap;
 };
 
 /* What a request's checker gathers on its way through the head. */
-struct cdp_http_req_scan {
-	struct cdp_http_request *req;
+struct gw_cdp_http_req_scan {
+	struct gw_cdp_http_request *req;
 	const char *method;
 	size_t methodlen;
 	const char *path; /* the target up to its query */
@@ -37,45 +37,45 @@ struct cdp_http_req_scan {
 	int conn_upgrade; /* Connection lists "upgrade" */
 };
 
-struct cdp_http_resp_scan {
-	struct cdp_http_response *resp;
+struct gw_cdp_http_resp_scan {
+	struct gw_cdp_http_response *resp;
 	int lengths;
 	int encodings;
 };
 
 static int
-cdp_http_fail(unsigned *status, char *err, unsigned code, const char *msg)
+gw_cdp_http_fail(unsigned *status, char *err, unsigned code, const char *msg)
 {
 	*status = code;
-	snprintf(err, CDP_HTTP_ERR_MAX, "%s", msg);
+	snprintf(err, GW_CDP_HTTP_ERR_MAX, "%s", msg);
 	return -1;
 }
 
 static int
-cdp_http_digit(char c)
+gw_cdp_http_digit(char c)
 {
 	return c >= '0' && c <= '9';
 }
 
 static int
-cdp_http_alnum(char c)
+gw_cdp_http_alnum(char c)
 {
-	return cdp_http_digit(c) || (c >= 'a' && c <= 'z') ||
+	return gw_cdp_http_digit(c) || (c >= 'a' && c <= 'z') ||
 	    (c >= 'A' && c <= 'Z');
 }
 
 /* RFC 9110's tchar: what names and methods are made of. */
 static int
-cdp_http_tchar(char c)
+gw_cdp_http_tchar(char c)
 {
-	return cdp_http_alnum(c) ||
+	return gw_cdp_http_alnum(c) ||
 	    (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL);
 }
 
 /* What a header value may hold: tabs, spaces, visible ASCII and the
  * bytes above it (obs-text), never a control character. */
 static int
-cdp_http_field_char(char c)
+gw_cdp_http_field_char(char c)
 {
 	unsigned char u = (unsigned char)c;
 
@@ -83,14 +83,14 @@ cdp_http_field_char(char c)
 }
 
 static int
-cdp_http_named(const char *l, size_t namelen, const char *name)
+gw_cdp_http_named(const char *l, size_t namelen, const char *name)
 {
 	return strlen(name) == namelen && strncasecmp(l, name, namelen) == 0;
 }
 
 /* The value of a checked header line, without the spaces around it. */
 static void
-cdp_http_value(
+gw_cdp_http_value(
     const char *l, size_t n, size_t namelen, const char **v, size_t *vlen)
 {
 	size_t a = namelen + 1, b = n;
@@ -105,7 +105,7 @@ cdp_http_value(
 
 /* A Content-Length: digits only, and few enough never to overflow. */
 static int
-cdp_http_number(const char *v, size_t n, uint64_t *out)
+gw_cdp_http_number(const char *v, size_t n, uint64_t *out)
 {
 	uint64_t x = 0;
 	size_t i;
@@ -113,7 +113,7 @@ cdp_http_number(const char *v, size_t n, uint64_t *out)
 	if (n == 0 || n > 18)
 		return -1;
 	for (i = 0; i < n; i++) {
-		if (!cdp_http_digit(v[i]))
+		if (!gw_cdp_http_digit(v[i]))
 			return -1;
 		x = x * 10 + (uint64_t)(v[i] - '0');
 	}
@@ -123,7 +123,7 @@ cdp_http_number(const char *v, size_t n, uint64_t *out)
 
 /* Whether the comma-separated list v[0..n) holds tok, in any case. */
 static int
-cdp_http_has_token(const char *v, size_t n, const char *tok)
+gw_cdp_http_has_token(const char *v, size_t n, const char *tok)
 {
 	size_t i = 0, a, b;
 
@@ -136,21 +136,21 @@ cdp_http_has_token(const char *v, size_t n, const char *tok)
 			a++;
 		while (b > a && (v[b - 1] == ' ' || v[b - 1] == '\t'))
 			b--;
-		if (cdp_http_named(v + a, b - a, tok))
+		if (gw_cdp_http_named(v + a, b - a, tok))
 			return 1;
 	}
 	return 0;
 }
 
 int
-cdp_http_host_valid(const char *s, size_t len)
+gw_cdp_http_host_valid(const char *s, size_t len)
 {
 	size_t i;
 
-	if (len == 0 || len > CDP_HTTP_HOST_MAX)
+	if (len == 0 || len > GW_CDP_HTTP_HOST_MAX)
 		return 0;
 	for (i = 0; i < len; i++) {
-		if (!cdp_http_alnum(s[i]) && s[i] != '.' && s[i] != '-' &&
+		if (!gw_cdp_http_alnum(s[i]) && s[i] != '.' && s[i] != '-' &&
 		    s[i] != ':' && s[i] != '[' && s[i] != ']')
 			return 0;
 	}
@@ -159,15 +159,15 @@ cdp_http_host_valid(const char *s, size_t len)
 
 /*
  * Splits a head into lines and hands each to cb, the last one as far as
- * it has arrived. Only the first CDP_HTTP_HEAD_MAX bytes are looked at,
+ * it has arrived. Only the first GW_CDP_HTTP_HEAD_MAX bytes are looked at,
  * so a client sending more costs no more. A head must end in a blank
  * line; every line ends in CRLF.
  */
-static enum cdp_http_result
-cdp_http_scan(const char *buf, size_t len, cdp_http_line_cb cb, void *arg,
+static enum gw_cdp_http_result
+gw_cdp_http_scan(const char *buf, size_t len, gw_cdp_http_line_cb cb, void *arg,
     size_t *headlen, unsigned *status, char *err)
 {
-	size_t lim = len < CDP_HTTP_HEAD_MAX ? len : CDP_HTTP_HEAD_MAX;
+	size_t lim = len < GW_CDP_HTTP_HEAD_MAX ? len : GW_CDP_HTTP_HEAD_MAX;
 	size_t pos = 0, end;
 	unsigned lineno = 0;
 	const char *cr;
@@ -183,56 +183,56 @@ cdp_http_scan(const char *buf, size_t len, cdp_http_line_cb cb, void *arg,
 		whole = ended && buf[end + 1] == '\n';
 		if (whole && lineno > 0 && end == pos) {
 			*headlen = end + 2;
-			return CDP_HTTP_OK;
+			return GW_CDP_HTTP_OK;
 		}
 		if (cb(arg, lineno, buf + pos, end - pos, whole) < 0)
-			return CDP_HTTP_ERROR;
+			return GW_CDP_HTTP_ERROR;
 		if (ended && !whole) {
-			cdp_http_fail(
+			gw_cdp_http_fail(
 			    status, err, 400, "a CR not followed by LF");
-			return CDP_HTTP_ERROR;
+			return GW_CDP_HTTP_ERROR;
 		}
-		if (whole && lineno > CDP_HTTP_LINES_MAX) {
-			cdp_http_fail(
+		if (whole && lineno > GW_CDP_HTTP_LINES_MAX) {
+			gw_cdp_http_fail(
 			    status, err, 431, "more than 64 header lines");
-			return CDP_HTTP_ERROR;
+			return GW_CDP_HTTP_ERROR;
 		}
 		if (!whole)
 			break;
 		pos = end + 2;
 		lineno++;
 	}
-	if (len >= CDP_HTTP_HEAD_MAX) {
-		cdp_http_fail(
+	if (len >= GW_CDP_HTTP_HEAD_MAX) {
+		gw_cdp_http_fail(
 		    status, err, 431, "the head is longer than 16384 bytes");
-		return CDP_HTTP_ERROR;
+		return GW_CDP_HTTP_ERROR;
 	}
-	return CDP_HTTP_MORE;
+	return GW_CDP_HTTP_MORE;
 }
 
 /* A header line's syntax: NAME ":" VALUE; *namelen once the colon is in. */
 static int
-cdp_http_header_syntax(const char *l, size_t n, int whole, size_t *namelen,
+gw_cdp_http_header_syntax(const char *l, size_t n, int whole, size_t *namelen,
     unsigned *status, char *err)
 {
 	size_t i;
 
 	if (n > 0 && (l[0] == ' ' || l[0] == '\t'))
-		return cdp_http_fail(
+		return gw_cdp_http_fail(
 		    status, err, 400, "folded header lines are not accepted");
-	for (i = 0; i < n && cdp_http_tchar(l[i]); i++)
+	for (i = 0; i < n && gw_cdp_http_tchar(l[i]); i++)
 		;
 	if (i < n && (i == 0 || l[i] != ':'))
-		return cdp_http_fail(status, err, 400,
+		return gw_cdp_http_fail(status, err, 400,
 		    "a header name must be a token followed by a colon");
 	if (i == n)
-		return whole ? cdp_http_fail(status, err, 400,
+		return whole ? gw_cdp_http_fail(status, err, 400,
 		                   "a header line without a colon")
 		             : 0;
 	*namelen = i;
 	for (i++; i < n; i++) {
-		if (!cdp_http_field_char(l[i]))
-			return cdp_http_fail(status, err, 400,
+		if (!gw_cdp_http_field_char(l[i]))
+			return gw_cdp_http_fail(status, err, 400,
 			    "a control character in a header value");
 	}
 	return 0;
@@ -240,29 +240,29 @@ cdp_http_header_syntax(const char *l, size_t n, int whole, size_t *namelen,
 
 /* METHOD SP PATH SP HTTP/1.1, as far as it has arrived. */
 static int
-cdp_http_request_line(
-    struct cdp_http_req_scan *s, const char *l, size_t n, int whole)
+gw_cdp_http_request_line(
+    struct gw_cdp_http_req_scan *s, const char *l, size_t n, int whole)
 {
 	static const char pat[] = "HTTP/d.d";
-	struct cdp_http_request *req = s->req;
+	struct gw_cdp_http_request *req = s->req;
 	const char *bad = "the request line is not METHOD PATH HTTP/1.1";
 	size_t i, t, m;
 	const char *q;
 
-	for (i = 0; i < n && cdp_http_tchar(l[i]); i++)
+	for (i = 0; i < n && gw_cdp_http_tchar(l[i]); i++)
 		;
 	if (i < n && (i == 0 || l[i] != ' '))
-		return cdp_http_fail(&req->status, req->err, 400, bad);
+		return gw_cdp_http_fail(&req->status, req->err, 400, bad);
 	if (i == n)
 		goto partial;
 	t = ++i;
 	if (i < n && l[i] != '/')
-		return cdp_http_fail(&req->status, req->err, 400,
+		return gw_cdp_http_fail(&req->status, req->err, 400,
 		    "the request target must be a path");
 	while (i < n && (unsigned char)l[i] > ' ' && (unsigned char)l[i] < 0x7f)
 		i++;
 	if (i < n && l[i] != ' ')
-		return cdp_http_fail(&req->status, req->err, 400, bad);
+		return gw_cdp_http_fail(&req->status, req->err, 400, bad);
 	if (i == n)
 		goto partial;
 	s->method = l;
@@ -272,100 +272,101 @@ cdp_http_request_line(
 	s->pathlen = q != NULL ? (size_t)(q - s->path) : i - t;
 	for (i++, m = 0; i + m < n; m++) {
 		if (m == sizeof pat - 1 ||
-		    (pat[m] == 'd' ? !cdp_http_digit(l[i + m])
+		    (pat[m] == 'd' ? !gw_cdp_http_digit(l[i + m])
 		                   : l[i + m] != pat[m]))
-			return cdp_http_fail(&req->status, req->err, 400, bad);
+			return gw_cdp_http_fail(
+			    &req->status, req->err, 400, bad);
 	}
 	if (!whole)
 		return 0;
 	if (m != sizeof pat - 1)
-		return cdp_http_fail(&req->status, req->err, 400, bad);
+		return gw_cdp_http_fail(&req->status, req->err, 400, bad);
 	if (memcmp(l + i, "HTTP/1.1", m) != 0 &&
 	    memcmp(l + i, "HTTP/1.0", m) != 0)
-		return cdp_http_fail(
+		return gw_cdp_http_fail(
 		    &req->status, req->err, 505, "only HTTP/1.1 is served");
 	return 0;
 partial:
-	return whole ? cdp_http_fail(&req->status, req->err, 400, bad) : 0;
+	return whole ? gw_cdp_http_fail(&req->status, req->err, 400, bad) : 0;
 }
 
 /* What one whole request header means. */
 static int
-cdp_http_request_header(
-    struct cdp_http_req_scan *s, const char *l, size_t n, size_t namelen)
+gw_cdp_http_request_header(
+    struct gw_cdp_http_req_scan *s, const char *l, size_t n, size_t namelen)
 {
-	struct cdp_http_request *req = s->req;
+	struct gw_cdp_http_request *req = s->req;
 	unsigned *st = &req->status;
 	const char *v;
 	size_t vlen;
 
-	cdp_http_value(l, n, namelen, &v, &vlen);
-	if (cdp_http_named(l, namelen, "host")) {
+	gw_cdp_http_value(l, n, namelen, &v, &vlen);
+	if (gw_cdp_http_named(l, namelen, "host")) {
 		if (s->hosts++ != 0)
-			return cdp_http_fail(
+			return gw_cdp_http_fail(
 			    st, req->err, 400, "more than one Host header");
-		if (!cdp_http_host_valid(v, vlen))
-			return cdp_http_fail(st, req->err, 400,
+		if (!gw_cdp_http_host_valid(v, vlen))
+			return gw_cdp_http_fail(st, req->err, 400,
 			    "the Host header must be a host and port of "
 			    "letters, digits and . - : [ ]");
 		memcpy(req->host, v, vlen);
 		req->host[vlen] = '\0';
-	} else if (cdp_http_named(l, namelen, "content-length")) {
+	} else if (gw_cdp_http_named(l, namelen, "content-length")) {
 		if (s->lengths++ != 0)
-			return cdp_http_fail(st, req->err, 400,
+			return gw_cdp_http_fail(st, req->err, 400,
 			    "more than one Content-Length header");
-		if (cdp_http_number(v, vlen, &req->bodylen) < 0)
-			return cdp_http_fail(st, req->err, 400,
+		if (gw_cdp_http_number(v, vlen, &req->bodylen) < 0)
+			return gw_cdp_http_fail(st, req->err, 400,
 			    "Content-Length is not a number");
-		if (req->bodylen > CDP_HTTP_BODY_MAX)
-			return cdp_http_fail(st, req->err, 413,
+		if (req->bodylen > GW_CDP_HTTP_BODY_MAX)
+			return gw_cdp_http_fail(st, req->err, 413,
 			    "the request body is larger than 1 MiB");
-	} else if (cdp_http_named(l, namelen, "transfer-encoding"))
-		return cdp_http_fail(st, req->err, 501,
+	} else if (gw_cdp_http_named(l, namelen, "transfer-encoding"))
+		return gw_cdp_http_fail(st, req->err, 501,
 		    "requests with Transfer-Encoding (chunked) are not "
 		    "relayed");
-	else if (cdp_http_named(l, namelen, "authorization")) {
+	else if (gw_cdp_http_named(l, namelen, "authorization")) {
 		if (s->auths++ != 0)
-			return cdp_http_fail(st, req->err, 400,
+			return gw_cdp_http_fail(st, req->err, 400,
 			    "more than one Authorization header");
 		req->authz = v;
 		req->authzlen = vlen;
-	} else if (cdp_http_named(l, namelen, "cookie")) {
+	} else if (gw_cdp_http_named(l, namelen, "cookie")) {
 		if (req->jar == NULL) {
 			req->jar = v;
 			req->jarlen = vlen;
 		}
-	} else if (cdp_http_named(l, namelen, "upgrade")) {
+	} else if (gw_cdp_http_named(l, namelen, "upgrade")) {
 		if (s->upgrades++ != 0)
-			return cdp_http_fail(
+			return gw_cdp_http_fail(
 			    st, req->err, 400, "more than one Upgrade header");
 		s->upgrade = v;
 		s->upgradelen = vlen;
-	} else if (cdp_http_named(l, namelen, "connection")) {
-		if (cdp_http_has_token(v, vlen, "upgrade"))
+	} else if (gw_cdp_http_named(l, namelen, "connection")) {
+		if (gw_cdp_http_has_token(v, vlen, "upgrade"))
 			s->conn_upgrade = 1;
 	}
 	return 0;
 }
 
 static int
-cdp_http_request_line_cb(
+gw_cdp_http_request_line_cb(
     void *arg, unsigned lineno, const char *l, size_t n, int whole)
 {
-	struct cdp_http_req_scan *s = arg;
+	struct gw_cdp_http_req_scan *s = arg;
 	size_t namelen = 0;
 
 	if (lineno == 0)
-		return cdp_http_request_line(s, l, n, whole);
-	if (cdp_http_header_syntax(
+		return gw_cdp_http_request_line(s, l, n, whole);
+	if (gw_cdp_http_header_syntax(
 	        l, n, whole, &namelen, &s->req->status, s->req->err) < 0)
 		return -1;
-	return whole ? cdp_http_request_header(s, l, n, namelen) : 0;
+	return whole ? gw_cdp_http_request_header(s, l, n, namelen) : 0;
 }
 
 /* The paths whose answers list Chromium's WebSocket URLs. */
 static int
-cdp_http_listing(const char *path, size_t len)
+gw_cdp_http_listing(const char *path, size_t len)
 {
 	static const char *const paths[] = {
 	    "/json", "/json/list", "/json/version"};
@@ -383,50 +384,50 @@ cdp_http_listing(const char *path, size_t len)
 
 /* What the whole head says, once its blank line is in. */
 static int
-cdp_http_request_done(struct cdp_http_req_scan *s)
+gw_cdp_http_request_done(struct gw_cdp_http_req_scan *s)
 {
-	struct cdp_http_request *req = s->req;
+	struct gw_cdp_http_request *req = s->req;
 	int get = s->methodlen == 3 && memcmp(s->method, "GET", 3) == 0;
 
 	if (s->hosts == 0)
-		return cdp_http_fail(
+		return gw_cdp_http_fail(
 		    &req->status, req->err, 400, "a Host header is required");
 	if (s->upgrades != 0) {
-		if (!cdp_http_named(s->upgrade, s->upgradelen, "websocket"))
-			return cdp_http_fail(&req->status, req->err, 400,
+		if (!gw_cdp_http_named(s->upgrade, s->upgradelen, "websocket"))
+			return gw_cdp_http_fail(&req->status, req->err, 400,
 			    "only WebSocket upgrades are relayed");
 		if (!s->conn_upgrade)
-			return cdp_http_fail(&req->status, req->err, 400,
+			return gw_cdp_http_fail(&req->status, req->err, 400,
 			    "Upgrade needs Connection: upgrade");
 		if (!get || req->bodylen != 0)
-			return cdp_http_fail(&req->status, req->err, 400,
+			return gw_cdp_http_fail(&req->status, req->err, 400,
 			    "a WebSocket upgrade is a GET without a body");
 		req->upgrade = 1;
 	}
 	req->head = s->methodlen == 4 && memcmp(s->method, "HEAD", 4) == 0;
-	req->rewrite = get && cdp_http_listing(s->path, s->pathlen);
+	req->rewrite = get && gw_cdp_http_listing(s->path, s->pathlen);
 	return 0;
 }
 
-enum cdp_http_result
-cdp_http_request_parse(
-    const char *buf, size_t len, struct cdp_http_request *req)
+enum gw_cdp_http_result
+gw_cdp_http_request_parse(
+    const char *buf, size_t len, struct gw_cdp_http_request *req)
 {
-	struct cdp_http_req_scan s;
-	enum cdp_http_result r;
+	struct gw_cdp_http_req_scan s;
+	enum gw_cdp_http_result r;
 
 	memset(req, 0, sizeof *req);
 	memset(&s, 0, sizeof s);
 	s.req = req;
-	r = cdp_http_scan(buf, len, cdp_http_request_line_cb, &s, &req->headlen,
-	    &req->status, req->err);
-	if (r == CDP_HTTP_OK && cdp_http_request_done(&s) < 0)
-		return CDP_HTTP_ERROR;
+	r = gw_cdp_http_scan(buf, len, gw_cdp_http_request_line_cb, &s,
+	    &req->headlen, &req->status, req->err);
+	if (r == GW_CDP_HTTP_OK && gw_cdp_http_request_done(&s) < 0)
+		return GW_CDP_HTTP_ERROR;
 	return r;
 }
 
 static void
-cdp_http_put(struct cdp_http_out *o, const char *s, size_t n)
+gw_cdp_http_put(struct gw_cdp_http_out *o, const char *s, size_t n)
 {
 	if (o->len + n > o->cap) {
 		o->cap = o->len + n > 2 * o->cap ? o->len + n : 2 * o->cap;
@@ -437,17 +438,17 @@ cdp_http_put(struct cdp_http_out *o, const char *s, size_t n)
 }
 
 static void
-cdp_http_puts(struct cdp_http_out *o, const char *s)
+gw_cdp_http_puts(struct gw_cdp_http_out *o, const char *s)
 {
-	cdp_http_put(o, s, strlen(s));
+	gw_cdp_http_put(o, s, strlen(s));
 }
 
 /* Hands o's buffer over, NUL-terminated for the caller's convenience;
  * *len does not count the NUL. */
 static char *
-cdp_http_take(struct cdp_http_out *o, size_t *len)
+gw_cdp_http_take(struct gw_cdp_http_out *o, size_t *len)
 {
-	cdp_http_put(o, "", 1);
+	gw_cdp_http_put(o, "", 1);
 	*len = o->len - 1;
 	return o->p;
 }
@@ -458,8 +459,8 @@ cdp_http_take(struct cdp_http_out *o, size_t *len)
  * without the blank line.
  */
 static void
-cdp_http_copy_head(struct cdp_http_out *o, const char *buf, size_t headlen,
-    const char *extra, const char *const *drop)
+gw_cdp_http_copy_head(struct gw_cdp_http_out *o, const char *buf,
+    size_t headlen, const char *extra, const char *const *drop)
 {
 	size_t pos = 0, end, namelen, i;
 	const char *colon;
@@ -474,20 +475,21 @@ cdp_http_copy_head(struct cdp_http_out *o, const char *buf, size_t headlen,
 		if (pos != 0 && colon != NULL) {
 			namelen = (size_t)(colon - (buf + pos));
 			for (i = 0; drop[i] != NULL; i++) {
-				if (cdp_http_named(buf + pos, namelen, drop[i]))
+				if (gw_cdp_http_named(
+				        buf + pos, namelen, drop[i]))
 					keep = 0;
 			}
 		}
 		if (keep)
-			cdp_http_put(o, buf + pos, end + 2 - pos);
+			gw_cdp_http_put(o, buf + pos, end + 2 - pos);
 		if (pos == 0 && extra != NULL)
-			cdp_http_puts(o, extra);
+			gw_cdp_http_puts(o, extra);
 		pos = end + 2;
 	}
 }
 
 char *
-cdp_http_request_head(const char *buf, const struct cdp_http_request *req,
+gw_cdp_http_request_head(const char *buf, const struct gw_cdp_http_request *req,
     const char *authority, size_t *len)
 {
 	static const char *const drop_upgrade[] = {"host", "origin",
@@ -495,41 +497,42 @@ cdp_http_request_head(const char *buf, const struct cdp_http_request *req,
 	static const char *const drop[] = {"host", "origin", "authorization",
 	    "proxy-authorization", "cookie", "connection", "keep-alive",
 	    "proxy-connection", NULL};
-	struct cdp_http_out o = {NULL, 0, 0};
+	struct gw_cdp_http_out o = {NULL, 0, 0};
 	char *host;
 
 	host = xasprintf("Host: %s\r\n", authority);
-	cdp_http_copy_head(
+	gw_cdp_http_copy_head(
 	    &o, buf, req->headlen, host, req->upgrade ? drop_upgrade : drop);
 	free(host);
 	if (!req->upgrade)
-		cdp_http_puts(&o, "Connection: close\r\n");
-	cdp_http_puts(&o, "\r\n");
-	return cdp_http_take(&o, len);
+		gw_cdp_http_puts(&o, "Connection: close\r\n");
+	gw_cdp_http_puts(&o, "\r\n");
+	return gw_cdp_http_take(&o, len);
 }
 
 /* HTTP/1.x SP NNN [SP reason], as far as it has arrived. */
 static int
-cdp_http_status_line(
-    struct cdp_http_response *resp, const char *l, size_t n, int whole)
+gw_cdp_http_status_line(
+    struct gw_cdp_http_response *resp, const char *l, size_t n, int whole)
 {
 	static const char pat[] = "HTTP/1.d ddd";
 	const char *bad = "not an HTTP/1.1 status line";
 	size_t i, m = sizeof pat - 1;
 
 	for (i = 0; i < n && i < m; i++) {
-		if (pat[i] == 'd' ? !cdp_http_digit(l[i]) : l[i] != pat[i])
-			return cdp_http_fail(
+		if (pat[i] == 'd' ? !gw_cdp_http_digit(l[i]) : l[i] != pat[i])
+			return gw_cdp_http_fail(
 			    &resp->status, resp->err, 502, bad);
 	}
 	if (i < m)
-		return whole ? cdp_http_fail(&resp->status, resp->err, 502, bad)
-		             : 0;
+		return whole
+		    ? gw_cdp_http_fail(&resp->status, resp->err, 502, bad)
+		    : 0;
 	if (n > m && l[m] != ' ')
-		return cdp_http_fail(&resp->status, resp->err, 502, bad);
+		return gw_cdp_http_fail(&resp->status, resp->err, 502, bad);
 	for (i = m + 1; i < n; i++) {
-		if (!cdp_http_field_char(l[i]))
-			return cdp_http_fail(
+		if (!gw_cdp_http_field_char(l[i]))
+			return gw_cdp_http_fail(
 			    &resp->status, resp->err, 502, bad);
 	}
 	if (!whole)
@@ -537,50 +540,50 @@ cdp_http_status_line(
 	resp->status =
 	    (unsigned)((l[9] - '0') * 100 + (l[10] - '0') * 10 + (l[11] - '0'));
 	if (resp->status < 100)
-		return cdp_http_fail(&resp->status, resp->err, 502, bad);
+		return gw_cdp_http_fail(&resp->status, resp->err, 502, bad);
 	return 0;
 }
 
 static int
-cdp_http_response_line_cb(
+gw_cdp_http_response_line_cb(
     void *arg, unsigned lineno, const char *l, size_t n, int whole)
 {
-	struct cdp_http_resp_scan *s = arg;
-	struct cdp_http_response *resp = s->resp;
+	struct gw_cdp_http_resp_scan *s = arg;
+	struct gw_cdp_http_response *resp = s->resp;
 	size_t namelen = 0, vlen;
 	const char *v;
 
 	if (lineno == 0)
-		return cdp_http_status_line(resp, l, n, whole);
-	if (cdp_http_header_syntax(
+		return gw_cdp_http_status_line(resp, l, n, whole);
+	if (gw_cdp_http_header_syntax(
 	        l, n, whole, &namelen, &resp->status, resp->err) < 0)
 		return -1;
 	if (!whole)
 		return 0;
-	cdp_http_value(l, n, namelen, &v, &vlen);
-	if (cdp_http_named(l, namelen, "content-length")) {
+	gw_cdp_http_value(l, n, namelen, &v, &vlen);
+	if (gw_cdp_http_named(l, namelen, "content-length")) {
 		if (s->lengths++ != 0)
-			return cdp_http_fail(&resp->status, resp->err, 502,
+			return gw_cdp_http_fail(&resp->status, resp->err, 502,
 			    "more than one Content-Length header");
-		if (cdp_http_number(v, vlen, &resp->bodylen) < 0)
-			return cdp_http_fail(&resp->status, resp->err, 502,
+		if (gw_cdp_http_number(v, vlen, &resp->bodylen) < 0)
+			return gw_cdp_http_fail(&resp->status, resp->err, 502,
 			    "Content-Length is not a number");
-	} else if (cdp_http_named(l, namelen, "transfer-encoding"))
+	} else if (gw_cdp_http_named(l, namelen, "transfer-encoding"))
 		s->encodings++;
 	return 0;
 }
 
 /* How the answer to req goes on, once its head is whole. */
 static int
-cdp_http_response_done(
-    struct cdp_http_resp_scan *s, const struct cdp_http_request *req)
+gw_cdp_http_response_done(
+    struct gw_cdp_http_resp_scan *s, const struct gw_cdp_http_request *req)
 {
-	struct cdp_http_response *resp = s->resp;
+	struct gw_cdp_http_response *resp = s->resp;
 	unsigned st = resp->status;
 
 	if (req->upgrade && st == 101) {
 		resp->relay = 1;
-		resp->body = CDP_HTTP_BODY_NONE;
+		resp->body = GW_CDP_HTTP_BODY_NONE;
 		return 0;
 	}
 	if (st < 200) {
@@ -590,100 +593,101 @@ cdp_http_response_done(
 		return -1;
 	}
 	if (req->head || st == 204 || st == 304)
-		resp->body = CDP_HTTP_BODY_NONE;
+		resp->body = GW_CDP_HTTP_BODY_NONE;
 	else if (s->encodings != 0 || s->lengths == 0)
-		resp->body = CDP_HTTP_BODY_UNTIL_CLOSE;
+		resp->body = GW_CDP_HTTP_BODY_UNTIL_CLOSE;
 	else
-		resp->body = CDP_HTTP_BODY_LENGTH;
-	if (resp->body != CDP_HTTP_BODY_LENGTH)
+		resp->body = GW_CDP_HTTP_BODY_LENGTH;
+	if (resp->body != GW_CDP_HTTP_BODY_LENGTH)
 		resp->bodylen = 0;
-	resp->rewrite = req->rewrite && resp->body == CDP_HTTP_BODY_LENGTH &&
-	    resp->bodylen <= CDP_HTTP_BODY_MAX;
+	resp->rewrite = req->rewrite && resp->body == GW_CDP_HTTP_BODY_LENGTH &&
+	    resp->bodylen <= GW_CDP_HTTP_BODY_MAX;
 	return 0;
 }
 
-enum cdp_http_result
-cdp_http_response_parse(const char *buf, size_t len,
-    const struct cdp_http_request *req, struct cdp_http_response *resp)
+enum gw_cdp_http_result
+gw_cdp_http_response_parse(const char *buf, size_t len,
+    const struct gw_cdp_http_request *req, struct gw_cdp_http_response *resp)
 {
-	struct cdp_http_resp_scan s;
-	enum cdp_http_result r;
+	struct gw_cdp_http_resp_scan s;
+	enum gw_cdp_http_result r;
 
 	memset(resp, 0, sizeof *resp);
 	memset(&s, 0, sizeof s);
 	s.resp = resp;
-	r = cdp_http_scan(buf, len, cdp_http_response_line_cb, &s,
+	r = gw_cdp_http_scan(buf, len, gw_cdp_http_response_line_cb, &s,
 	    &resp->headlen, &resp->status, resp->err);
-	if (r == CDP_HTTP_OK && cdp_http_response_done(&s, req) < 0)
-		r = CDP_HTTP_ERROR;
-	if (r == CDP_HTTP_ERROR)
+	if (r == GW_CDP_HTTP_OK && gw_cdp_http_response_done(&s, req) < 0)
+		r = GW_CDP_HTTP_ERROR;
+	if (r == GW_CDP_HTTP_ERROR)
 		resp->status = 502;
 	return r;
 }
 
 char *
-cdp_http_response_head(
-    const char *buf, const struct cdp_http_response *resp, size_t *len)
+gw_cdp_http_response_head(
+    const char *buf, const struct gw_cdp_http_response *resp, size_t *len)
 {
 	static const char *const drop[] = {
 	    "connection", "keep-alive", "proxy-connection", NULL};
-	struct cdp_http_out o = {NULL, 0, 0};
+	struct gw_cdp_http_out o = {NULL, 0, 0};
 
-	cdp_http_copy_head(&o, buf, resp->headlen, NULL, drop);
-	cdp_http_puts(&o, "Connection: close\r\n\r\n");
-	return cdp_http_take(&o, len);
+	gw_cdp_http_copy_head(&o, buf, resp->headlen, NULL, drop);
+	gw_cdp_http_puts(&o, "Connection: close\r\n\r\n");
+	return gw_cdp_http_take(&o, len);
 }
 
 /* Whether from occurs whole at b[i]: not the end of a longer name, and
  * not followed by more digits of a longer port. */
 static int
-cdp_http_at(const char *b, size_t n, size_t i, const char *from, size_t flen)
+gw_cdp_http_at(const char *b, size_t n, size_t i, const char *from, size_t flen)
 {
 	if (n - i < flen || memcmp(b + i, from, flen) != 0)
 		return 0;
 	if (i > 0 &&
-	    (cdp_http_alnum(b[i - 1]) || b[i - 1] == '.' || b[i - 1] == '-'))
+	    (gw_cdp_http_alnum(b[i - 1]) || b[i - 1] == '.' || b[i - 1] == '-'))
 		return 0;
-	return i + flen == n || !cdp_http_digit(b[i + flen]);
+	return i + flen == n || !gw_cdp_http_digit(b[i + flen]);
 }
 
 char *
-cdp_http_response_rewrite(const char *buf, const struct cdp_http_response *resp,
-    const char *from, const char *to, size_t *len)
+gw_cdp_http_response_rewrite(const char *buf,
+    const struct gw_cdp_http_response *resp, const char *from, const char *to,
+    size_t *len)
 {
 	static const char *const drop[] = {"connection", "keep-alive",
 	    "proxy-connection", "content-length", NULL};
 	const char *body = buf + resp->headlen;
 	size_t n = (size_t)resp->bodylen, flen = strlen(from);
 	size_t tlen = strlen(to), count = 0, i, start;
-	struct cdp_http_out o = {NULL, 0, 0};
+	struct gw_cdp_http_out o = {NULL, 0, 0};
 	char line[64];
 
 	for (i = 0; flen != 0 && i < n; i++) {
-		if (cdp_http_at(body, n, i, from, flen)) {
+		if (gw_cdp_http_at(body, n, i, from, flen)) {
 			count++;
 			i += flen - 1;
 		}
 	}
-	cdp_http_copy_head(&o, buf, resp->headlen, NULL, drop);
+	gw_cdp_http_copy_head(&o, buf, resp->headlen, NULL, drop);
 	snprintf(line, sizeof line,
 	    "Content-Length: %zu\r\nConnection: close\r\n\r\n",
 	    n - count * flen + count * tlen);
-	cdp_http_puts(&o, line);
+	gw_cdp_http_puts(&o, line);
 	for (i = start = 0; count != 0 && i < n; i++) {
-		if (cdp_http_at(body, n, i, from, flen)) {
-			cdp_http_put(&o, body + start, i - start);
-			cdp_http_put(&o, to, tlen);
+		if (gw_cdp_http_at(body, n, i, from, flen)) {
+			gw_cdp_http_put(&o, body + start, i - start);
+			gw_cdp_http_put(&o, to, tlen);
 			start = i + flen;
 			i = start - 1;
 		}
 	}
-	cdp_http_put(&o, body + start, n - start);
-	return cdp_http_take(&o, len);
+	gw_cdp_http_put(&o, body + start, n - start);
+	return gw_cdp_http_take(&o, len);
 }
 
 static const char *
-cdp_http_reason(unsigned status, const char **slug)
+gw_cdp_http_reason(unsigned status, const char **slug)
 {
 	switch (status) {
 	case 400: *slug = "bad_request"; return "Bad Request";
@@ -705,38 +709,39 @@ cdp_http_reason(unsigned status, const char **slug)
 }
 
 char *
-cdp_http_error(unsigned status, const char *message, size_t *len)
+gw_cdp_http_error(unsigned status, const char *message, size_t *len)
 {
-	struct cdp_http_out body = {NULL, 0, 0}, o = {NULL, 0, 0};
+	struct gw_cdp_http_out body = {NULL, 0, 0}, o = {NULL, 0, 0};
 	const char *reason, *slug, *p;
 	char line[160];
 
-	reason = cdp_http_reason(status, &slug);
-	cdp_http_puts(&body, "{\"error\":\"");
-	cdp_http_puts(&body, slug);
-	cdp_http_puts(&body, "\",\"message\":\"");
+	reason = gw_cdp_http_reason(status, &slug);
+	gw_cdp_http_puts(&body, "{\"error\":\"");
+	gw_cdp_http_puts(&body, slug);
+	gw_cdp_http_puts(&body, "\",\"message\":\"");
 	for (p = message; *p != '\0'; p++) {
 		if (*p == '"' || *p == '\\') {
-			cdp_http_put(&body, "\\", 1);
-			cdp_http_put(&body, p, 1);
+			gw_cdp_http_put(&body, "\\", 1);
+			gw_cdp_http_put(&body, p, 1);
 		} else if ((unsigned char)*p < ' ') {
 			snprintf(line, sizeof line, "\\u%04x",
 			    (unsigned)(unsigned char)*p);
-			cdp_http_puts(&body, line);
+			gw_cdp_http_puts(&body, line);
 		} else
-			cdp_http_put(&body, p, 1);
+			gw_cdp_http_put(&body, p, 1);
 	}
-	cdp_http_puts(&body, "\"}\n");
+	gw_cdp_http_puts(&body, "\"}\n");
 	snprintf(line, sizeof line,
 	    "HTTP/1.1 %u %s\r\nContent-Type: application/json\r\n"
 	    "Content-Length: %zu\r\n",
 	    status, reason, body.len);
-	cdp_http_puts(&o, line);
-	cdp_http_puts(&o, "Cache-Control: no-store\r\nConnection: close\r\n");
+	gw_cdp_http_puts(&o, line);
+	gw_cdp_http_puts(
+	    &o, "Cache-Control: no-store\r\nConnection: close\r\n");
 	if (status == 401)
-		cdp_http_puts(&o, "WWW-Authenticate: Bearer\r\n");
-	cdp_http_puts(&o, "\r\n");
-	cdp_http_put(&o, body.p, body.len);
+		gw_cdp_http_puts(&o, "WWW-Authenticate: Bearer\r\n");
+	gw_cdp_http_puts(&o, "\r\n");
+	gw_cdp_http_put(&o, body.p, body.len);
 	free(body.p);
-	return cdp_http_take(&o, len);
+	return gw_cdp_http_take(&o, len);
 }

@@ -1,11 +1,11 @@
 /* test_cdp_http: unit tests of the CDP relay's HTTP reading and rewriting
- * (cdp_http.c): what a client's head may be, what Chromium gets instead,
+ * (gw_cdp_http.c): what a client's head may be, what Chromium gets instead,
  * and how Chromium's answers come back with the client's address. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cdp_http.h"
+#include "gw_cdp_http.h"
 #include "gw_auth.h"
 #include "tap.h"
 
@@ -32,14 +32,14 @@ static const char upgrade[] = "GET /devtools/browser/abc HTTP/1.1\r\n"
 
 /* Parses a copy of exactly len bytes, so that a read past the end is
  * caught by the address sanitizer. */
-static enum cdp_http_result
-req_parse(const char *buf, size_t len, struct cdp_http_request *req)
+static enum gw_cdp_http_result
+req_parse(const char *buf, size_t len, struct gw_cdp_http_request *req)
 {
 	char *copy = malloc(len > 0 ? len : 1);
-	enum cdp_http_result r;
+	enum gw_cdp_http_result r;
 
 	memcpy(copy, buf, len);
-	r = cdp_http_request_parse(copy, len, req);
+	r = gw_cdp_http_request_parse(copy, len, req);
 	/* Spans point into the copy: moved to the same place in buf. */
 	if (req->authz != NULL)
 		req->authz = buf + (req->authz - copy);
@@ -51,14 +51,14 @@ req_parse(const char *buf, size_t len, struct cdp_http_request *req)
 
 /* gw_auth's verdict on a parsed request, token being the token. */
 static const char *
-req_auth(const struct cdp_http_request *req, const char *token)
+req_auth(const struct gw_cdp_http_request *req, const char *token)
 {
 	return gw_auth_check(req->authz, req->authzlen, req->jar, req->jarlen,
 	    token, strlen(token));
 }
 
-static enum cdp_http_result
-req_str(const char *s, struct cdp_http_request *req)
+static enum gw_cdp_http_result
+req_str(const char *s, struct gw_cdp_http_request *req)
 {
 	return req_parse(s, strlen(s), req);
 }
@@ -67,38 +67,38 @@ req_str(const char *s, struct cdp_http_request *req)
 static void
 req_refused(const char *s, unsigned status)
 {
-	struct cdp_http_request req;
+	struct gw_cdp_http_request req;
 
-	ck_assert_msg(req_str(s, &req) == CDP_HTTP_ERROR, "accepted: %s", s);
+	ck_assert_msg(req_str(s, &req) == GW_CDP_HTTP_ERROR, "accepted: %s", s);
 	ck_assert_msg(req.status == status, "%s: status %u, not %u (%s)", s,
 	    req.status, status, req.err);
 	ck_assert_msg(req.err[0] != '\0', "no message for %s", s);
 }
 
-static enum cdp_http_result
-resp_parse(const char *buf, size_t len, const struct cdp_http_request *req,
-    struct cdp_http_response *resp)
+static enum gw_cdp_http_result
+resp_parse(const char *buf, size_t len, const struct gw_cdp_http_request *req,
+    struct gw_cdp_http_response *resp)
 {
 	char *copy = malloc(len > 0 ? len : 1);
-	enum cdp_http_result r;
+	enum gw_cdp_http_result r;
 
 	memcpy(copy, buf, len);
-	r = cdp_http_response_parse(copy, len, req, resp);
+	r = gw_cdp_http_response_parse(copy, len, req, resp);
 	free(copy);
 	return r;
 }
 
 /* A request parsed from s, which must be good. */
 static void
-req_ok(const char *s, struct cdp_http_request *req)
+req_ok(const char *s, struct gw_cdp_http_request *req)
 {
-	ck_assert_msg(req_str(s, req) == CDP_HTTP_OK, "refused: %s (%u %s)", s,
-	    req->status, req->err);
+	ck_assert_msg(req_str(s, req) == GW_CDP_HTTP_OK, "refused: %s (%u %s)",
+	    s, req->status, req->err);
 }
 
 START_TEST(test_playwright_get)
 {
-	struct cdp_http_request req;
+	struct gw_cdp_http_request req;
 	size_t n;
 	char *out;
 
@@ -113,7 +113,7 @@ START_TEST(test_playwright_get)
 	ck_assert_uint_eq(req.jarlen, 32);
 	ck_assert_mem_eq(req.jar, "a=1; berth_token=fromcookie; b=2", 32);
 
-	out = cdp_http_request_head(playwright, &req, AUTH, &n);
+	out = gw_cdp_http_request_head(playwright, &req, AUTH, &n);
 	ck_assert_uint_eq(n, strlen(out == NULL ? "" : out));
 	ck_assert_str_eq(out,
 	    "GET /json/version/ HTTP/1.1\r\n"
@@ -127,7 +127,7 @@ END_TEST
 
 START_TEST(test_upgrade_head)
 {
-	struct cdp_http_request req;
+	struct gw_cdp_http_request req;
 	size_t n;
 	char *out;
 
@@ -135,7 +135,7 @@ START_TEST(test_upgrade_head)
 	ck_assert_int_eq(req.upgrade, 1);
 	ck_assert_int_eq(req.rewrite, 0);
 	ck_assert_str_eq(req.host, "localhost:9223");
-	out = cdp_http_request_head(upgrade, &req, AUTH, &n);
+	out = gw_cdp_http_request_head(upgrade, &req, AUTH, &n);
 	ck_assert_str_eq(out,
 	    "GET /devtools/browser/abc HTTP/1.1\r\n"
 	    "Host: " AUTH "\r\n"
@@ -153,16 +153,16 @@ END_TEST
  * body, the next request) are not part of it. */
 START_TEST(test_prefixes)
 {
-	struct cdp_http_request req;
+	struct gw_cdp_http_request req;
 	char buf[sizeof upgrade + 16];
 	size_t n, len = strlen(upgrade);
 
 	for (n = 0; n < len; n++)
-		ck_assert_msg(req_parse(upgrade, n, &req) == CDP_HTTP_MORE,
+		ck_assert_msg(req_parse(upgrade, n, &req) == GW_CDP_HTTP_MORE,
 		    "prefix of %zu bytes: %u %s", n, req.status, req.err);
 	memcpy(buf, upgrade, len);
 	memcpy(buf + len, "\x81\x85garbage", 9);
-	ck_assert_int_eq(req_parse(buf, len + 9, &req), CDP_HTTP_OK);
+	ck_assert_int_eq(req_parse(buf, len + 9, &req), GW_CDP_HTTP_OK);
 	ck_assert_uint_eq(req.headlen, len);
 }
 END_TEST
@@ -171,19 +171,20 @@ END_TEST
  * waiting for a whole head or 16 KiB. */
 START_TEST(test_garbage_early)
 {
-	struct cdp_http_request req;
+	struct gw_cdp_http_request req;
 
 	ck_assert_int_eq(
-	    req_parse("\x16\x03\x01\x02", 4, &req), CDP_HTTP_ERROR);
+	    req_parse("\x16\x03\x01\x02", 4, &req), GW_CDP_HTTP_ERROR);
 	ck_assert_uint_eq(req.status, 400);
-	ck_assert_int_eq(req_str("GET", &req), CDP_HTTP_MORE);
-	ck_assert_int_eq(req_str("GET ", &req), CDP_HTTP_MORE);
-	ck_assert_int_eq(req_str("GET x", &req), CDP_HTTP_ERROR);
-	ck_assert_int_eq(req_str("GET /a HTTP/1.1\r\nX", &req), CDP_HTTP_MORE);
+	ck_assert_int_eq(req_str("GET", &req), GW_CDP_HTTP_MORE);
+	ck_assert_int_eq(req_str("GET ", &req), GW_CDP_HTTP_MORE);
+	ck_assert_int_eq(req_str("GET x", &req), GW_CDP_HTTP_ERROR);
 	ck_assert_int_eq(
-	    req_str("GET /a HTTP/1.1\r\nX Y", &req), CDP_HTTP_ERROR);
-	ck_assert_int_eq(req_str("GET /a HTTQ", &req), CDP_HTTP_ERROR);
-	ck_assert_int_eq(req_str("\r\n", &req), CDP_HTTP_ERROR);
+	    req_str("GET /a HTTP/1.1\r\nX", &req), GW_CDP_HTTP_MORE);
+	ck_assert_int_eq(
+	    req_str("GET /a HTTP/1.1\r\nX Y", &req), GW_CDP_HTTP_ERROR);
+	ck_assert_int_eq(req_str("GET /a HTTQ", &req), GW_CDP_HTTP_ERROR);
+	ck_assert_int_eq(req_str("\r\n", &req), GW_CDP_HTTP_ERROR);
 }
 END_TEST
 
@@ -210,7 +211,7 @@ END_TEST
 
 START_TEST(test_version_and_obs_text)
 {
-	struct cdp_http_request req;
+	struct gw_cdp_http_request req;
 
 	req_ok("GET /json HTTP/1.0\r\nHost: a\r\nX: caf\xc3\xa9\r\n\r\n", &req);
 	ck_assert_int_eq(req.rewrite, 1);
@@ -219,8 +220,8 @@ END_TEST
 
 START_TEST(test_host)
 {
-	struct cdp_http_request req;
-	char big[CDP_HTTP_HOST_MAX + 64], head[1024];
+	struct gw_cdp_http_request req;
+	char big[GW_CDP_HTTP_HOST_MAX + 64], head[1024];
 
 	req_refused("GET / HTTP/1.1\r\n\r\n", 400);
 	req_refused("GET / HTTP/1.1\r\nHost: a\r\nHost: a\r\n\r\n", 400);
@@ -231,23 +232,23 @@ START_TEST(test_host)
 	req_ok("GET / HTTP/1.1\r\nHost:   [::1]:9223  \r\n\r\n", &req);
 	ck_assert_str_eq(req.host, "[::1]:9223");
 
-	memset(big, 'h', CDP_HTTP_HOST_MAX);
-	big[CDP_HTTP_HOST_MAX] = '\0';
+	memset(big, 'h', GW_CDP_HTTP_HOST_MAX);
+	big[GW_CDP_HTTP_HOST_MAX] = '\0';
 	snprintf(head, sizeof head, "GET / HTTP/1.1\r\nHost: %s\r\n\r\n", big);
 	req_ok(head, &req);
-	ck_assert_uint_eq(strlen(req.host), CDP_HTTP_HOST_MAX);
+	ck_assert_uint_eq(strlen(req.host), GW_CDP_HTTP_HOST_MAX);
 	strcat(big, "h");
 	snprintf(head, sizeof head, "GET / HTTP/1.1\r\nHost: %s\r\n\r\n", big);
 	req_refused(head, 400);
 
-	ck_assert_int_eq(cdp_http_host_valid("127.0.0.1:9223", 14), 1);
-	ck_assert_int_eq(cdp_http_host_valid("", 0), 0);
-	ck_assert_int_eq(cdp_http_host_valid("a_b", 3), 0);
-	ck_assert_int_eq(cdp_http_host_valid("a\0b", 3), 0);
+	ck_assert_int_eq(gw_cdp_http_host_valid("127.0.0.1:9223", 14), 1);
+	ck_assert_int_eq(gw_cdp_http_host_valid("", 0), 0);
+	ck_assert_int_eq(gw_cdp_http_host_valid("a_b", 3), 0);
+	ck_assert_int_eq(gw_cdp_http_host_valid("a\0b", 3), 0);
 }
 END_TEST
 
-/* A head of exactly CDP_HTTP_HEAD_MAX bytes passes; one byte more is a
+/* A head of exactly GW_CDP_HTTP_HEAD_MAX bytes passes; one byte more is a
  * 431, said as soon as the limit is passed, not when the head ends. */
 static char *
 head_of(size_t total)
@@ -264,20 +265,22 @@ head_of(size_t total)
 
 START_TEST(test_head_limit)
 {
-	struct cdp_http_request req;
+	struct gw_cdp_http_request req;
 	char *h;
 
-	h = head_of(CDP_HTTP_HEAD_MAX);
-	ck_assert_int_eq(req_parse(h, CDP_HTTP_HEAD_MAX, &req), CDP_HTTP_OK);
-	ck_assert_uint_eq(req.headlen, CDP_HTTP_HEAD_MAX);
-	free(h);
-	h = head_of(CDP_HTTP_HEAD_MAX + 1);
+	h = head_of(GW_CDP_HTTP_HEAD_MAX);
 	ck_assert_int_eq(
-	    req_parse(h, CDP_HTTP_HEAD_MAX - 1, &req), CDP_HTTP_MORE);
-	ck_assert_int_eq(req_parse(h, CDP_HTTP_HEAD_MAX, &req), CDP_HTTP_ERROR);
+	    req_parse(h, GW_CDP_HTTP_HEAD_MAX, &req), GW_CDP_HTTP_OK);
+	ck_assert_uint_eq(req.headlen, GW_CDP_HTTP_HEAD_MAX);
+	free(h);
+	h = head_of(GW_CDP_HTTP_HEAD_MAX + 1);
+	ck_assert_int_eq(
+	    req_parse(h, GW_CDP_HTTP_HEAD_MAX - 1, &req), GW_CDP_HTTP_MORE);
+	ck_assert_int_eq(
+	    req_parse(h, GW_CDP_HTTP_HEAD_MAX, &req), GW_CDP_HTTP_ERROR);
 	ck_assert_uint_eq(req.status, 431);
 	ck_assert_int_eq(
-	    req_parse(h, CDP_HTTP_HEAD_MAX + 1, &req), CDP_HTTP_ERROR);
+	    req_parse(h, GW_CDP_HTTP_HEAD_MAX + 1, &req), GW_CDP_HTTP_ERROR);
 	ck_assert_uint_eq(req.status, 431);
 	free(h);
 }
@@ -285,14 +288,14 @@ END_TEST
 
 START_TEST(test_line_limit)
 {
-	struct cdp_http_request req;
+	struct gw_cdp_http_request req;
 	char head[4096];
 	size_t n;
 	int i;
 
 	n = (size_t)snprintf(
 	    head, sizeof head, "GET / HTTP/1.1\r\nHost: a\r\n");
-	for (i = 1; i < CDP_HTTP_LINES_MAX; i++)
+	for (i = 1; i < GW_CDP_HTTP_LINES_MAX; i++)
 		n += (size_t)snprintf(
 		    head + n, sizeof head - n, "X%d: y\r\n", i);
 	snprintf(head + n, sizeof head - n, "\r\n");
@@ -304,7 +307,7 @@ END_TEST
 
 START_TEST(test_body_and_encoding)
 {
-	struct cdp_http_request req;
+	struct gw_cdp_http_request req;
 
 	req_ok("PUT /json/new?about:blank HTTP/1.1\r\nHost: a\r\n"
 	       "Content-Length: 12\r\n\r\n",
@@ -332,7 +335,7 @@ END_TEST
 
 START_TEST(test_upgrade_rules)
 {
-	struct cdp_http_request req;
+	struct gw_cdp_http_request req;
 
 	req_refused(
 	    "GET / HTTP/1.1\r\nHost: a\r\nUpgrade: websocket\r\n\r\n", 400);
@@ -364,7 +367,7 @@ START_TEST(test_rewrite_paths)
 	static const char *const no[] = {"/json/new", "/jsonx",
 	    "/json/versionx", "/json//", "/", "/devtools/browser/x",
 	    "/json/protocol"};
-	struct cdp_http_request req;
+	struct gw_cdp_http_request req;
 	char head[256];
 	size_t i;
 
@@ -388,7 +391,7 @@ END_TEST
 
 START_TEST(test_credentials)
 {
-	struct cdp_http_request req;
+	struct gw_cdp_http_request req;
 
 	/* The spans the relay judges the request by, and the verdict of the
 	 * gateway's one rule (gw_auth) on them. */
@@ -447,8 +450,8 @@ version_answer(size_t *len)
 
 START_TEST(test_rewrite_answer)
 {
-	struct cdp_http_request req;
-	struct cdp_http_response resp;
+	struct gw_cdp_http_request req;
+	struct gw_cdp_http_response resp;
 	char *ans, *out, *body, cl[64];
 	size_t len, n, k;
 
@@ -456,15 +459,15 @@ START_TEST(test_rewrite_answer)
 	ans = version_answer(&len);
 	for (k = 0; k < len - strlen(version_body); k++)
 		ck_assert_int_eq(
-		    resp_parse(ans, k, &req, &resp), CDP_HTTP_MORE);
-	ck_assert_int_eq(resp_parse(ans, len, &req, &resp), CDP_HTTP_OK);
+		    resp_parse(ans, k, &req, &resp), GW_CDP_HTTP_MORE);
+	ck_assert_int_eq(resp_parse(ans, len, &req, &resp), GW_CDP_HTTP_OK);
 	ck_assert_uint_eq(resp.status, 200);
-	ck_assert_int_eq(resp.body, CDP_HTTP_BODY_LENGTH);
+	ck_assert_int_eq(resp.body, GW_CDP_HTTP_BODY_LENGTH);
 	ck_assert_uint_eq(resp.bodylen, strlen(version_body));
 	ck_assert_int_eq(resp.rewrite, 1);
 	ck_assert_int_eq(resp.relay, 0);
 
-	out = cdp_http_response_rewrite(ans, &resp, AUTH, req.host, &n);
+	out = gw_cdp_http_response_rewrite(ans, &resp, AUTH, req.host, &n);
 	body = strstr(out, "\r\n\r\n");
 	ck_assert_ptr_nonnull(body);
 	body += 4;
@@ -491,8 +494,8 @@ START_TEST(test_rewrite_boundaries)
 	                           "\",\"x." AUTH "\",\"?ws=" AUTH "/p\"]";
 	static const char want[] = "[\"h:1\",\"" AUTH "0\",\"1" AUTH
 	                           "\",\"x." AUTH "\",\"?ws=h:1/p\"]";
-	struct cdp_http_request req;
-	struct cdp_http_response resp;
+	struct gw_cdp_http_request req;
+	struct gw_cdp_http_response resp;
 	char ans[512], *out;
 	size_t n;
 
@@ -501,9 +504,9 @@ START_TEST(test_rewrite_boundaries)
 	    "HTTP/1.1 200 OK\r\nContent-Length: %zu\r\n"
 	    "Connection: keep-alive\r\n\r\n%s",
 	    strlen(body), body);
-	ck_assert_int_eq(resp_parse(ans, n, &req, &resp), CDP_HTTP_OK);
+	ck_assert_int_eq(resp_parse(ans, n, &req, &resp), GW_CDP_HTTP_OK);
 	ck_assert_int_eq(resp.rewrite, 1);
-	out = cdp_http_response_rewrite(ans, &resp, AUTH, req.host, &n);
+	out = gw_cdp_http_response_rewrite(ans, &resp, AUTH, req.host, &n);
 	ck_assert_ptr_nonnull(strstr(out, want));
 	ck_assert_ptr_null(strstr(out, "keep-alive"));
 	ck_assert_uint_eq(
@@ -514,8 +517,8 @@ END_TEST
 
 START_TEST(test_answer_kinds)
 {
-	struct cdp_http_request get, head, up, list;
-	struct cdp_http_response resp;
+	struct gw_cdp_http_request get, head, up, list;
+	struct gw_cdp_http_response resp;
 	char big[128], *out;
 	size_t n;
 
@@ -528,64 +531,66 @@ START_TEST(test_answer_kinds)
 	ck_assert_int_eq(ANS("HTTP/1.1 101 Switching Protocols\r\n"
 	                     "Upgrade: websocket\r\n\r\n\x81\x01x",
 	                     &up),
-	    CDP_HTTP_OK);
+	    GW_CDP_HTTP_OK);
 	ck_assert_int_eq(resp.relay, 1);
 	ck_assert_int_eq(ANS("HTTP/1.1 101 Switching Protocols\r\n\r\n", &get),
-	    CDP_HTTP_ERROR);
+	    GW_CDP_HTTP_ERROR);
 	ck_assert_uint_eq(resp.status, 502);
 	ck_assert_int_eq(
-	    ANS("HTTP/1.1 100 Continue\r\n\r\n", &get), CDP_HTTP_ERROR);
+	    ANS("HTTP/1.1 100 Continue\r\n\r\n", &get), GW_CDP_HTTP_ERROR);
 	ck_assert_int_eq(
 	    ANS("HTTP/1.1 404 Not Found\r\nContent-Length: 3\r\n\r\n"
 	        "abc",
 	        &up),
-	    CDP_HTTP_OK);
+	    GW_CDP_HTTP_OK);
 	ck_assert_int_eq(resp.relay, 0);
-	ck_assert_int_eq(resp.body, CDP_HTTP_BODY_LENGTH);
+	ck_assert_int_eq(resp.body, GW_CDP_HTTP_BODY_LENGTH);
 	ck_assert_uint_eq(resp.bodylen, 3);
-	ck_assert_int_eq(ANS("HTTP/1.1 200 OK\r\n\r\n", &get), CDP_HTTP_OK);
-	ck_assert_int_eq(resp.body, CDP_HTTP_BODY_UNTIL_CLOSE);
+	ck_assert_int_eq(ANS("HTTP/1.1 200 OK\r\n\r\n", &get), GW_CDP_HTTP_OK);
+	ck_assert_int_eq(resp.body, GW_CDP_HTTP_BODY_UNTIL_CLOSE);
 	ck_assert_int_eq(ANS("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n"
 	                     "Content-Length: 5\r\n\r\n",
 	                     &list),
-	    CDP_HTTP_OK);
-	ck_assert_int_eq(resp.body, CDP_HTTP_BODY_UNTIL_CLOSE);
+	    GW_CDP_HTTP_OK);
+	ck_assert_int_eq(resp.body, GW_CDP_HTTP_BODY_UNTIL_CLOSE);
 	ck_assert_int_eq(resp.rewrite, 0);
 	ck_assert_int_eq(
 	    ANS("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n", &head),
-	    CDP_HTTP_OK);
-	ck_assert_int_eq(resp.body, CDP_HTTP_BODY_NONE);
+	    GW_CDP_HTTP_OK);
+	ck_assert_int_eq(resp.body, GW_CDP_HTTP_BODY_NONE);
 	ck_assert_int_eq(
-	    ANS("HTTP/1.1 204 No Content\r\n\r\n", &get), CDP_HTTP_OK);
-	ck_assert_int_eq(resp.body, CDP_HTTP_BODY_NONE);
+	    ANS("HTTP/1.1 204 No Content\r\n\r\n", &get), GW_CDP_HTTP_OK);
+	ck_assert_int_eq(resp.body, GW_CDP_HTTP_BODY_NONE);
 	ck_assert_int_eq(ANS("HTTP/1.1 200\r\nContent-Length: 1\r\n\r\n", &get),
-	    CDP_HTTP_OK);
+	    GW_CDP_HTTP_OK);
 	ck_assert_uint_eq(resp.status, 200);
 
 	snprintf(big, sizeof big,
 	    "HTTP/1.1 200 OK\r\nContent-Length: %u\r\n\r\n",
-	    CDP_HTTP_BODY_MAX + 1);
-	ck_assert_int_eq(ANS(big, &list), CDP_HTTP_OK);
+	    GW_CDP_HTTP_BODY_MAX + 1);
+	ck_assert_int_eq(ANS(big, &list), GW_CDP_HTTP_OK);
 	ck_assert_int_eq(resp.rewrite, 0);
-	ck_assert_int_eq(resp.body, CDP_HTTP_BODY_LENGTH);
+	ck_assert_int_eq(resp.body, GW_CDP_HTTP_BODY_LENGTH);
 	snprintf(big, sizeof big,
-	    "HTTP/1.1 200 OK\r\nContent-Length: %u\r\n\r\n", CDP_HTTP_BODY_MAX);
-	ck_assert_int_eq(ANS(big, &list), CDP_HTTP_OK);
+	    "HTTP/1.1 200 OK\r\nContent-Length: %u\r\n\r\n",
+	    GW_CDP_HTTP_BODY_MAX);
+	ck_assert_int_eq(ANS(big, &list), GW_CDP_HTTP_OK);
 	ck_assert_int_eq(resp.rewrite, 1);
 
-	ck_assert_int_eq(ANS("SSH-2.0-OpenSSH\r\n", &get), CDP_HTTP_ERROR);
+	ck_assert_int_eq(ANS("SSH-2.0-OpenSSH\r\n", &get), GW_CDP_HTTP_ERROR);
 	ck_assert_uint_eq(resp.status, 502);
 	ck_assert_int_eq(ANS("HTTP/1.1 200 OK\r\nContent-Length: 1\r\n"
 	                     "Content-Length: 2\r\n\r\n",
 	                     &get),
-	    CDP_HTTP_ERROR);
-	ck_assert_int_eq(ANS("HTTP/1.1 2x0 OK\r\n\r\n", &get), CDP_HTTP_ERROR);
+	    GW_CDP_HTTP_ERROR);
+	ck_assert_int_eq(
+	    ANS("HTTP/1.1 2x0 OK\r\n\r\n", &get), GW_CDP_HTTP_ERROR);
 
 	ck_assert_int_eq(ANS("HTTP/1.1 200 OK\r\nKeep-Alive: timeout=5\r\n"
 	                     "Connection: keep-alive\r\nX: y\r\n\r\nbody",
 	                     &get),
-	    CDP_HTTP_OK);
-	out = cdp_http_response_head(
+	    GW_CDP_HTTP_OK);
+	out = gw_cdp_http_response_head(
 	    "HTTP/1.1 200 OK\r\nKeep-Alive: timeout=5\r\n"
 	    "Connection: keep-alive\r\nX: y\r\n\r\nbody",
 	    &resp, &n);
@@ -602,7 +607,7 @@ START_TEST(test_error_response)
 	char *out;
 	size_t n;
 
-	out = cdp_http_error(431, "the head is \"long\"\n", &n);
+	out = gw_cdp_http_error(431, "the head is \"long\"\n", &n);
 	ck_assert_uint_eq(n, strlen(out));
 	ck_assert_str_eq(out,
 	    "HTTP/1.1 431 Request Header Fields Too Large\r\n"
@@ -614,11 +619,11 @@ START_TEST(test_error_response)
 	    "{\"error\":\"header_too_large\",\"message\":"
 	    "\"the head is \\\"long\\\"\\u000a\"}\n");
 	free(out);
-	out = cdp_http_error(401, "no", &n);
+	out = gw_cdp_http_error(401, "no", &n);
 	ck_assert_ptr_nonnull(strstr(out, "HTTP/1.1 401 Unauthorized\r\n"));
 	ck_assert_ptr_nonnull(strstr(out, "WWW-Authenticate: Bearer\r\n"));
 	free(out);
-	out = cdp_http_error(502, "down", &n);
+	out = gw_cdp_http_error(502, "down", &n);
 	ck_assert_ptr_null(strstr(out, "WWW-Authenticate"));
 	ck_assert_ptr_nonnull(strstr(out, "\"error\":\"bad_gateway\""));
 	free(out);
@@ -628,8 +633,8 @@ END_TEST
 int
 main(void)
 {
-	Suite *s = suite_create("cdp_http");
-	TCase *tc = tcase_create("cdp_http");
+	Suite *s = suite_create("gw_cdp_http");
+	TCase *tc = tcase_create("gw_cdp_http");
 
 	tcase_add_test(tc, test_playwright_get);
 	tcase_add_test(tc, test_upgrade_head);

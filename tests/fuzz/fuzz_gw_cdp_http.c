@@ -1,5 +1,5 @@
 /* fuzz_cdp_http: libFuzzer target for the CDP relay's HTTP reading and
- * rewriting (cdp_http.c). The first byte picks what the bytes are (a
+ * rewriting (gw_cdp_http.c). The first byte picks what the bytes are (a
  * client's request head, or Chromium's answer to one of a few requests,
  * or an error message of ours), the second how they are cut: a head must
  * come to the same verdict however far it has arrived, and whatever is
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cdp_http.h"
+#include "gw_cdp_http.h"
 #include "gw_auth.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -29,23 +29,24 @@ static const char *const fuzz_requests[] = {
 
 /* Parses buf[0..len) from a copy of exactly len bytes, so that a read
  * past the end is caught. */
-static enum cdp_http_result
-fuzz_req(const char *buf, size_t len, struct cdp_http_request *req, char **copy)
+static enum gw_cdp_http_result
+fuzz_req(
+    const char *buf, size_t len, struct gw_cdp_http_request *req, char **copy)
 {
 	*copy = malloc(len > 0 ? len : 1);
 	memcpy(*copy, buf, len);
-	return cdp_http_request_parse(*copy, len, req);
+	return gw_cdp_http_request_parse(*copy, len, req);
 }
 
-static enum cdp_http_result
-fuzz_resp(const char *buf, size_t len, const struct cdp_http_request *req,
-    struct cdp_http_response *resp)
+static enum gw_cdp_http_result
+fuzz_resp(const char *buf, size_t len, const struct gw_cdp_http_request *req,
+    struct gw_cdp_http_response *resp)
 {
 	char *copy = malloc(len > 0 ? len : 1);
-	enum cdp_http_result r;
+	enum gw_cdp_http_result r;
 
 	memcpy(copy, buf, len);
-	r = cdp_http_response_parse(copy, len, req, resp);
+	r = gw_cdp_http_response_parse(copy, len, req, resp);
 	free(copy);
 	return r;
 }
@@ -78,22 +79,22 @@ fuzz_span(const char *p, size_t len, const char *head, size_t headlen)
 /* What the relay sends Chromium must read back as the same request, with
  * Chromium's Host and no credentials. */
 static void
-fuzz_req_out(const char *buf, const struct cdp_http_request *req)
+fuzz_req_out(const char *buf, const struct gw_cdp_http_request *req)
 {
-	struct cdp_http_request again;
-	enum cdp_http_result r;
+	struct gw_cdp_http_request again;
+	enum gw_cdp_http_result r;
 	char *out, *copy;
 	size_t n;
 
-	out = cdp_http_request_head(buf, req, FUZZ_AUTH, &n);
+	out = gw_cdp_http_request_head(buf, req, FUZZ_AUTH, &n);
 	if (strlen(out) != n || n < 4 || memcmp(out + n - 4, "\r\n\r\n", 4))
 		abort();
 	r = fuzz_req(out, n, &again, &copy);
 	/* Adding Host and Connection may take a head at the limits past
 	 * them, and nothing else may fail. */
-	if (r == CDP_HTTP_ERROR && again.status == 431)
+	if (r == GW_CDP_HTTP_ERROR && again.status == 431)
 		goto done;
-	if (r != CDP_HTTP_OK || again.headlen != n ||
+	if (r != GW_CDP_HTTP_OK || again.headlen != n ||
 	    again.upgrade != req->upgrade || again.rewrite != req->rewrite ||
 	    again.head != req->head || again.bodylen != req->bodylen ||
 	    strcmp(again.host, FUZZ_AUTH) != 0 || again.authz != NULL ||
@@ -107,7 +108,7 @@ done:
 /* The gateway's verdict on the request's credentials is one of its
  * three reasons, or a pass only for the token the head carries. */
 static void
-fuzz_auth(const struct cdp_http_request *req)
+fuzz_auth(const struct gw_cdp_http_request *req)
 {
 	const char *r = gw_auth_check(
 	    req->authz, req->authzlen, req->jar, req->jarlen, "s3cret", 6);
@@ -125,8 +126,8 @@ fuzz_auth(const struct cdp_http_request *req)
 static void
 fuzz_request(const char *p, size_t n, size_t cut)
 {
-	struct cdp_http_request full, part;
-	enum cdp_http_result r, rp;
+	struct gw_cdp_http_request full, part;
+	enum gw_cdp_http_result r, rp;
 	char *copy, *pcopy;
 	size_t k;
 
@@ -134,29 +135,29 @@ fuzz_request(const char *p, size_t n, size_t cut)
 	for (k = 0; k < n; k += fuzz_step(cut, n)) {
 		rp = fuzz_req(p, k, &part, &pcopy);
 		free(pcopy);
-		if (rp == CDP_HTTP_MORE)
+		if (rp == GW_CDP_HTTP_MORE)
 			continue;
 		if (rp != r || part.status != full.status ||
 		    strcmp(part.err, full.err) != 0 ||
-		    (rp == CDP_HTTP_OK && part.headlen != full.headlen))
+		    (rp == GW_CDP_HTTP_OK && part.headlen != full.headlen))
 			abort();
 	}
 	switch (r) {
-	case CDP_HTTP_MORE:
-		if (n >= CDP_HTTP_HEAD_MAX)
+	case GW_CDP_HTTP_MORE:
+		if (n >= GW_CDP_HTTP_HEAD_MAX)
 			abort();
 		break;
-	case CDP_HTTP_ERROR:
+	case GW_CDP_HTTP_ERROR:
 		fuzz_err(full.err, sizeof full.err);
 		if (full.status != 400 && full.status != 413 &&
 		    full.status != 431 && full.status != 501 &&
 		    full.status != 505)
 			abort();
 		break;
-	case CDP_HTTP_OK:
-		if (full.headlen > n || full.headlen > CDP_HTTP_HEAD_MAX ||
-		    !cdp_http_host_valid(full.host, strlen(full.host)) ||
-		    full.bodylen > CDP_HTTP_BODY_MAX)
+	case GW_CDP_HTTP_OK:
+		if (full.headlen > n || full.headlen > GW_CDP_HTTP_HEAD_MAX ||
+		    !gw_cdp_http_host_valid(full.host, strlen(full.host)) ||
+		    full.bodylen > GW_CDP_HTTP_BODY_MAX)
 			abort();
 		fuzz_span(full.authz, full.authzlen, copy, full.headlen);
 		fuzz_span(full.jar, full.jarlen, copy, full.headlen);
@@ -170,20 +171,20 @@ fuzz_request(const char *p, size_t n, size_t cut)
 /* A rewritten /json answer reads back as an answer whose Content-Length
  * is its body's, which is the old body with whole addresses replaced. */
 static void
-fuzz_rewrite(const char *buf, const struct cdp_http_request *req,
-    const struct cdp_http_response *resp)
+fuzz_rewrite(const char *buf, const struct gw_cdp_http_request *req,
+    const struct gw_cdp_http_response *resp)
 {
-	struct cdp_http_response again;
+	struct gw_cdp_http_response again;
 	size_t n, oldlen = (size_t)resp->bodylen, newlen, shrink;
 	char *out;
 
-	out = cdp_http_response_rewrite(buf, resp, FUZZ_AUTH, FUZZ_HOST, &n);
+	out = gw_cdp_http_response_rewrite(buf, resp, FUZZ_AUTH, FUZZ_HOST, &n);
 	if (strlen(out) > n)
 		abort();
-	if (fuzz_resp(out, n, req, &again) == CDP_HTTP_OK) {
+	if (fuzz_resp(out, n, req, &again) == GW_CDP_HTTP_OK) {
 		newlen = n - again.headlen;
 		shrink = strlen(FUZZ_AUTH) - strlen(FUZZ_HOST);
-		if (again.body != CDP_HTTP_BODY_LENGTH ||
+		if (again.body != GW_CDP_HTTP_BODY_LENGTH ||
 		    again.bodylen != newlen || newlen > oldlen ||
 		    (oldlen - newlen) % shrink != 0 ||
 		    again.status != resp->status)
@@ -196,38 +197,38 @@ fuzz_rewrite(const char *buf, const struct cdp_http_request *req,
 static void
 fuzz_response(const char *p, size_t n, size_t cut, unsigned which)
 {
-	struct cdp_http_request req;
-	struct cdp_http_response full, part, again;
+	struct gw_cdp_http_request req;
+	struct gw_cdp_http_response full, part, again;
 	const char *rq = fuzz_requests[which % 4];
-	enum cdp_http_result r, rp;
+	enum gw_cdp_http_result r, rp;
 	char *rcopy, *out;
 	size_t k, len;
 
-	if (fuzz_req(rq, strlen(rq), &req, &rcopy) != CDP_HTTP_OK)
+	if (fuzz_req(rq, strlen(rq), &req, &rcopy) != GW_CDP_HTTP_OK)
 		abort();
 	r = fuzz_resp(p, n, &req, &full);
 	for (k = 0; k < n; k += fuzz_step(cut, n)) {
 		rp = fuzz_resp(p, k, &req, &part);
-		if (rp == CDP_HTTP_MORE)
+		if (rp == GW_CDP_HTTP_MORE)
 			continue;
 		if (rp != r || strcmp(part.err, full.err) != 0 ||
-		    (rp == CDP_HTTP_OK && part.headlen != full.headlen))
+		    (rp == GW_CDP_HTTP_OK && part.headlen != full.headlen))
 			abort();
 	}
-	if (r == CDP_HTTP_ERROR) {
+	if (r == GW_CDP_HTTP_ERROR) {
 		fuzz_err(full.err, sizeof full.err);
 		if (full.status != 502)
 			abort();
 	}
-	if (r != CDP_HTTP_OK)
+	if (r != GW_CDP_HTTP_OK)
 		goto done;
 	if (full.relay && !req.upgrade)
 		abort();
 	if (full.rewrite && n >= full.headlen + full.bodylen)
 		fuzz_rewrite(p, &req, &full);
 	if (!full.relay && !full.rewrite) {
-		out = cdp_http_response_head(p, &full, &len);
-		if (fuzz_resp(out, len, &req, &again) == CDP_HTTP_OK &&
+		out = gw_cdp_http_response_head(p, &full, &len);
+		if (fuzz_resp(out, len, &req, &again) == GW_CDP_HTTP_OK &&
 		    (again.status != full.status || again.body != full.body))
 			abort();
 		free(out);
@@ -243,21 +244,21 @@ fuzz_error(const char *p, size_t n, unsigned status)
 {
 	static const unsigned codes[] = {
 	    400, 401, 408, 413, 431, 501, 502, 503, 504, 505, 599};
-	struct cdp_http_request req;
-	struct cdp_http_response resp;
+	struct gw_cdp_http_request req;
+	struct gw_cdp_http_response resp;
 	char *msg, *out, *rcopy;
 	size_t len, i;
 
 	if (fuzz_req(fuzz_requests[0], strlen(fuzz_requests[0]), &req,
-	        &rcopy) != CDP_HTTP_OK)
+	        &rcopy) != GW_CDP_HTTP_OK)
 		abort();
 	msg = malloc(n + 1);
 	memcpy(msg, p, n);
 	msg[n] = '\0';
 	status = codes[status % (sizeof codes / sizeof codes[0])];
-	out = cdp_http_error(status, msg, &len);
-	if (fuzz_resp(out, len, &req, &resp) != CDP_HTTP_OK ||
-	    resp.status != status || resp.body != CDP_HTTP_BODY_LENGTH ||
+	out = gw_cdp_http_error(status, msg, &len);
+	if (fuzz_resp(out, len, &req, &resp) != GW_CDP_HTTP_OK ||
+	    resp.status != status || resp.body != GW_CDP_HTTP_BODY_LENGTH ||
 	    resp.headlen + resp.bodylen != len)
 		abort();
 	for (i = resp.headlen; i < len; i++) {

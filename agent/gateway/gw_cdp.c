@@ -12,7 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "cdp_http.h"
+#include "gw_cdp_http.h"
 #include "gateway.h"
 #include "gw_auth.h"
 #include "gw_cdp.h"
@@ -73,8 +73,8 @@ struct gw_cdp {
 	int connect_errno;  /* why up's connect() failed */
 	uint64_t req_left;  /* request body bytes still for Chromium */
 	uint64_t resp_left; /* answer body bytes still for the client */
-	struct cdp_http_request req;
-	struct cdp_http_response resp;
+	struct gw_cdp_http_request req;
+	struct gw_cdp_http_response resp;
 	struct gw_cdp_buf in;  /* the client's bytes not yet used: its head,
 	                          then what follows an upgrade until the 101 */
 	struct gw_cdp_buf ans; /* Chromium's answer head (and body, when it
@@ -252,7 +252,7 @@ gw_cdp_fail(struct gw_cdp *c, unsigned status, const char *fmt, ...)
 		return;
 	}
 	log_info("CDP relay: %u to %s: %s", status, c->peer, msg);
-	out = cdp_http_error(status, msg, &n);
+	out = gw_cdp_http_error(status, msg, &n);
 	free(msg);
 	c->to_client.len = c->to_client.off = 0;
 	gw_cdp_buf_add(&c->to_client, out, n);
@@ -301,7 +301,7 @@ gw_cdp_request(struct gw_cdp *c)
 		    "a valid bearer token is required (token %s)", reason);
 		return;
 	}
-	head = cdp_http_request_head(
+	head = gw_cdp_http_request_head(
 	    gw_cdp_buf_at(&c->in), &c->req, gw_cdp_authority, &n);
 	gw_cdp_buf_add(&c->to_up, head, n);
 	free(head);
@@ -329,17 +329,17 @@ gw_cdp_request(struct gw_cdp *c)
 static void
 gw_cdp_client_rx(struct gw_cdp *c, const void *in, size_t len)
 {
-	enum cdp_http_result r;
+	enum gw_cdp_http_result r;
 	size_t n;
 
 	switch (c->state) {
 	case GW_CDP_HEAD:
 		gw_cdp_buf_add(&c->in, in, len);
-		r = cdp_http_request_parse(
+		r = gw_cdp_http_request_parse(
 		    gw_cdp_buf_at(&c->in), c->in.len, &c->req);
-		if (r == CDP_HTTP_ERROR)
+		if (r == GW_CDP_HTTP_ERROR)
 			gw_cdp_fail(c, c->req.status, "%s", c->req.err);
-		else if (r == CDP_HTTP_OK)
+		else if (r == GW_CDP_HTTP_OK)
 			gw_cdp_request(c);
 		return;
 	case GW_CDP_ANSWER:
@@ -366,8 +366,8 @@ static void
 gw_cdp_body(struct gw_cdp *c, const void *p, size_t n)
 {
 	switch (c->resp.body) {
-	case CDP_HTTP_BODY_NONE: gw_cdp_finish(c); return;
-	case CDP_HTTP_BODY_LENGTH:
+	case GW_CDP_HTTP_BODY_NONE: gw_cdp_finish(c); return;
+	case GW_CDP_HTTP_BODY_LENGTH:
 		if (n > c->resp_left)
 			n = (size_t)c->resp_left;
 		gw_cdp_buf_add(&c->to_client, p, n);
@@ -377,7 +377,7 @@ gw_cdp_body(struct gw_cdp *c, const void *p, size_t n)
 			return;
 		}
 		break;
-	case CDP_HTTP_BODY_UNTIL_CLOSE:
+	case GW_CDP_HTTP_BODY_UNTIL_CLOSE:
 		gw_cdp_buf_add(&c->to_client, p, n);
 		break;
 	}
@@ -393,7 +393,7 @@ gw_cdp_body_rewrite(struct gw_cdp *c)
 
 	if (c->ans.len < c->resp.headlen + c->resp.bodylen)
 		return;
-	out = cdp_http_response_rewrite(gw_cdp_buf_at(&c->ans), &c->resp,
+	out = gw_cdp_http_response_rewrite(gw_cdp_buf_at(&c->ans), &c->resp,
 	    gw_cdp_authority, c->req.host, &n);
 	gw_cdp_buf_add(&c->to_client, out, n);
 	free(out);
@@ -406,15 +406,15 @@ gw_cdp_body_rewrite(struct gw_cdp *c)
 static void
 gw_cdp_answer(struct gw_cdp *c)
 {
-	enum cdp_http_result r;
+	enum gw_cdp_http_result r;
 	char *head;
 	size_t n;
 
-	r = cdp_http_response_parse(
+	r = gw_cdp_http_response_parse(
 	    gw_cdp_buf_at(&c->ans), c->ans.len, &c->req, &c->resp);
-	if (r == CDP_HTTP_MORE)
+	if (r == GW_CDP_HTTP_MORE)
 		return;
-	if (r == CDP_HTTP_ERROR) {
+	if (r == GW_CDP_HTTP_ERROR) {
 		gw_cdp_fail(c, 502, "Chromium's DevTools at %s answered: %s",
 		    gw_cdp_authority, c->resp.err);
 		return;
@@ -439,7 +439,7 @@ gw_cdp_answer(struct gw_cdp *c)
 		gw_cdp_body_rewrite(c);
 		return;
 	}
-	head = cdp_http_response_head(gw_cdp_buf_at(&c->ans), &c->resp, &n);
+	head = gw_cdp_http_response_head(gw_cdp_buf_at(&c->ans), &c->resp, &n);
 	gw_cdp_buf_add(&c->to_client, head, n);
 	free(head);
 	c->answered = 1;

@@ -1,43 +1,43 @@
-/* cdp_http: the HTTP/1.1 that the TCP relay to Chromium's DevTools
+/* gw_cdp_http: the HTTP/1.1 that the TCP relay to Chromium's DevTools
  * (gw_cdp.c) reads and rewrites: a client's request head, checked with
  * limits and rewritten for Chromium, and Chromium's answer, whose /json
  * listings name Chromium's own address and are rewritten to name the one
  * the client dialed. Pure: no sockets, no lws. */
-#ifndef BERTH_CDP_HTTP_H
-#define BERTH_CDP_HTTP_H
+#ifndef BERTH_GW_CDP_HTTP_H
+#define BERTH_GW_CDP_HTTP_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 /* A head, its blank line included, is at most this long and has at most
  * this many header lines; a Host at most this long. */
-#define CDP_HTTP_HEAD_MAX (16u * 1024)
-#define CDP_HTTP_LINES_MAX 64
-#define CDP_HTTP_HOST_MAX 255
+#define GW_CDP_HTTP_HEAD_MAX (16u * 1024)
+#define GW_CDP_HTTP_LINES_MAX 64
+#define GW_CDP_HTTP_HOST_MAX 255
 /* The largest request body relayed, and the largest answer body that is
  * rewritten (a larger one passes through as it is). */
-#define CDP_HTTP_BODY_MAX (1024u * 1024)
-#define CDP_HTTP_ERR_MAX 128
+#define GW_CDP_HTTP_BODY_MAX (1024u * 1024)
+#define GW_CDP_HTTP_ERR_MAX 128
 
-enum cdp_http_result {
-	CDP_HTTP_MORE,  /* the head is not whole yet: read on */
-	CDP_HTTP_OK,    /* the head is whole and good */
-	CDP_HTTP_ERROR, /* status and err say what is wrong */
+enum gw_cdp_http_result {
+	GW_CDP_HTTP_MORE,  /* the head is not whole yet: read on */
+	GW_CDP_HTTP_OK,    /* the head is whole and good */
+	GW_CDP_HTTP_ERROR, /* status and err say what is wrong */
 };
 
 /*
- * A client's request head. Filled by cdp_http_request_parse; authz and
+ * A client's request head. Filled by gw_cdp_http_request_parse; authz and
  * jar point into the caller's buffer, which must outlive them.
  */
-struct cdp_http_request {
+struct gw_cdp_http_request {
 	size_t headlen;  /* bytes of the head, the blank line included */
-	unsigned status; /* CDP_HTTP_ERROR: the status to answer with */
-	char err[CDP_HTTP_ERR_MAX];
+	unsigned status; /* GW_CDP_HTTP_ERROR: the status to answer with */
+	char err[GW_CDP_HTTP_ERR_MAX];
 	int upgrade;      /* a WebSocket upgrade */
 	int rewrite;      /* a /json listing: the answer names Chromium */
 	int head;         /* a HEAD request: the answer has no body */
 	uint64_t bodylen; /* the request's Content-Length, 0 if none */
-	char host[CDP_HTTP_HOST_MAX + 1]; /* the Host the client sent */
+	char host[GW_CDP_HTTP_HOST_MAX + 1]; /* the Host the client sent */
 	const char *authz; /* the Authorization header's value, or NULL */
 	size_t authzlen;
 	const char *jar; /* the (first) Cookie header's value, or NULL */
@@ -45,18 +45,18 @@ struct cdp_http_request {
 };
 
 /* How the body of an answer ends. */
-enum cdp_http_body {
-	CDP_HTTP_BODY_NONE,        /* there is none */
-	CDP_HTTP_BODY_LENGTH,      /* after bodylen bytes */
-	CDP_HTTP_BODY_UNTIL_CLOSE, /* when Chromium closes */
+enum gw_cdp_http_body {
+	GW_CDP_HTTP_BODY_NONE,        /* there is none */
+	GW_CDP_HTTP_BODY_LENGTH,      /* after bodylen bytes */
+	GW_CDP_HTTP_BODY_UNTIL_CLOSE, /* when Chromium closes */
 };
 
-/* Chromium's answer's head, as cdp_http_response_parse read it. */
-struct cdp_http_response {
+/* Chromium's answer's head, as gw_cdp_http_response_parse read it. */
+struct gw_cdp_http_response {
 	size_t headlen;
 	unsigned status; /* the answer's status code */
-	char err[CDP_HTTP_ERR_MAX];
-	enum cdp_http_body body;
+	char err[GW_CDP_HTTP_ERR_MAX];
+	enum gw_cdp_http_body body;
 	uint64_t bodylen;
 	int relay;   /* 101 to an upgrade: bytes flow both ways from here */
 	int rewrite; /* buffer the whole body and rewrite it */
@@ -67,8 +67,8 @@ struct cdp_http_response {
  * more. Syntax is checked as far as the bytes go, so garbage is refused
  * at once rather than when 16 KiB have arrived.
  */
-enum cdp_http_result cdp_http_request_parse(
-    const char *buf, size_t len, struct cdp_http_request *req);
+enum gw_cdp_http_result gw_cdp_http_request_parse(
+    const char *buf, size_t len, struct gw_cdp_http_request *req);
 /* Every head or response built here is NUL-terminated; *len does not
  * count the NUL. */
 
@@ -78,36 +78,36 @@ enum cdp_http_result cdp_http_request_parse(
  * anything but an upgrade carries Connection: close. The caller frees
  * the result; *len is its length.
  */
-char *cdp_http_request_head(const char *buf, const struct cdp_http_request *req,
-    const char *authority, size_t *len);
+char *gw_cdp_http_request_head(const char *buf,
+    const struct gw_cdp_http_request *req, const char *authority, size_t *len);
 
 /* Reads the answer's head at the start of buf[0..len) for req. */
-enum cdp_http_result cdp_http_response_parse(const char *buf, size_t len,
-    const struct cdp_http_request *req, struct cdp_http_response *resp);
+enum gw_cdp_http_result gw_cdp_http_response_parse(const char *buf, size_t len,
+    const struct gw_cdp_http_request *req, struct gw_cdp_http_response *resp);
 /*
  * The answer's head for the client when its body passes as it is: the
  * same, with Connection: close. The caller frees it.
  */
-char *cdp_http_response_head(
-    const char *buf, const struct cdp_http_response *resp, size_t *len);
+char *gw_cdp_http_response_head(
+    const char *buf, const struct gw_cdp_http_response *resp, size_t *len);
 /*
  * The whole answer for the client when resp->rewrite is set: buf holds
  * the head and all resp->bodylen bytes of the body, in which every
  * occurrence of from (Chromium's address) becomes to (the client's
  * Host); Content-Length says the new length. The caller frees it.
  */
-char *cdp_http_response_rewrite(const char *buf,
-    const struct cdp_http_response *resp, const char *from, const char *to,
+char *gw_cdp_http_response_rewrite(const char *buf,
+    const struct gw_cdp_http_response *resp, const char *from, const char *to,
     size_t *len);
 
-/* Whether s[0..len) may serve as a Host: 1 to CDP_HTTP_HOST_MAX bytes of
+/* Whether s[0..len) may serve as a Host: 1 to GW_CDP_HTTP_HOST_MAX bytes of
  * letters, digits and . - : [ ] only. */
-int cdp_http_host_valid(const char *s, size_t len);
+int gw_cdp_http_host_valid(const char *s, size_t len);
 /*
  * A whole error response of our own: status, a JSON body
  * {"error":..,"message":..} and Connection: close (401 adds
  * WWW-Authenticate: Bearer). The caller frees it.
  */
-char *cdp_http_error(unsigned status, const char *message, size_t *len);
+char *gw_cdp_http_error(unsigned status, const char *message, size_t *len);
 
 #endif
