@@ -87,9 +87,14 @@ denylist_families_add(scmp_filter_ctx sc, char **cause)
 
 	for (i = 0; i < sizeof denylist_families / sizeof denylist_families[0];
 	     i++) {
-		r = seccomp_rule_add(sc, SCMP_ACT_ERRNO(EPERM),
-		    SCMP_SYS(socket), 1,
-		    SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)denylist_families[i]));
+		/* Every field named: SCMP_A0 leaves datum_b out. */
+		struct scmp_arg_cmp family = {.arg = 0,
+		    .op = SCMP_CMP_EQ,
+		    .datum_a = (scmp_datum_t)denylist_families[i],
+		    .datum_b = 0};
+
+		r = seccomp_rule_add_array(
+		    sc, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 1, &family);
 		if (r < 0) {
 			*cause = xasprintf("seccomp: cannot deny a socket "
 			                   "family: %s",

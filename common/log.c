@@ -16,7 +16,7 @@ log_init(const char *prog, int debug)
 	log_debug_on = debug;
 }
 
-static void
+static void __attribute__((format(printf, 2, 0)))
 log_vwrite(const char *level, const char *fmt, va_list ap)
 {
 	struct timespec ts;

@@ -95,7 +95,7 @@ struct proto_dec {
 	size_t errlen;
 };
 
-static int
+static int __attribute__((format(printf, 2, 3)))
 proto_fail(struct proto_dec *d, const char *fmt, ...)
 {
 	va_list ap;

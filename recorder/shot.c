@@ -77,7 +77,7 @@ shot_now(void)
 /* libav's messages go to our log, at debug level: they are about the
  * encoders' choices (a deprecated pixel format, say), not our failures,
  * which are answered and logged where they happen. */
-static void
+static void __attribute__((format(printf, 3, 0)))
 shot_avlog_cb(void *avcl, int level, const char *fmt, va_list ap)
 {
 	char line[512];

@@ -36,7 +36,7 @@ struct config_parser {
 	char *cause;
 };
 
-static int
+static int __attribute__((format(printf, 2, 3)))
 config_fail(struct config_parser *p, const char *fmt, ...)
 {
 	va_list ap;

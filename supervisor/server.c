@@ -68,7 +68,7 @@ server_reply_end(struct server_conn *c)
 	server_send(c, server_sb.data, server_sb.size);
 }
 
-static void
+static void __attribute__((format(printf, 5, 0)))
 server_reply_failure(struct server_conn *c, uint64_t id, const char *code,
     const char *path, const char *fmt, va_list ap)
 {

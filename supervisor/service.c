@@ -140,7 +140,7 @@ service_update_check(struct service *s)
 	events_commit();
 }
 
-static void
+static void __attribute__((format(printf, 3, 4)))
 service_set(struct service *s, enum service_state st, const char *fmt, ...)
 {
 	va_list ap;

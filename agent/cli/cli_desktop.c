@@ -970,6 +970,7 @@ cli_desktop_text_of(struct cli_desktop_cmd *cmd, const char *word,
 	long chars;
 
 	*owned = NULL;
+	*charsp = 0;
 	if (strcmp(word, "-") != 0) {
 		a->text = word;
 		a->len = strlen(word);
