@@ -1,6 +1,7 @@
 /* test_proto: unit tests of the protocol envelope (proto.c) and of the
  * allocation-free msgpack check under it (mpcheck.c): round trips of the
- * four message types, every refusal, and the typed argument getters. */
+ * four message types, every refusal, and the typed argument getters; and
+ * of the op catalog's ids (catalog.c). */
 #include <ctype.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -8,6 +9,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "catalog.h"
 #include "mpcheck.h"
 #include "proto.h"
 #include "tap.h"
@@ -984,6 +986,26 @@ START_TEST(test_mpcheck_ceiling)
 }
 END_TEST
 
+/* Every id has its own entry (a designated initialiser left out leaves a
+ * hole), and the name of each finds that id again. */
+START_TEST(test_catalog_ids)
+{
+	const struct catalog_op *op = &catalog_ops[_i];
+
+	ck_assert_msg(op->name != NULL, "op id %d has no entry", _i);
+	ck_assert_ptr_nonnull(op->summary);
+	ck_assert_int_eq(catalog_op_find(op->name), _i);
+}
+END_TEST
+
+START_TEST(test_catalog_unknown)
+{
+	ck_assert_int_eq(catalog_op_find("no.such.op"), CATALOG_NOPS);
+	ck_assert_int_eq(catalog_op_find(""), CATALOG_NOPS);
+	ck_assert_int_eq(catalog_op_find("hello "), CATALOG_NOPS);
+}
+END_TEST
+
 static Suite *
 proto_suite(void)
 {
@@ -1025,6 +1047,11 @@ proto_suite(void)
 	tcase_add_loop_test(tc, test_mpcheck_bytes, 0,
 	    sizeof mpcheck_cases / sizeof mpcheck_cases[0]);
 	tcase_add_test(tc, test_mpcheck_ceiling);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("catalog");
+	tcase_add_loop_test(tc, test_catalog_ids, 0, CATALOG_NOPS);
+	tcase_add_test(tc, test_catalog_unknown);
 	suite_add_tcase(s, tc);
 	return s;
 }
