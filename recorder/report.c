@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "frame.h"
 #include "log.h"
+#include "packcheck.h"
 #include "proto.h"
 #include "report.h"
 #include "xmalloc.h"
@@ -286,6 +287,7 @@ report_send(struct report *rp, int timeout_ms)
 
 	msgpack_sbuffer_init(&sb);
 	frame_header(hdr, (uint32_t)report_pack(rp, id, &sb));
+	PACKCHECK_SENT(sb.data, sb.size, NULL);
 	if (report_write(rp, hdr, sizeof hdr, deadline) < 0 ||
 	    report_write(rp, sb.data, sb.size, deadline) < 0) {
 		msgpack_sbuffer_destroy(&sb);

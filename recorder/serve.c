@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "frame.h"
 #include "log.h"
+#include "packcheck.h"
 #include "serve.h"
 #include "xmalloc.h"
 
@@ -54,6 +55,7 @@ struct serve {
 	msgpack_sbuffer sb; /* the answer being packed */
 	msgpack_packer pk;
 	uint64_t reply_id;
+	const char *serving; /* the op being dispatched, to name it */
 };
 
 struct serve *
@@ -155,6 +157,7 @@ serve_queue(struct serve *sv, const void *msg, size_t len)
 {
 	uint8_t hdr[FRAME_HDR];
 
+	PACKCHECK_SENT(msg, len, sv->serving);
 	if (sv->fd == -1)
 		return;
 	if (sv->outoff > 0) {
@@ -335,7 +338,9 @@ serve_dispatch(struct serve *sv, const struct proto_msg *m)
 		    "berth-desktop does not serve \"%s\"", m->op);
 		return;
 	}
+	sv->serving = m->op;
 	sv->ops[id].cb(sv, m->id, m->args, sv->ops[id].arg);
+	sv->serving = NULL;
 }
 
 /* Decodes and handles every whole frame read. */

@@ -21,6 +21,7 @@
 #include "gw_upstream.h"
 #include "json.h"
 #include "log.h"
+#include "packcheck.h"
 #include "proto.h"
 #include "xmalloc.h"
 
@@ -309,6 +310,7 @@ gw_upstream_control_send(msgpack_sbuffer *sb)
 {
 	int r = -1;
 
+	PACKCHECK_SENT(sb->data, sb->size, NULL);
 	if (gw_ctl.up != NULL)
 		r = gw_upstream_send(gw_ctl.up, sb->data, sb->size);
 	msgpack_sbuffer_destroy(sb);

@@ -1,9 +1,11 @@
 /* test_serve: unit tests of berth-desktop's op table (recorder/serve.c):
  * serve_start refuses to go on, naming the op, while an op the catalog
  * gives berth-desktop has no handler, and an op that is not its own
- * cannot be added. */
+ * cannot be added; in checked builds, an answer whose map was miscounted
+ * stops berth-desktop before it is queued. */
 #include <sys/wait.h>
 
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -117,6 +119,20 @@ START_TEST(test_foreign_op_refused)
 }
 END_TEST
 
+#ifdef BERTH_CHECKED
+START_TEST(test_miscounted_answer_aborts)
+{
+	struct serve *sv = serve_create(NULL);
+	msgpack_packer *pk = serve_reply_begin(sv, 5);
+
+	msgpack_pack_map(pk, 2);
+	proto_pack_kv_u64(pk, "width", 1280);
+	serve_reply_end(sv);
+	serve_free(sv);
+}
+END_TEST
+#endif
+
 static Suite *
 serve_suite(void)
 {
@@ -131,6 +147,11 @@ serve_suite(void)
 	tcase_add_loop_test(tc, test_missing_op_refused, 0, ndesktop_ops);
 	tcase_add_test(tc, test_foreign_op_refused);
 	suite_add_tcase(s, tc);
+#ifdef BERTH_CHECKED
+	tc = tcase_create("checked");
+	tcase_add_test_raise_signal(tc, test_miscounted_answer_aborts, SIGABRT);
+	suite_add_tcase(s, tc);
+#endif
 	return s;
 }
 
