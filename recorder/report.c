@@ -43,7 +43,8 @@ report_create(const char *path, const char *check, char **cause)
 	rp->check = xstrdup(check);
 	rp->fd = -1;
 	rp->next_id = 1;
-	rp->backoff_ms = REPORT_BACKOFF_MIN_MS;
+	backoff_init(
+	    &rp->backoff, REPORT_BACKOFF_MIN_MS, REPORT_BACKOFF_MAX_MS);
 	return rp;
 }
 
@@ -87,10 +88,7 @@ report_fail(struct report *rp, const char *fmt, ...)
 	free(rp->said);
 	rp->said = msg;
 	report_close(rp);
-	rp->retry_at = clock_mono_ms() + rp->backoff_ms;
-	rp->backoff_ms = rp->backoff_ms * 2 > REPORT_BACKOFF_MAX_MS
-	    ? REPORT_BACKOFF_MAX_MS
-	    : rp->backoff_ms * 2;
+	rp->retry_at = clock_mono_ms() + backoff_next(&rp->backoff);
 }
 
 void
@@ -306,7 +304,7 @@ report_send(struct report *rp, int timeout_ms)
 	if (r < 0)
 		return;
 	rp->acked = true;
-	rp->backoff_ms = REPORT_BACKOFF_MIN_MS;
+	backoff_reset(&rp->backoff);
 	free(rp->said);
 	rp->said = NULL;
 	log_debug("%s: berthd holds check %s", __func__, rp->check);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backoff.h"
 #include "clock.h"
 #include "frame.h"
 #include "log.h"
@@ -43,7 +44,7 @@ struct serve {
 	bool provided; /* berthd took desktop.provide */
 	uint64_t gen;
 	uint64_t retry_at;
-	unsigned backoff_ms;
+	struct backoff backoff;
 	struct serve_op ops[CATALOG_NOPS]; /* by id */
 	uint8_t *in; /* bytes read, not yet a whole frame */
 	size_t inlen, incap;
@@ -65,7 +66,7 @@ serve_create(const char *path)
 
 	sv->path = path != NULL ? xstrdup(path) : NULL;
 	sv->fd = -1;
-	sv->backoff_ms = SERVE_BACKOFF_MIN_MS;
+	backoff_init(&sv->backoff, SERVE_BACKOFF_MIN_MS, SERVE_BACKOFF_MAX_MS);
 	msgpack_sbuffer_init(&sv->sb);
 	msgpack_packer_init(&sv->pk, &sv->sb, msgpack_sbuffer_write);
 	return sv;
@@ -134,21 +135,21 @@ serve_generation(const struct serve *sv)
 static void __attribute__((format(printf, 2, 3)))
 serve_fail(struct serve *sv, const char *fmt, ...)
 {
+	unsigned wait = backoff_next(&sv->backoff);
 	va_list ap;
 	char msg[512];
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	if (sv->backoff_ms == SERVE_BACKOFF_MIN_MS)
+	/* Only the first failure in a row is news: the first wait is the
+	 * floor, every later one more. */
+	if (wait == SERVE_BACKOFF_MIN_MS)
 		log_warn("serving the desktop ops: %s", msg);
 	else
 		log_debug("serving the desktop ops: %s", msg);
 	serve_close(sv);
-	sv->retry_at = clock_mono_ms() + sv->backoff_ms;
-	sv->backoff_ms = sv->backoff_ms * 2 > SERVE_BACKOFF_MAX_MS
-	    ? SERVE_BACKOFF_MAX_MS
-	    : sv->backoff_ms * 2;
+	sv->retry_at = clock_mono_ms() + wait;
 }
 
 /* Queues one framed message. */
@@ -323,7 +324,7 @@ serve_answer(struct serve *sv, const struct proto_msg *m)
 	}
 	if (m->id == SERVE_PROVIDE_ID) {
 		sv->provided = true;
-		sv->backoff_ms = SERVE_BACKOFF_MIN_MS;
+		backoff_reset(&sv->backoff);
 		log_info("serving the desktop ops for berthd");
 	}
 }
