@@ -2,9 +2,11 @@
  *
  * Every op names the process that serves it and who may call it; every
  * event kind is listed with what its data holds. docs/protocol.md mirrors
- * both tables (a test holds them to each other). Handlers live with the
- * serving process (supervisor/ops.c); this table is what all programs
- * agree on. */
+ * both tables (a test holds them to each other). Programs name an op by
+ * its enum catalog_op_id and match the wire's string once, with
+ * catalog_op_find. Handlers live with the serving process, in tables
+ * indexed by id (supervisor/ops.c, recorder/serve.c); this table is what
+ * all programs agree on. */
 #ifndef BERTH_CATALOG_H
 #define BERTH_CATALOG_H
 
@@ -19,6 +21,69 @@ enum catalog_server {
 enum catalog_access {
 	CATALOG_ANY,   /* any authenticated client, WebSocket or Unix socket */
 	CATALOG_LOCAL, /* the Unix socket only: berth's own programs and root */
+};
+
+/* Every op. The order is on the wire: hello lists its capabilities in it. */
+enum catalog_op_id {
+	CATALOG_OP_HELLO,
+	CATALOG_OP_PING,
+	CATALOG_OP_STATE,
+	CATALOG_OP_EVENTS_SUBSCRIBE,
+	CATALOG_OP_EVENTS_UNSUBSCRIBE,
+	CATALOG_OP_SERVICE_LIST,
+	CATALOG_OP_SERVICE_STATUS,
+	CATALOG_OP_SERVICE_START,
+	CATALOG_OP_SERVICE_STOP,
+	CATALOG_OP_SERVICE_RESTART,
+	CATALOG_OP_CHECK_REPORT,
+	CATALOG_OP_PTY_OPEN,
+	CATALOG_OP_PTY_ATTACH,
+	CATALOG_OP_PTY_DETACH,
+	CATALOG_OP_PTY_INPUT,
+	CATALOG_OP_PTY_RESIZE,
+	CATALOG_OP_PTY_SIGNAL,
+	CATALOG_OP_PTY_CLOSE,
+	CATALOG_OP_PTY_LIST,
+	CATALOG_OP_PROC_START,
+	CATALOG_OP_PROC_ATTACH,
+	CATALOG_OP_PROC_ACK,
+	CATALOG_OP_PROC_DETACH,
+	CATALOG_OP_PROC_INPUT,
+	CATALOG_OP_PROC_CLOSE_STDIN,
+	CATALOG_OP_PROC_SIGNAL,
+	CATALOG_OP_PROC_WAIT,
+	CATALOG_OP_PROC_LIST,
+	CATALOG_OP_FS_STAT,
+	CATALOG_OP_FS_LIST,
+	CATALOG_OP_FS_READ,
+	CATALOG_OP_FS_WRITE,
+	CATALOG_OP_FS_MKDIR,
+	CATALOG_OP_FS_MOVE,
+	CATALOG_OP_FS_REMOVE,
+	CATALOG_OP_FS_CHMOD,
+	CATALOG_OP_FS_WATCH,
+	CATALOG_OP_FS_UNWATCH,
+	CATALOG_OP_FS_WATCHES,
+	CATALOG_OP_SECRETS_SET,
+	CATALOG_OP_SECRETS_UNSET,
+	CATALOG_OP_SECRETS_LIST,
+	CATALOG_OP_ARTIFACT_PUBLISH,
+	CATALOG_OP_ARTIFACT_READ,
+	CATALOG_OP_ARTIFACT_LIST,
+	CATALOG_OP_DESKTOP_PROVIDE,
+	CATALOG_OP_DESKTOP_EMIT,
+	CATALOG_OP_DESKTOP_SCREENSHOT,
+	CATALOG_OP_DESKTOP_INPUT,
+	CATALOG_OP_DESKTOP_CURSOR,
+	CATALOG_OP_DESKTOP_INFO,
+	CATALOG_OP_DESKTOP_WINDOWS,
+	CATALOG_OP_DESKTOP_WAIT_CHANGE,
+	CATALOG_OP_RECORD_START,
+	CATALOG_OP_RECORD_STOP,
+	CATALOG_OP_RECORD_STATUS,
+	CATALOG_OP_GATEWAY_ATTACH,
+	CATALOG_OP_GATEWAY_AUTH_FAILED,
+	CATALOG_NOPS,
 };
 
 struct catalog_op {
@@ -64,12 +129,12 @@ struct catalog_event {
  * longer holds. Carries seq 0, which no journaled event has. */
 #define EV_EVENTS_GAP "events.gap"
 
+/* Indexed by enum catalog_op_id. */
 extern const struct catalog_op catalog_ops[];
-extern const size_t catalog_nops;
 extern const struct catalog_event catalog_events[];
 extern const size_t catalog_nevents;
 
-/* NULL if no op has that name. */
-const struct catalog_op *catalog_op_find(const char *name);
+/* The op of that name; CATALOG_NOPS if none has it. */
+enum catalog_op_id catalog_op_find(const char *name);
 
 #endif

@@ -354,5 +354,5 @@ void
 damage_register(struct damage *d, struct serve *sv)
 {
 	d->sv = sv;
-	serve_add(sv, "desktop.wait_change", damage_wait_cb, d);
+	serve_add(sv, CATALOG_OP_DESKTOP_WAIT_CHANGE, damage_wait_cb, d);
 }

@@ -390,6 +390,7 @@ main(int argc, char **argv)
 	damage_register(d.damage, d.sv);
 	input_register(d.sv, d.input);
 	record_register(d.record, d.sv);
+	serve_start(d.sv);
 	desktop_signals(&waitmask);
 	if (sock == NULL)
 		log_info("no socket to berthd: check %s is only logged", check);

@@ -1026,5 +1026,5 @@ input_free(struct input *in)
 void
 input_register(struct serve *sv, struct input *in)
 {
-	serve_add(sv, "desktop.input", input_op_cb, in);
+	serve_add(sv, CATALOG_OP_DESKTOP_INPUT, input_op_cb, in);
 }

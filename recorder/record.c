@@ -1181,7 +1181,7 @@ void
 record_register(struct record *r, struct serve *sv)
 {
 	r->sv = sv;
-	serve_add(sv, "record.start", record_start_cb, r);
-	serve_add(sv, "record.stop", record_stop_cb, r);
-	serve_add(sv, "record.status", record_status_cb, r);
+	serve_add(sv, CATALOG_OP_RECORD_START, record_start_cb, r);
+	serve_add(sv, CATALOG_OP_RECORD_STOP, record_stop_cb, r);
+	serve_add(sv, CATALOG_OP_RECORD_STATUS, record_status_cb, r);
 }

@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "frame.h"
 #include "log.h"
+#include "packcheck.h"
 #include "proto.h"
 #include "report.h"
 #include "xmalloc.h"
@@ -42,7 +43,8 @@ report_create(const char *path, const char *check, char **cause)
 	rp->check = xstrdup(check);
 	rp->fd = -1;
 	rp->next_id = 1;
-	rp->backoff_ms = REPORT_BACKOFF_MIN_MS;
+	backoff_init(
+	    &rp->backoff, REPORT_BACKOFF_MIN_MS, REPORT_BACKOFF_MAX_MS);
 	return rp;
 }
 
@@ -86,10 +88,7 @@ report_fail(struct report *rp, const char *fmt, ...)
 	free(rp->said);
 	rp->said = msg;
 	report_close(rp);
-	rp->retry_at = clock_mono_ms() + rp->backoff_ms;
-	rp->backoff_ms = rp->backoff_ms * 2 > REPORT_BACKOFF_MAX_MS
-	    ? REPORT_BACKOFF_MAX_MS
-	    : rp->backoff_ms * 2;
+	rp->retry_at = clock_mono_ms() + backoff_next(&rp->backoff);
 }
 
 void
@@ -286,6 +285,7 @@ report_send(struct report *rp, int timeout_ms)
 
 	msgpack_sbuffer_init(&sb);
 	frame_header(hdr, (uint32_t)report_pack(rp, id, &sb));
+	PACKCHECK_SENT(sb.data, sb.size, NULL);
 	if (report_write(rp, hdr, sizeof hdr, deadline) < 0 ||
 	    report_write(rp, sb.data, sb.size, deadline) < 0) {
 		msgpack_sbuffer_destroy(&sb);
@@ -304,7 +304,7 @@ report_send(struct report *rp, int timeout_ms)
 	if (r < 0)
 		return;
 	rp->acked = true;
-	rp->backoff_ms = REPORT_BACKOFF_MIN_MS;
+	backoff_reset(&rp->backoff);
 	free(rp->said);
 	rp->said = NULL;
 	log_debug("%s: berthd holds check %s", __func__, rp->check);

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "backoff.h"
+
 /* berthd keeps a reason of at most 255 bytes; a longer one is cut. */
 #define REPORT_REASON_MAX 255
 /* The longest wait for berthd's answer to one report. */
@@ -32,7 +34,7 @@ struct report {
 	char *reason;      /* the state's reason, at most REPORT_REASON_MAX */
 	bool acked;        /* berthd holds the state, on this connection */
 	uint64_t retry_at; /* clock_mono_ms of the next try */
-	unsigned backoff_ms;
+	struct backoff backoff;
 	char *said; /* the last failure logged, to log a repeat quietly */
 	unsigned char rbuf[4 + REPORT_MAX_MSG]; /* bytes read, not yet used */
 	size_t rlen;

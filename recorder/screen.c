@@ -530,7 +530,7 @@ screen_windows_cb(
 void
 screen_register(struct screen *sc, struct serve *sv)
 {
-	serve_add(sv, "desktop.info", screen_info_cb, sc);
-	serve_add(sv, "desktop.cursor", screen_cursor_cb, sc);
-	serve_add(sv, "desktop.windows", screen_windows_cb, sc);
+	serve_add(sv, CATALOG_OP_DESKTOP_INFO, screen_info_cb, sc);
+	serve_add(sv, CATALOG_OP_DESKTOP_CURSOR, screen_cursor_cb, sc);
+	serve_add(sv, CATALOG_OP_DESKTOP_WINDOWS, screen_windows_cb, sc);
 }

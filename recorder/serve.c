@@ -11,22 +11,22 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backoff.h"
 #include "clock.h"
 #include "frame.h"
 #include "log.h"
+#include "packcheck.h"
 #include "serve.h"
 #include "xmalloc.h"
 
 #define SERVE_BACKOFF_MIN_MS 100
 #define SERVE_BACKOFF_MAX_MS 5000
-#define SERVE_OPS_MAX 32
 /* The ids of serve's own requests: hello, then desktop.provide. */
 #define SERVE_HELLO_ID 1
 #define SERVE_PROVIDE_ID 2
 
 struct serve_op {
-	const char *name;
-	serve_op_cb cb;
+	serve_op_cb cb; /* NULL: not added */
 	void *arg;
 };
 
@@ -40,12 +40,12 @@ struct serve_asked {
 struct serve {
 	char *path;
 	int fd;        /* -1 while not connected */
+	bool started;  /* serve_start found every op added */
 	bool provided; /* berthd took desktop.provide */
 	uint64_t gen;
 	uint64_t retry_at;
-	unsigned backoff_ms;
-	struct serve_op ops[SERVE_OPS_MAX];
-	size_t nops;
+	struct backoff backoff;
+	struct serve_op ops[CATALOG_NOPS]; /* by id */
 	uint8_t *in; /* bytes read, not yet a whole frame */
 	size_t inlen, incap;
 	uint8_t *out; /* bytes to write, from outoff on */
@@ -56,6 +56,7 @@ struct serve {
 	msgpack_sbuffer sb; /* the answer being packed */
 	msgpack_packer pk;
 	uint64_t reply_id;
+	const char *serving; /* the op being dispatched, to name it */
 };
 
 struct serve *
@@ -65,7 +66,7 @@ serve_create(const char *path)
 
 	sv->path = path != NULL ? xstrdup(path) : NULL;
 	sv->fd = -1;
-	sv->backoff_ms = SERVE_BACKOFF_MIN_MS;
+	backoff_init(&sv->backoff, SERVE_BACKOFF_MIN_MS, SERVE_BACKOFF_MAX_MS);
 	msgpack_sbuffer_init(&sv->sb);
 	msgpack_packer_init(&sv->pk, &sv->sb, msgpack_sbuffer_write);
 	return sv;
@@ -100,11 +101,28 @@ serve_free(struct serve *sv)
 }
 
 void
-serve_add(struct serve *sv, const char *op, serve_op_cb cb, void *arg)
+serve_add(struct serve *sv, enum catalog_op_id op, serve_op_cb cb, void *arg)
 {
-	if (sv->nops == SERVE_OPS_MAX)
-		log_fatal("%s: too many ops", __func__);
-	sv->ops[sv->nops++] = (struct serve_op){op, cb, arg};
+	if (catalog_ops[op].server != CATALOG_DESKTOP)
+		log_fatal("%s: %s is not berth-desktop's op", __func__,
+		    catalog_ops[op].name);
+	if (sv->ops[op].cb != NULL)
+		log_fatal("%s: %s added twice", __func__, catalog_ops[op].name);
+	sv->ops[op] = (struct serve_op){cb, arg};
+}
+
+void
+serve_start(struct serve *sv)
+{
+	size_t i;
+
+	for (i = 0; i < CATALOG_NOPS; i++)
+		if (catalog_ops[i].server == CATALOG_DESKTOP &&
+		    sv->ops[i].cb == NULL)
+			log_fatal("berth-desktop serves no %s, which the "
+			          "catalog gives it",
+			    catalog_ops[i].name);
+	sv->started = true;
 }
 
 uint64_t
@@ -117,21 +135,21 @@ serve_generation(const struct serve *sv)
 static void __attribute__((format(printf, 2, 3)))
 serve_fail(struct serve *sv, const char *fmt, ...)
 {
+	unsigned wait = backoff_next(&sv->backoff);
 	va_list ap;
 	char msg[512];
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	if (sv->backoff_ms == SERVE_BACKOFF_MIN_MS)
+	/* Only the first failure in a row is news: the first wait is the
+	 * floor, every later one more. */
+	if (wait == SERVE_BACKOFF_MIN_MS)
 		log_warn("serving the desktop ops: %s", msg);
 	else
 		log_debug("serving the desktop ops: %s", msg);
 	serve_close(sv);
-	sv->retry_at = clock_mono_ms() + sv->backoff_ms;
-	sv->backoff_ms = sv->backoff_ms * 2 > SERVE_BACKOFF_MAX_MS
-	    ? SERVE_BACKOFF_MAX_MS
-	    : sv->backoff_ms * 2;
+	sv->retry_at = clock_mono_ms() + wait;
 }
 
 /* Queues one framed message. */
@@ -140,6 +158,7 @@ serve_queue(struct serve *sv, const void *msg, size_t len)
 {
 	uint8_t hdr[FRAME_HDR];
 
+	PACKCHECK_SENT(msg, len, sv->serving);
 	if (sv->fd == -1)
 		return;
 	if (sv->outoff > 0) {
@@ -176,7 +195,8 @@ serve_connect(struct serve *sv)
 {
 	struct sockaddr_un sa;
 
-	if (sv->path == NULL || sv->fd != -1 || clock_mono_ms() < sv->retry_at)
+	if (!sv->started || sv->path == NULL || sv->fd != -1 ||
+	    clock_mono_ms() < sv->retry_at)
 		return;
 	if (strlen(sv->path) >= sizeof sa.sun_path) {
 		serve_fail(sv, "socket path too long: %s", sv->path);
@@ -216,7 +236,7 @@ serve_events(const struct serve *sv)
 int
 serve_wait_ms(const struct serve *sv, uint64_t now)
 {
-	if (sv->path == NULL || sv->fd != -1)
+	if (!sv->started || sv->path == NULL || sv->fd != -1)
 		return -1;
 	return sv->retry_at > now ? (int)(sv->retry_at - now) : 0;
 }
@@ -304,7 +324,7 @@ serve_answer(struct serve *sv, const struct proto_msg *m)
 	}
 	if (m->id == SERVE_PROVIDE_ID) {
 		sv->provided = true;
-		sv->backoff_ms = SERVE_BACKOFF_MIN_MS;
+		backoff_reset(&sv->backoff);
 		log_info("serving the desktop ops for berthd");
 	}
 }
@@ -312,15 +332,16 @@ serve_answer(struct serve *sv, const struct proto_msg *m)
 static void
 serve_dispatch(struct serve *sv, const struct proto_msg *m)
 {
-	size_t i;
+	enum catalog_op_id id = catalog_op_find(m->op);
 
-	for (i = 0; i < sv->nops; i++)
-		if (strcmp(sv->ops[i].name, m->op) == 0) {
-			sv->ops[i].cb(sv, m->id, m->args, sv->ops[i].arg);
-			return;
-		}
-	serve_reply_error(sv, m->id, PROTO_E_UNKNOWN_OP,
-	    "berth-desktop does not serve \"%s\"", m->op);
+	if (id == CATALOG_NOPS || sv->ops[id].cb == NULL) {
+		serve_reply_error(sv, m->id, PROTO_E_UNKNOWN_OP,
+		    "berth-desktop does not serve \"%s\"", m->op);
+		return;
+	}
+	sv->serving = m->op;
+	sv->ops[id].cb(sv, m->id, m->args, sv->ops[id].arg);
+	sv->serving = NULL;
 }
 
 /* Decodes and handles every whole frame read. */

@@ -1,7 +1,9 @@
 /* serve: berth-desktop's side of the desktop ops. A connection of its own
  * to berthd's Unix socket, on which it says hello and desktop.provide;
  * berthd then forwards every client's desktop.* request to it under ids
- * of its own, and serve hands each to the handler registered for its op.
+ * of its own, and serve hands each to the handler added for its op. Every
+ * op the catalog gives berth-desktop must have one: serve_start refuses
+ * to go on without, and nothing is served before it.
  * A handler answers exactly once — at once, or later (desktop.wait_change
  * answers when the screen changes) by keeping the id. When berthd goes
  * away the connection is made again with backoff; answers owed on the old
@@ -16,6 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "catalog.h"
 #include "proto.h"
 
 /* The largest answer: what berthd can forward under a client's id. */
@@ -32,9 +35,16 @@ typedef void (*serve_op_cb)(
 /* path NULL: nothing is served (the ops stay unavailable). */
 struct serve *serve_create(const char *path);
 void serve_free(struct serve *sv);
-void serve_add(struct serve *sv, const char *op, serve_op_cb cb, void *arg);
+/* op must be one the catalog gives berth-desktop (CATALOG_DESKTOP), added
+ * once. */
+void serve_add(
+    struct serve *sv, enum catalog_op_id op, serve_op_cb cb, void *arg);
+/* Once every op is added: exits (log_fatal, naming it) if one the catalog
+ * gives berth-desktop has no handler, and lets serve_connect connect. */
+void serve_start(struct serve *sv);
 
-/* Connects (hello, desktop.provide) if not connected and a try is due. */
+/* Connects (hello, desktop.provide) if started, not connected, and a try
+ * is due. */
 void serve_connect(struct serve *sv);
 /* The fd to poll, -1 if none; with the events to poll for. */
 int serve_fd(const struct serve *sv);

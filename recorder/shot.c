@@ -461,5 +461,5 @@ bad:
 void
 shot_register(struct shot *sh, struct serve *sv)
 {
-	serve_add(sv, "desktop.screenshot", shot_op_cb, sh);
+	serve_add(sv, CATALOG_OP_DESKTOP_SCREENSHOT, shot_op_cb, sh);
 }

@@ -129,7 +129,7 @@ xconn_create(const char *name)
 		log_fatal("%s: a second X connection", __func__);
 	xc = xcalloc(1, sizeof *xc);
 	xc->name = xstrdup(name);
-	xc->backoff_ms = XCONN_BACKOFF_MIN_MS;
+	backoff_init(&xc->backoff, XCONN_BACKOFF_MIN_MS, XCONN_BACKOFF_MAX_MS);
 	xc->cause =
 	    xasprintf("X server %s unreachable: not yet connected", name);
 	xconn_current = xc;
@@ -162,10 +162,7 @@ xconn_free(struct xconn *xc)
 static void
 xconn_failed(struct xconn *xc)
 {
-	xc->retry_at = clock_mono_ms() + xc->backoff_ms;
-	xc->backoff_ms = xc->backoff_ms * 2 > XCONN_BACKOFF_MAX_MS
-	    ? XCONN_BACKOFF_MAX_MS
-	    : xc->backoff_ms * 2;
+	xc->retry_at = clock_mono_ms() + backoff_next(&xc->backoff);
 }
 
 /* The jump out of XOpenDisplay: the half-built Display keeps its memory
@@ -224,7 +221,7 @@ xconn_open(struct xconn *xc, bool *fresh)
 	xc->dpy = dpy;
 	xc->broken = false;
 	xc->serial++;
-	xc->backoff_ms = XCONN_BACKOFF_MIN_MS;
+	backoff_reset(&xc->backoff);
 	free(xc->cause);
 	xc->cause = NULL;
 	*fresh = true;
@@ -243,7 +240,7 @@ xconn_get(struct xconn *xc)
 	xconn_close(xc);
 	/* The server may be back already (a restart): try at once. */
 	xc->retry_at = 0;
-	xc->backoff_ms = XCONN_BACKOFF_MIN_MS;
+	backoff_reset(&xc->backoff);
 	return NULL;
 }
 

@@ -8,6 +8,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "backoff.h"
+
 /* The first and the longest wait between two attempts to connect. */
 #define XCONN_BACKOFF_MIN_MS 100
 #define XCONN_BACKOFF_MAX_MS 2000
@@ -18,15 +20,15 @@
  * xconn_free closes the Display and frees it.
  */
 struct xconn {
-	char *name;           /* the display, as given (":1") */
-	Display *dpy;         /* NULL while not connected */
-	bool broken;          /* an I/O error: dpy is dead, to be dropped */
-	char *cause;          /* why not connected; NULL while connected */
-	uint64_t retry_at;    /* clock_mono_ms of the next attempt */
-	unsigned backoff_ms;  /* the wait after the next failure */
-	unsigned long errors; /* protocol errors seen (BadWindow, ...) */
-	uint64_t serial;      /* connections made: what server-side state
-	                         (an SHM segment, a Damage) belongs to */
+	char *name;             /* the display, as given (":1") */
+	Display *dpy;           /* NULL while not connected */
+	bool broken;            /* an I/O error: dpy is dead, to be dropped */
+	char *cause;            /* why not connected; NULL while connected */
+	uint64_t retry_at;      /* clock_mono_ms of the next attempt */
+	struct backoff backoff; /* the wait after the next failure */
+	unsigned long errors;   /* protocol errors seen (BadWindow, ...) */
+	uint64_t serial;        /* connections made: what server-side state
+	                           (an SHM segment, a Damage) belongs to */
 };
 
 struct xconn *xconn_create(const char *name);

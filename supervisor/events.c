@@ -4,6 +4,7 @@
 
 #include "events.h"
 #include "log.h"
+#include "packcheck.h"
 #include "proto.h"
 #include "xmalloc.h"
 
@@ -52,6 +53,7 @@ events_commit(void)
 	char *cause = NULL;
 	uint64_t seq = events_pending_seq;
 
+	PACKCHECK_SENT(events_sb.data, events_sb.size, NULL);
 	if (journal_append(
 	        events_j, seq, events_sb.data, events_sb.size, &cause) < 0) {
 		log_warn("event %llu not journaled: %s",

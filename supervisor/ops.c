@@ -1,4 +1,5 @@
 /* ops: berthd's request handlers (see ops.h). */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -41,11 +42,11 @@ ops_pack_capabilities(msgpack_packer *pk, const struct server_conn *c)
 {
 	size_t i, n = 0;
 
-	for (i = 0; i < catalog_nops; i++)
+	for (i = 0; i < CATALOG_NOPS; i++)
 		if (!c->remote || catalog_ops[i].access == CATALOG_ANY)
 			n++;
 	msgpack_pack_array(pk, n);
-	for (i = 0; i < catalog_nops; i++)
+	for (i = 0; i < CATALOG_NOPS; i++)
 		if (!c->remote || catalog_ops[i].access == CATALOG_ANY)
 			proto_pack_str(pk, catalog_ops[i].name);
 }
@@ -303,107 +304,110 @@ ops_check_report(struct server_conn *c, const struct proto_msg *m)
 	server_reply_end(c);
 }
 
-static const struct {
-	const char *name;
-	ops_handler fn;
-} ops_handlers[] = {
-    {"hello", ops_hello},
-    {"ping", ops_ping},
-    {"state", ops_state},
-    {"events.subscribe", ops_subscribe},
-    {"events.unsubscribe", ops_unsubscribe},
-    {"service.list", ops_service_list},
-    {"service.status", ops_service_status},
-    {"service.start", ops_service_start},
-    {"service.stop", ops_service_stop},
-    {"service.restart", ops_service_restart},
-    {"check.report", ops_check_report},
-    {"pty.open", pty_op_open},
-    {"pty.attach", pty_op_attach},
-    {"pty.detach", pty_op_detach},
-    {"pty.input", pty_op_input},
-    {"pty.resize", pty_op_resize},
-    {"pty.signal", pty_op_signal},
-    {"pty.close", pty_op_close},
-    {"pty.list", pty_op_list},
-    {"proc.start", proc_op_start},
-    {"proc.attach", proc_op_attach},
-    {"proc.ack", proc_op_ack},
-    {"proc.detach", proc_op_detach},
-    {"proc.input", proc_op_input},
-    {"proc.close_stdin", proc_op_close_stdin},
-    {"proc.signal", proc_op_signal},
-    {"proc.wait", proc_op_wait},
-    {"proc.list", proc_op_list},
-    {"fs.stat", fs_op_stat},
-    {"fs.list", fs_op_list},
-    {"fs.read", fs_op_read},
-    {"fs.write", fs_op_write},
-    {"fs.mkdir", fs_op_mkdir},
-    {"fs.move", fs_op_move},
-    {"fs.remove", fs_op_remove},
-    {"fs.chmod", fs_op_chmod},
-    {"fs.watch", fswatch_op_watch},
-    {"fs.unwatch", fswatch_op_unwatch},
-    {"fs.watches", fswatch_op_list},
-    {"secrets.set", secrets_op_set},
-    {"secrets.unset", secrets_op_unset},
-    {"secrets.list", secrets_op_list},
-    {"artifact.publish", artifact_op_publish},
-    {"artifact.read", artifact_op_read},
-    {"artifact.list", artifact_op_list},
-    {"desktop.provide", provider_op_provide},
-    {"desktop.emit", provider_op_emit},
-    {"gateway.attach", ops_gateway_attach},
-    {"gateway.auth_failed", ops_gateway_auth_failed},
+/* The handlers of berthd's ops; the desktop's are provider_forward's. */
+static const ops_handler ops_handlers[CATALOG_NOPS] = {
+    [CATALOG_OP_HELLO] = ops_hello,
+    [CATALOG_OP_PING] = ops_ping,
+    [CATALOG_OP_STATE] = ops_state,
+    [CATALOG_OP_EVENTS_SUBSCRIBE] = ops_subscribe,
+    [CATALOG_OP_EVENTS_UNSUBSCRIBE] = ops_unsubscribe,
+    [CATALOG_OP_SERVICE_LIST] = ops_service_list,
+    [CATALOG_OP_SERVICE_STATUS] = ops_service_status,
+    [CATALOG_OP_SERVICE_START] = ops_service_start,
+    [CATALOG_OP_SERVICE_STOP] = ops_service_stop,
+    [CATALOG_OP_SERVICE_RESTART] = ops_service_restart,
+    [CATALOG_OP_CHECK_REPORT] = ops_check_report,
+    [CATALOG_OP_PTY_OPEN] = pty_op_open,
+    [CATALOG_OP_PTY_ATTACH] = pty_op_attach,
+    [CATALOG_OP_PTY_DETACH] = pty_op_detach,
+    [CATALOG_OP_PTY_INPUT] = pty_op_input,
+    [CATALOG_OP_PTY_RESIZE] = pty_op_resize,
+    [CATALOG_OP_PTY_SIGNAL] = pty_op_signal,
+    [CATALOG_OP_PTY_CLOSE] = pty_op_close,
+    [CATALOG_OP_PTY_LIST] = pty_op_list,
+    [CATALOG_OP_PROC_START] = proc_op_start,
+    [CATALOG_OP_PROC_ATTACH] = proc_op_attach,
+    [CATALOG_OP_PROC_ACK] = proc_op_ack,
+    [CATALOG_OP_PROC_DETACH] = proc_op_detach,
+    [CATALOG_OP_PROC_INPUT] = proc_op_input,
+    [CATALOG_OP_PROC_CLOSE_STDIN] = proc_op_close_stdin,
+    [CATALOG_OP_PROC_SIGNAL] = proc_op_signal,
+    [CATALOG_OP_PROC_WAIT] = proc_op_wait,
+    [CATALOG_OP_PROC_LIST] = proc_op_list,
+    [CATALOG_OP_FS_STAT] = fs_op_stat,
+    [CATALOG_OP_FS_LIST] = fs_op_list,
+    [CATALOG_OP_FS_READ] = fs_op_read,
+    [CATALOG_OP_FS_WRITE] = fs_op_write,
+    [CATALOG_OP_FS_MKDIR] = fs_op_mkdir,
+    [CATALOG_OP_FS_MOVE] = fs_op_move,
+    [CATALOG_OP_FS_REMOVE] = fs_op_remove,
+    [CATALOG_OP_FS_CHMOD] = fs_op_chmod,
+    [CATALOG_OP_FS_WATCH] = fswatch_op_watch,
+    [CATALOG_OP_FS_UNWATCH] = fswatch_op_unwatch,
+    [CATALOG_OP_FS_WATCHES] = fswatch_op_list,
+    [CATALOG_OP_SECRETS_SET] = secrets_op_set,
+    [CATALOG_OP_SECRETS_UNSET] = secrets_op_unset,
+    [CATALOG_OP_SECRETS_LIST] = secrets_op_list,
+    [CATALOG_OP_ARTIFACT_PUBLISH] = artifact_op_publish,
+    [CATALOG_OP_ARTIFACT_READ] = artifact_op_read,
+    [CATALOG_OP_ARTIFACT_LIST] = artifact_op_list,
+    [CATALOG_OP_DESKTOP_PROVIDE] = provider_op_provide,
+    [CATALOG_OP_DESKTOP_EMIT] = provider_op_emit,
+    [CATALOG_OP_GATEWAY_ATTACH] = ops_gateway_attach,
+    [CATALOG_OP_GATEWAY_AUTH_FAILED] = ops_gateway_auth_failed,
 };
-
-static ops_handler
-ops_find(const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < sizeof ops_handlers / sizeof ops_handlers[0]; i++)
-		if (strcmp(ops_handlers[i].name, name) == 0)
-			return ops_handlers[i].fn;
-	return NULL;
-}
 
 void
 ops_init(const struct config *cfg)
 {
+	bool mine;
 	size_t i;
 
 	ops_cfg = cfg;
 	ops_started_at = proto_now_ms();
 	ops_started_mono = clock_mono_ms();
-	for (i = 0; i < catalog_nops; i++)
-		if (catalog_ops[i].server == CATALOG_BERTHD &&
-		    ops_find(catalog_ops[i].name) == NULL)
+	for (i = 0; i < CATALOG_NOPS; i++) {
+		mine = catalog_ops[i].server == CATALOG_BERTHD;
+		if (mine && ops_handlers[i] == NULL)
 			log_fatal("op %s has no handler", catalog_ops[i].name);
+		if (!mine && ops_handlers[i] != NULL)
+			log_fatal("op %s is not berthd's, yet has a handler",
+			    catalog_ops[i].name);
+	}
+}
+
+/* What answers op id: its handler, the forwarder for the desktop's ops,
+ * or NULL for an op berthd does not answer. */
+static ops_handler
+ops_handler_for(enum catalog_op_id id)
+{
+	if (id == CATALOG_NOPS)
+		return NULL;
+	if (catalog_ops[id].server == CATALOG_DESKTOP)
+		return provider_forward;
+	return ops_handlers[id];
 }
 
 void
 ops_dispatch(struct server_conn *c, const struct proto_msg *m)
 {
-	const struct catalog_op *op = catalog_op_find(m->op);
-	ops_handler fn = NULL;
+	enum catalog_op_id id = catalog_op_find(m->op);
+	ops_handler fn = ops_handler_for(id);
 
-	if (op != NULL && op->server == CATALOG_BERTHD)
-		fn = ops_find(m->op);
-	else if (op != NULL && op->server == CATALOG_DESKTOP)
-		fn = provider_forward;
 	if (fn == NULL) {
 		server_reply_error(
 		    c, m->id, PROTO_E_UNKNOWN_OP, "unknown op \"%s\"", m->op);
 		return;
 	}
-	if (op->access == CATALOG_LOCAL && c->remote) {
+	if (catalog_ops[id].access == CATALOG_LOCAL && c->remote) {
 		server_reply_error(c, m->id, PROTO_E_FORBIDDEN,
 		    "op \"%s\" is not available over the network", m->op);
 		return;
 	}
-	if (!c->hello && fn != ops_hello && op->access != CATALOG_LOCAL) {
+	/* Local ops need no hello: the gateway attaches a connection before
+	 * its client may speak, and berth's programs report without one. */
+	if (!c->hello && id != CATALOG_OP_HELLO &&
+	    catalog_ops[id].access != CATALOG_LOCAL) {
 		server_reply_error(
 		    c, m->id, PROTO_E_HELLO_REQUIRED, "send hello first");
 		return;

@@ -1,6 +1,6 @@
 /* ops: berthd's handlers for the ops of protocol/catalog.c, and the checks
- * every request passes first (hello before anything, local-only ops refused
- * to remote clients, unknown ops named). */
+ * every request passes first (unknown ops named, local ops refused to
+ * remote clients, hello before any op but the local ones). */
 #ifndef BERTH_OPS_H
 #define BERTH_OPS_H
 

@@ -19,6 +19,7 @@
 #include "journal.h"
 #include "log.h"
 #include "ops.h"
+#include "packcheck.h"
 #include "proto.h"
 #include "provider.h"
 #include "server.h"
@@ -31,6 +32,9 @@ static char *server_path;
 static msgpack_sbuffer server_sb;
 static msgpack_packer server_pk;
 static uint64_t server_serial;
+/* The op of the request being dispatched, to name it if its answer was
+ * packed wrong. */
+static const char *server_serving;
 
 static void server_free(struct server_conn *c);
 
@@ -46,8 +50,10 @@ void
 server_send(struct server_conn *c, const void *msg, size_t len)
 {
 	uint8_t hdr[FRAME_HDR];
-	struct evbuffer *out = bufferevent_get_output(c->bev);
+	struct evbuffer *out;
 
+	PACKCHECK_SENT(msg, len, server_serving);
+	out = bufferevent_get_output(c->bev);
 	frame_header(hdr, (uint32_t)len);
 	evbuffer_add(out, hdr, sizeof hdr);
 	evbuffer_add(out, msg, len);
@@ -265,8 +271,11 @@ server_read_cb(struct bufferevent *bev, void *arg)
 			server_reply_error(c, 0, PROTO_E_BAD_MESSAGE,
 			    "clients send requests only");
 			c->closing = true;
-		} else
+		} else {
+			server_serving = m.op;
 			ops_dispatch(c, &m);
+			server_serving = NULL;
+		}
 		proto_msg_free(&m);
 		server_consume(in, FRAME_HDR + plen, copy);
 	}

@@ -9,6 +9,7 @@
 #include "gw_metrics.h"
 #include "gw_upstream.h"
 #include "log.h"
+#include "packcheck.h"
 #include "proto.h"
 #include "xmalloc.h"
 
@@ -84,6 +85,7 @@ gw_client_error(
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
 	proto_pack_error(&pk, id, code, "%s", message);
+	PACKCHECK_SENT(sb.data, sb.size, NULL);
 	gw_client_queue(c, sb.data, sb.size);
 	msgpack_sbuffer_destroy(&sb);
 }
@@ -119,6 +121,7 @@ gw_client_established(struct gw_client *c, struct lws *wsi)
 	proto_pack_request(&pk, 0, "gateway.attach");
 	msgpack_pack_map(&pk, 1);
 	proto_pack_kv_str(&pk, "peer", c->peer);
+	PACKCHECK_SENT(sb.data, sb.size, NULL);
 	gw_upstream_send(c->up, sb.data, sb.size);
 	msgpack_sbuffer_destroy(&sb);
 	log_info("client %s connected", c->peer);

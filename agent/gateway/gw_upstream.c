@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backoff.h"
 #include "frame.h"
 #include "gateway.h"
 #include "gw_client.h"
@@ -21,6 +22,7 @@
 #include "gw_upstream.h"
 #include "json.h"
 #include "log.h"
+#include "packcheck.h"
 #include "proto.h"
 #include "xmalloc.h"
 
@@ -28,8 +30,8 @@
 #define GW_UPSTREAM_PING_US (1 * LWS_USEC_PER_SEC)
 #define GW_UPSTREAM_STALE_US (3 * LWS_USEC_PER_SEC)
 /* Reconnect backoff for the control connection. */
-#define GW_UPSTREAM_BACKOFF_MIN_US (100 * 1000)
-#define GW_UPSTREAM_BACKOFF_MAX_US (2 * LWS_USEC_PER_SEC)
+#define GW_UPSTREAM_BACKOFF_MIN_MS 100
+#define GW_UPSTREAM_BACKOFF_MAX_MS 2000
 /* What may wait to go to berthd on the control connection: refusals are
  * dropped beyond it, so a flood of bad upgrades cannot grow it. */
 #define GW_UPSTREAM_CONTROL_QUEUE (1024u * 1024)
@@ -54,7 +56,7 @@ static struct {
 	struct gw_upstream *up;
 	lws_sorted_usec_list_t sul_connect;
 	lws_sorted_usec_list_t sul_ping;
-	lws_usec_t backoff;
+	struct backoff backoff;
 	uint64_t counter;  /* makes request ids unique */
 	int subscribed;    /* events.subscribe sent on this connection */
 	int state_pending; /* a state request is outstanding */
@@ -309,6 +311,7 @@ gw_upstream_control_send(msgpack_sbuffer *sb)
 {
 	int r = -1;
 
+	PACKCHECK_SENT(sb->data, sb->size, NULL);
 	if (gw_ctl.up != NULL)
 		r = gw_upstream_send(gw_ctl.up, sb->data, sb->size);
 	msgpack_sbuffer_destroy(sb);
@@ -445,7 +448,7 @@ gw_upstream_hello_done(const msgpack_object *result)
 	b->started_at = started_at;
 	b->hello_ok = 1;
 	b->last_pong = lws_now_usecs();
-	gw_ctl.backoff = GW_UPSTREAM_BACKOFF_MIN_US;
+	backoff_reset(&gw_ctl.backoff);
 	gw_ctl.warned = 0;
 	log_info("berthd answers");
 }
@@ -610,6 +613,17 @@ gw_upstream_control_msg(const uint8_t *msg, size_t len)
 	return r;
 }
 
+static void gw_upstream_connect_cb(lws_sorted_usec_list_t *sul);
+
+/* The next try to connect, after the backoff. */
+static void
+gw_upstream_retry(void)
+{
+	lws_sul_schedule(gateway.ctx, 0, &gw_ctl.sul_connect,
+	    gw_upstream_connect_cb,
+	    (lws_usec_t)backoff_next(&gw_ctl.backoff) * LWS_US_PER_MS);
+}
+
 static void
 gw_upstream_connect_cb(lws_sorted_usec_list_t *sul)
 {
@@ -629,11 +643,7 @@ gw_upstream_connect_cb(lws_sorted_usec_list_t *sul)
 			log_debug("%s: %s", __func__, cause);
 		gw_ctl.warned = 1;
 		free(cause);
-		lws_sul_schedule(gateway.ctx, 0, &gw_ctl.sul_connect,
-		    gw_upstream_connect_cb, gw_ctl.backoff);
-		gw_ctl.backoff *= 2;
-		if (gw_ctl.backoff > GW_UPSTREAM_BACKOFF_MAX_US)
-			gw_ctl.backoff = GW_UPSTREAM_BACKOFF_MAX_US;
+		gw_upstream_retry();
 		return;
 	}
 	b->connected = 1;
@@ -662,11 +672,7 @@ gw_upstream_control_lost(void)
 	if (strncmp(b->reason, "berthd refused", 14) != 0)
 		gw_upstream_set_reason("connection to berthd lost");
 	b->hello_ok = 0;
-	lws_sul_schedule(gateway.ctx, 0, &gw_ctl.sul_connect,
-	    gw_upstream_connect_cb, gw_ctl.backoff);
-	gw_ctl.backoff *= 2;
-	if (gw_ctl.backoff > GW_UPSTREAM_BACKOFF_MAX_US)
-		gw_ctl.backoff = GW_UPSTREAM_BACKOFF_MAX_US;
+	gw_upstream_retry();
 }
 
 /* One ping outstanding at most: a berthd that stopped answering gets no
@@ -694,7 +700,8 @@ gw_upstream_ping_cb(lws_sorted_usec_list_t *sul)
 void
 gw_upstream_control_start(void)
 {
-	gw_ctl.backoff = GW_UPSTREAM_BACKOFF_MIN_US;
+	backoff_init(&gw_ctl.backoff, GW_UPSTREAM_BACKOFF_MIN_MS,
+	    GW_UPSTREAM_BACKOFF_MAX_MS);
 	gw_upstream_set_reason("not connected to berthd yet");
 	gw_upstream_connect_cb(NULL);
 	lws_sul_schedule(gateway.ctx, 0, &gw_ctl.sul_ping, gw_upstream_ping_cb,

@@ -20,6 +20,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "backoff.h"
 #include "clock.h"
 #include "log.h"
 #include "probe.h"
@@ -582,11 +583,12 @@ probe_loop(
     const struct probe_type *type, void *state, int timeout_ms, int interval_ms)
 {
 	uint64_t start, next;
-	unsigned retry_ms = PROBE_RETRY_MIN_MS;
+	struct backoff retry;
 	char *cause = NULL, *said_cause = NULL;
 	int said = -1, watched = -1;
 	bool ready;
 
+	backoff_init(&retry, PROBE_RETRY_MIN_MS, PROBE_RETRY_MAX_MS);
 	for (;;) {
 		if (watched != -1)
 			close(watched);
@@ -604,13 +606,9 @@ probe_loop(
 		cause = NULL;
 		if (ready) {
 			next = start + (uint64_t)interval_ms;
-			retry_ms = PROBE_RETRY_MIN_MS;
-		} else {
-			next = clock_mono_ms() + retry_ms;
-			retry_ms = retry_ms * 2 > PROBE_RETRY_MAX_MS
-			    ? PROBE_RETRY_MAX_MS
-			    : retry_ms * 2;
-		}
+			backoff_reset(&retry);
+		} else
+			next = clock_mono_ms() + backoff_next(&retry);
 		probe_poll(watched, POLLIN | POLLRDHUP, next);
 	}
 }

@@ -1,14 +1,19 @@
 /* test_proto: unit tests of the protocol envelope (proto.c) and of the
  * allocation-free msgpack check under it (mpcheck.c): round trips of the
- * four message types, every refusal, and the typed argument getters. */
+ * four message types, every refusal, and the typed argument getters; of
+ * the op catalog's ids (catalog.c); and of the check that a message berth
+ * packed is whole (packcheck.c). */
 #include <ctype.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
 
+#include "catalog.h"
 #include "mpcheck.h"
+#include "packcheck.h"
 #include "proto.h"
 #include "tap.h"
 
@@ -984,6 +989,173 @@ START_TEST(test_mpcheck_ceiling)
 }
 END_TEST
 
+/* Every id has its own entry (a designated initialiser left out leaves a
+ * hole), and the name of each finds that id again. */
+START_TEST(test_catalog_ids)
+{
+	const struct catalog_op *op = &catalog_ops[_i];
+
+	ck_assert_msg(op->name != NULL, "op id %d has no entry", _i);
+	ck_assert_ptr_nonnull(op->summary);
+	ck_assert_int_eq(catalog_op_find(op->name), _i);
+}
+END_TEST
+
+START_TEST(test_catalog_unknown)
+{
+	ck_assert_int_eq(catalog_op_find("no.such.op"), CATALOG_NOPS);
+	ck_assert_int_eq(catalog_op_find(""), CATALOG_NOPS);
+	ck_assert_int_eq(catalog_op_find("hello "), CATALOG_NOPS);
+}
+END_TEST
+
+/* A result {a: 1, b: {x: 1, y: 2}} whose maps say they hold outer and
+ * inner pairs. */
+static const struct packcheck_case {
+	uint32_t outer, inner;
+	const char *why; /* NULL: whole */
+} packcheck_cases[] = {
+    {2, 2, NULL},
+    {3, 2, "truncated"},      /* one pair too few in the result */
+    {1, 2, "trailing bytes"}, /* one pair too many */
+    {2, 3, "truncated"},      /* ... in the nested map */
+    {2, 1, "trailing bytes"},
+    {2, 0, "trailing bytes"},
+};
+
+static void
+pack_counted(msgpack_sbuffer *sb, uint32_t outer, uint32_t inner)
+{
+	msgpack_packer pk;
+
+	msgpack_sbuffer_init(sb);
+	msgpack_packer_init(&pk, sb, msgpack_sbuffer_write);
+	proto_pack_result(&pk, 7);
+	msgpack_pack_map(&pk, outer);
+	proto_pack_kv_u64(&pk, "a", 1);
+	proto_pack_str(&pk, "b");
+	msgpack_pack_map(&pk, inner);
+	proto_pack_kv_u64(&pk, "x", 1);
+	proto_pack_kv_u64(&pk, "y", 2);
+}
+
+START_TEST(test_packcheck_counts)
+{
+	const struct packcheck_case *c = &packcheck_cases[_i];
+	msgpack_sbuffer sb;
+	const char *why = NULL;
+	int r;
+
+	pack_counted(&sb, c->outer, c->inner);
+	r = packcheck_whole(sb.data, sb.size, &why);
+	msgpack_sbuffer_destroy(&sb);
+	if (c->why == NULL) {
+		ck_assert_msg(
+		    r == 0, "%u/%u refused: %s", c->outer, c->inner, why);
+		return;
+	}
+	ck_assert_msg(r == -1, "%u/%u accepted", c->outer, c->inner);
+	ck_assert_msg(strstr(why, c->why) != NULL, "%u/%u: \"%s\" lacks \"%s\"",
+	    c->outer, c->inner, why, c->why);
+}
+END_TEST
+
+/* Messages deeper, or of more objects, than berth takes from others are
+ * still whole: the check bounds neither. */
+START_TEST(test_packcheck_big_and_deep)
+{
+	enum { DEEP = PROTO_MAX_DEPTH + 8, MANY = PROTO_MAX_OBJECTS + 10 };
+	uint8_t *buf = malloc(5 + MANY);
+	const char *why = NULL;
+
+	memset(buf, 0x91, DEEP);
+	buf[DEEP] = 0x90;
+	ck_assert_msg(packcheck_whole(buf, DEEP + 1, &why) == 0, "%s", why);
+	buf[0] = 0xdd;
+	buf[1] = (uint8_t)(MANY >> 24);
+	buf[2] = (uint8_t)(MANY >> 16);
+	buf[3] = (uint8_t)(MANY >> 8);
+	buf[4] = (uint8_t)MANY;
+	memset(buf + 5, 0xc0, MANY);
+	ck_assert_msg(packcheck_whole(buf, 5 + MANY, &why) == 0, "%s", why);
+	ck_assert_int_eq(packcheck_whole(buf, 4 + MANY, &why), -1);
+	free(buf);
+}
+END_TEST
+
+static const struct describe_case {
+	const char *text;
+	const char *want;
+} describe_cases[] = {
+    {"{type:request,id:1,op:hello,args:{}}", "request hello, id 1"},
+    {"{type:response,id:70000,ok:true,result:[]}", "response, id 70000"},
+    {"{type:response,id:7,ok:false,error:{}}", "response, id 7"},
+    {"{type:event,seq:4,ts:5,kind:pty.closed,data:{}}",
+        "event pty.closed, seq 4"},
+    {"{type:data,stream:'proc/1/stdout',offset:0,data:b''}",
+        "data proc/1/stdout"},
+    {"{type:event,seq:4,ts:5,kind:pty.closed,data:{}} c0",
+        "event pty.closed, seq 4"},
+    {"{id:1,op:hello}", "a map with no type"},
+    {"[1]", "not an envelope"},
+    {"", "not an envelope"},
+};
+
+/* The head names the message even when what follows is miscounted. */
+START_TEST(test_packcheck_describe)
+{
+	const struct describe_case *c = &describe_cases[_i];
+	msgpack_sbuffer sb;
+	char out[128];
+
+	mp_build(&sb, c->text);
+	packcheck_describe(sb.data, sb.size, out, sizeof out);
+	msgpack_sbuffer_destroy(&sb);
+	ck_assert_str_eq(out, c->want);
+}
+END_TEST
+
+START_TEST(test_packcheck_describe_cut)
+{
+	msgpack_sbuffer sb;
+	char out[128];
+	size_t len;
+
+	mp_build(&sb, "{type:request,id:300,op:fs.stat,args:{}}");
+	for (len = 0; len < sb.size; len++) {
+		packcheck_describe(sb.data, len, out, sizeof out);
+		ck_assert_msg(out[0] != '\0', "nothing at %zu", len);
+	}
+	msgpack_sbuffer_destroy(&sb);
+}
+END_TEST
+
+#ifdef BERTH_CHECKED
+/* In checked builds a whole message goes on, and a miscounted one stops
+ * the program. */
+static void
+sent_counted(uint32_t inner)
+{
+	msgpack_sbuffer sb;
+
+	pack_counted(&sb, 2, inner);
+	packcheck_sent(sb.data, sb.size, "state");
+	msgpack_sbuffer_destroy(&sb);
+}
+
+START_TEST(test_packcheck_sent_passes)
+{
+	sent_counted(2);
+}
+END_TEST
+
+START_TEST(test_packcheck_sent_aborts)
+{
+	sent_counted(3);
+}
+END_TEST
+#endif
+
 static Suite *
 proto_suite(void)
 {
@@ -1025,6 +1197,24 @@ proto_suite(void)
 	tcase_add_loop_test(tc, test_mpcheck_bytes, 0,
 	    sizeof mpcheck_cases / sizeof mpcheck_cases[0]);
 	tcase_add_test(tc, test_mpcheck_ceiling);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("catalog");
+	tcase_add_loop_test(tc, test_catalog_ids, 0, CATALOG_NOPS);
+	tcase_add_test(tc, test_catalog_unknown);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("packcheck");
+	tcase_add_loop_test(tc, test_packcheck_counts, 0,
+	    sizeof packcheck_cases / sizeof packcheck_cases[0]);
+	tcase_add_test(tc, test_packcheck_big_and_deep);
+	tcase_add_loop_test(tc, test_packcheck_describe, 0,
+	    sizeof describe_cases / sizeof describe_cases[0]);
+	tcase_add_test(tc, test_packcheck_describe_cut);
+#ifdef BERTH_CHECKED
+	tcase_add_test(tc, test_packcheck_sent_passes);
+	tcase_add_test_raise_signal(tc, test_packcheck_sent_aborts, SIGABRT);
+#endif
 	suite_add_tcase(s, tc);
 	return s;
 }
