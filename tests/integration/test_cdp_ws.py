@@ -31,7 +31,6 @@ from harness import (  # noqa: E402
     PlainWs,
     Sandbox,
     Timeout,
-    _track_closer,
     case,
     expect,
     expect_eq,
@@ -42,6 +41,7 @@ from harness import (  # noqa: E402
     note,
     raw_ws_socket,
     run,
+    track_closer,
     wait_for,
     ws_upgrade,
 )
@@ -71,7 +71,7 @@ class Chromium:
             ],
             stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, start_new_session=True,
         )
-        _track_closer(self.close)
+        track_closer(self.close)
 
         def version():
             expect(self.proc.poll() is None, "chromium exited")
@@ -271,7 +271,7 @@ class FakeDevTools:
         self.stopped = False
         threading.Thread(target=self._main, daemon=True).start()
         expect(self.ready.wait(10), "the fake DevTools server did not start")
-        _track_closer(self.close)
+        track_closer(self.close)
 
     def _main(self):
         asyncio.set_event_loop(self.loop)
