@@ -26,6 +26,7 @@ import msgpack
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (  # noqa: E402
     DESKTOP,
+    SANITIZER_MARKS,
     Sandbox,
     TestFailure,
     X11_DIR,
@@ -50,7 +51,6 @@ from harness import (  # noqa: E402
 )
 
 PANEL_LAYOUT = "/etc/xdg/xfce4/panel/default.xml"
-SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
 
 
 class Desktop:

@@ -224,7 +224,7 @@ def png_exact():
             expect_eq((img.w, img.h), (1, 1), "a 1x1 region's image")
     finally:
         if paint:
-            paint.close()
+            paint.kill()
         desk.close()
 
 
@@ -246,7 +246,7 @@ def no_shm():
             expect_in("without MIT-SHM", sb.log(), "berth-desktop's log")
     finally:
         if paint:
-            paint.close()
+            paint.kill()
         desk.close()
 
 
@@ -283,7 +283,7 @@ def jpeg_tolerance():
             expect(near(img.at(16, 8), RED, 12), "an odd region's colour: %r" % (img.at(16, 8),))
     finally:
         if paint:
-            paint.close()
+            paint.kill()
         desk.close()
 
 
@@ -314,7 +314,7 @@ def scaled():
             expect_eq((r["width"], r["height"]), (64, 40), "the screen at 0.05")
     finally:
         if paint:
-            paint.close()
+            paint.kill()
         desk.close()
 
 
@@ -349,7 +349,7 @@ def pointer_drawn():
             expect_eq(drawn.block(0, 0, 100, 100), {GREEN}, "the old place after the pointer left")
     finally:
         if paint:
-            paint.close()
+            paint.kill()
         desk.close()
 
 
@@ -410,7 +410,7 @@ def windows_listed():
                 two = [w for w in wins if w["id"] == other.id][0]
                 expect_eq((two["title"], two["class"], two["instance"]), ("second", "two", "two"), "the second")
             finally:
-                other.close()
+                other.kill()
             wait_for(lambda: other.id not in [w["id"] for w in c.call("desktop.windows")["windows"]], 5,
                      "the closed window gone from the list")
             paint.command("title renamed \u00e9")
@@ -418,7 +418,7 @@ def windows_listed():
             expect_eq(mine[0]["title"], "renamed \u00e9", "the new title")
     finally:
         if paint:
-            paint.close()
+            paint.kill()
         desk.close()
 
 
@@ -485,7 +485,7 @@ def wait_change():
             expect_eq(r["changed"], False, "a change made before the request")
     finally:
         if paint:
-            paint.close()
+            paint.kill()
         desk.close()
 
 
@@ -520,7 +520,7 @@ def too_large():
             expect_eq(host_pid(sb, "berth-desktop"), pid, "berth-desktop's pid")
     finally:
         if paint:
-            paint.close()
+            paint.kill()
         desk.close()
         shutil.rmtree(d, ignore_errors=True)
 

@@ -287,7 +287,7 @@ def colours_in_order():
             expect(kinds.index("record.started") < kinds.index("record.published"), "the events' order")
     finally:
         if paint:
-            paint.close()
+            paint.kill()
         desk.close()
 
 
@@ -324,7 +324,7 @@ def static_screen():
                 os.unlink(path)
     finally:
         if paint:
-            paint.close()
+            paint.kill()
         desk.close()
 
 
@@ -372,7 +372,7 @@ def killed():
             expect_eq(c.call("record.status")["recordings"], [], "no recordings after a restart")
     finally:
         if paint:
-            paint.close()
+            paint.kill()
         desk.close()
 
 
@@ -440,7 +440,7 @@ def bad_args():
             expect_eq(c.call("desktop.info")["width"], W, "desktop.info after it all")
     finally:
         if paint:
-            paint.close()
+            paint.kill()
         desk.close()
 
 
@@ -481,7 +481,7 @@ def max_seconds():
                 os.unlink(path)
     finally:
         if paint:
-            paint.close()
+            paint.kill()
         desk.close()
 
 

@@ -51,6 +51,7 @@ from .procs import (
     wait_for,
 )
 from .runner import (
+    SANITIZER_MARKS,
     Skip,
     TestFailure,
     Timeout,

@@ -2,13 +2,10 @@
 window of known colours."""
 
 import os
-import select
-import subprocess
-import time
 
 from .paths import CLI, DESKTOP, XPAINT
-from .procs import forget_display, free_display, need, run_program, wait_for
-from .runner import TestFailure, expect, expect_eq, note
+from .procs import Spawned, forget_display, free_display, need, run_program, wait_for
+from .runner import expect, expect_eq, note
 from .sandbox import Sandbox
 
 
@@ -125,7 +122,7 @@ def served(c, timeout=30.0):
     return wait_for(answers, timeout, "desktop.info answering", 0.1)
 
 
-class Paint:
+class Paint(Spawned):
     """xpaint on desk's display: a window at geometry (x, y, w, h) showing
     rects [((x, y, w, h) in the window, colour)] or an image; command()
     waits for the "ok" that says the server has drawn."""
@@ -139,33 +136,11 @@ class Paint:
         if image is not None:
             argv += ["-image", image]
         argv += ["%d,%d,%d,%d,%s" % (rx, ry, rw, rh, hexcolor(c)) for (rx, ry, rw, rh), c in rects]
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        self.buf = b""
+        super().__init__(argv, writable=True)
         line = self.line()
         expect(line.startswith("ready 0x"), "xpaint said %r" % line)
         self.id = int(line.split()[1], 16)
 
-    def line(self, timeout=10.0):
-        deadline = time.monotonic() + timeout
-        while b"\n" not in self.buf:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([self.proc.stdout], [], [], left)[0]:
-                raise TestFailure("xpaint said nothing within %.1f s" % timeout)
-            chunk = os.read(self.proc.stdout.fileno(), 4096)
-            if not chunk:
-                raise TestFailure("xpaint ended: %r" % self.proc.stderr.read().decode(errors="replace"))
-            self.buf += chunk
-        line, self.buf = self.buf.split(b"\n", 1)
-        return line.decode()
-
     def command(self, text):
-        self.proc.stdin.write((text + "\n").encode())
-        self.proc.stdin.flush()
+        self.write((text + "\n").encode())
         expect_eq(self.line(), "ok", "xpaint's answer to %r" % text)
-
-    def close(self):
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait()
-        for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-            f.close()

@@ -146,13 +146,17 @@ def host_processes():
 
 class Spawned:
     """A program running beside the test, its stdout read line by line
-    (stderr kept for diagnostics). Killed at the end of the case if the
-    case did not stop it."""
+    (stderr kept for diagnostics); with writable, write() feeds its stdin.
+    Killed at the end of the case if the case did not stop it."""
 
-    def __init__(self, argv, env=None):
+    def __init__(self, argv, env=None, writable=False):
         self.argv = argv
         self.proc = subprocess.Popen(
-            argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env
+            argv,
+            stdin=subprocess.PIPE if writable else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
         )
         self._lines = deque()
         self._partial = b""
@@ -200,6 +204,10 @@ class Spawned:
     def stderr(self):
         return self._err.decode(errors="replace")
 
+    def write(self, data):
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
+
     def stop(self, sig=signal.SIGTERM, timeout=10.0):
         """Sends sig and waits: returns the exit status."""
         self.proc.send_signal(sig)
@@ -216,13 +224,14 @@ class Spawned:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait()
-        for f in (self.proc.stdout, self.proc.stderr):
-            if not f.closed:
+        for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            if f is not None and not f.closed:
                 f.close()
 
 
-def run_program(argv, timeout=15.0, input=None, env=None):
-    """Runs a program to completion: (status, stdout str, stderr str)."""
+def run_program(argv, timeout=15.0, input=None, env=None, text=True):
+    """Runs a program to completion: (status, stdout, stderr str); stdout
+    is str, or bytes without text."""
     try:
         p = subprocess.run(
             argv,
@@ -234,7 +243,8 @@ def run_program(argv, timeout=15.0, input=None, env=None):
         )
     except subprocess.TimeoutExpired as e:
         raise Timeout("%s did not finish within %.1f s (stderr: %r)" % (" ".join(argv), timeout, e.stderr))
-    return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+    out = p.stdout.decode(errors="replace") if text else p.stdout
+    return p.returncode, out, p.stderr.decode(errors="replace")
 
 
 def need(*programs):

@@ -118,7 +118,7 @@ def _alarm_cb(signum, frame):
 
 
 # What ASan, UBSan and LSan print; berthd and its children share a log.
-_SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
+SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
                     "runtime error:")
 
 
@@ -127,7 +127,7 @@ def _sanitizer_report(sandboxes):
     daemons misbehaved under ASan/UBSan fails even if its checks passed."""
     for sb in sandboxes:
         for line in sb.log().splitlines():
-            if any(mark in line for mark in _SANITIZER_MARKS):
+            if any(mark in line for mark in SANITIZER_MARKS):
                 return line.strip()
     return None
 

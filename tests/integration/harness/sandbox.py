@@ -203,14 +203,7 @@ class Sandbox:
         """The gateway's pid on the host: berthd's child running
         berth-gateway (other than other_than, to wait for a restart)."""
 
-        def find():
-            for pid in proc_children(self.berthd_pid()):
-                argv = proc_argv(pid)
-                if argv and os.path.basename(argv[0]) == "berth-gateway" and pid != other_than and pid_alive(pid):
-                    return pid
-            return None
-
-        return wait_for(find, timeout, "the gateway's host pid")
+        return host_pid(self, "berth-gateway", other_than, timeout)
 
     def stop(self, sig=signal.SIGTERM, timeout=10.0):
         """Sends sig to berthd and waits for it to exit: returns its exit
