@@ -18,7 +18,9 @@ from harness import (  # noqa: E402
     CLI,
     Sandbox,
     Timeout,
+    berth,
     case,
+    conn_args,
     expect,
     expect_eq,
     note,
@@ -30,27 +32,9 @@ from harness import (  # noqa: E402
 TRANSPORTS = ("unix", "ws")
 
 
-def conn_args(sb, transport):
-    if transport == "unix":
-        return ["--socket", sb.socket]
-    return ["--url", sb.url, "--token-file", sb.token_file]
-
-
-def berth(sb, transport, *args, input=None, timeout=60):
-    """Runs berth exec ARGS: (status, stdout bytes, stderr bytes)."""
-    argv = [CLI] + conn_args(sb, transport) + ["exec"] + list(args)
-    try:
-        p = subprocess.run(
-            argv,
-            input=input,
-            stdin=None if input is not None else subprocess.DEVNULL,
-            capture_output=True,
-            timeout=timeout,
-        )
-    except subprocess.TimeoutExpired as e:
-        raise Timeout("%s did not finish within %d s (stderr: %r)" % (" ".join(argv), timeout, e.stderr))
-    note("%s -> %d, %d bytes out, stderr %r" % (" ".join(argv), p.returncode, len(p.stdout), p.stderr[-500:]))
-    return p.returncode, p.stdout, p.stderr
+def berth_exec(sb, transport, *args, **kw):
+    """berth exec ARGS: berth()'s (status, stdout bytes, stderr str)."""
+    return berth(sb, transport, "exec", *args, **kw)
 
 
 def sha(data):
@@ -95,10 +79,10 @@ def exec_streams_apart():
     )
     with Sandbox() as sb:
         for transport in TRANSPORTS:
-            rc, out, err = berth(sb, transport, "--", "sh", "-c", prog)
+            rc, out, err = berth_exec(sb, transport, "--", "sh", "-c", prog)
             expect_eq(rc, 0, "%s: exit status" % transport)
             expect_eq(out, b"out\0one\xff\nout-two", "%s: stdout" % transport)
-            expect_eq(err, b"err\0one\x01\nerr-two", "%s: stderr" % transport)
+            expect_eq(err, "err\0one\x01\nerr-two", "%s: stderr" % transport)
 
 
 @case("exec: 20 MiB of random output arrives whole and in order (by hash), on both transports", timeout=240)
@@ -108,12 +92,12 @@ def exec_large_output():
     with Sandbox() as sb:
         for transport in TRANSPORTS:
             path = os.path.join(d, "out-" + transport)
-            rc, out, err = berth(
+            rc, out, err = berth_exec(
                 sb, transport, "--", "sh", "-c",
                 "head -c %d /dev/urandom | tee %s; echo done >&2" % (size, path), timeout=180,
             )
             expect_eq(rc, 0, "%s: exit status" % transport)
-            expect_eq(err, b"done\n", "%s: stderr" % transport)
+            expect_eq(err, "done\n", "%s: stderr" % transport)
             expect_eq(len(out), size, "%s: bytes of stdout" % transport)
             expect_eq(sha(out), sha_file(path), "%s: the hash of stdout against the file tee wrote" % transport)
 
@@ -122,14 +106,14 @@ def exec_large_output():
 def exec_exit_status():
     with Sandbox() as sb:
         for code in (0, 3, 255):
-            rc, _, err = berth(sb, "unix", "--", "sh", "-c", "exit %d" % code)
+            rc, _, err = berth_exec(sb, "unix", "--", "sh", "-c", "exit %d" % code)
             expect_eq(rc, code, "exit %d" % code)
-            expect_eq(err, b"", "stderr after exit %d" % code)
-        rc, _, _ = berth(sb, "ws", "--", "sh", "-c", "exit 3")
+            expect_eq(err, "", "stderr after exit %d" % code)
+        rc, _, _ = berth_exec(sb, "ws", "--", "sh", "-c", "exit 3")
         expect_eq(rc, 3, "exit 3 over the WebSocket")
-        rc, _, _ = berth(sb, "unix", "--", "sh", "-c", "kill -TERM $$")
+        rc, _, _ = berth_exec(sb, "unix", "--", "sh", "-c", "kill -TERM $$")
         expect_eq(rc, 128 + signal.SIGTERM, "killed by SIGTERM")
-        rc, _, _ = berth(sb, "ws", "--", "sh", "-c", "kill -KILL $$")
+        rc, _, _ = berth_exec(sb, "ws", "--", "sh", "-c", "kill -KILL $$")
         expect_eq(rc, 128 + signal.SIGKILL, "killed by SIGKILL")
 
 
@@ -137,13 +121,13 @@ def exec_exit_status():
 def exec_cwd_env_user():
     d = scratch()
     with Sandbox() as sb:
-        rc, out, _ = berth(
+        rc, out, _ = berth_exec(
             sb, "unix", "--cwd", d, "--env", "ONE=1", "--env", "TWO=a b=c", "--env", "ONE=uno",
             "--", "sh", "-c", 'pwd; printf "%s|%s\\n" "$ONE" "$TWO"',
         )
         expect_eq(rc, 0, "exit status")
         expect_eq(out.decode(), "%s\nuno|a b=c\n" % d, "the directory and the variables")
-        rc, out, _ = berth(sb, "ws", "--user", "nobody", "--", "id", "-un")
+        rc, out, _ = berth_exec(sb, "ws", "--user", "nobody", "--", "id", "-un")
         expect_eq(rc, 0, "--user: exit status")
         expect_eq(out, b"nobody\n", "--user: who runs it")
 
@@ -152,14 +136,14 @@ def exec_cwd_env_user():
 def exec_timeout():
     with Sandbox() as sb:
         started = time.monotonic()
-        rc, out, err = berth(sb, "unix", "--timeout", "1", "--", "sh", "-c", "echo begun; sleep 60")
+        rc, out, err = berth_exec(sb, "unix", "--timeout", "1", "--", "sh", "-c", "echo begun; sleep 60")
         expect_eq(rc, 124, "exit status")
         expect_eq(out, b"begun\n", "the output before the kill")
-        expect_eq(err, b"berth: timed out after 1 s\n", "stderr")
+        expect_eq(err, "berth: timed out after 1 s\n", "stderr")
         expect(time.monotonic() - started < 30, "berth took %.1f s" % (time.monotonic() - started))
         # Before the command, --timeout is the global one (answers): it
         # does not limit the command.
-        rc, out, err = berth(sb, "unix", "--", "sh", "-c", "sleep 1.5; echo slept")
+        rc, out, err = berth_exec(sb, "unix", "--", "sh", "-c", "sleep 1.5; echo slept")
         expect_eq((rc, out), (0, b"slept\n"), "a command with no limit")
         argv = [CLI, "--socket", sb.socket, "--timeout", "1", "exec", "--", "sh", "-c", "sleep 1.5; echo slept"]
         p = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
@@ -192,16 +176,16 @@ def exec_stdin_pipe():
     data = os.urandom(5 << 20)
     with Sandbox() as sb:
         for transport in TRANSPORTS:
-            rc, out, err = berth(sb, transport, "--stdin", "--", "sha256sum", input=data, timeout=120)
+            rc, out, err = berth_exec(sb, transport, "--stdin", "--", "sha256sum", input=data, timeout=120)
             expect_eq(rc, 0, "%s: exit status" % transport)
             expect_eq(out.split()[0].decode(), sha(data), "%s: the hash sha256sum read" % transport)
         # A command that reads slowly: berthd refuses input past its
         # backlog for a while, and the bytes go again, in order.
-        rc, out, _ = berth(sb, "unix", "--stdin", "--", "sh", "-c", "sleep 1; sha256sum", input=data, timeout=120)
+        rc, out, _ = berth_exec(sb, "unix", "--stdin", "--", "sh", "-c", "sleep 1; sha256sum", input=data, timeout=120)
         expect_eq(rc, 0, "slow reader: exit status")
         expect_eq(out.split()[0].decode(), sha(data), "slow reader: the hash")
         # A command that stops reading early: berth does not hang.
-        rc, out, _ = berth(sb, "unix", "--stdin", "--", "head", "-c", "10", input=data, timeout=60)
+        rc, out, _ = berth_exec(sb, "unix", "--stdin", "--", "head", "-c", "10", input=data, timeout=60)
         expect_eq((rc, out), (0, data[:10]), "head -c 10: status and output")
 
 
@@ -361,18 +345,18 @@ def exec_stdin_gateway_killed():
 @case("exec: berth's own failures exit 125 and say why")
 def exec_failures():
     with Sandbox() as sb:
-        rc, _, err = berth(sb, "unix")
+        rc, _, err = berth_exec(sb, "unix")
         expect_eq(rc, 125, "no command")
-        expect(b"wants a command" in err, "no command: %r" % err)
-        rc, _, err = berth(sb, "unix", "--env", "NOEQUALS", "--", "true")
+        expect("wants a command" in err, "no command: %r" % err)
+        rc, _, err = berth_exec(sb, "unix", "--env", "NOEQUALS", "--", "true")
         expect_eq(rc, 125, "a bad --env")
-        expect(b"NOEQUALS" in err, "a bad --env: %r" % err)
-        rc, _, err = berth(sb, "unix", "--no-such-option", "--", "true")
+        expect("NOEQUALS" in err, "a bad --env: %r" % err)
+        rc, _, err = berth_exec(sb, "unix", "--no-such-option", "--", "true")
         expect_eq(rc, 125, "an unknown option")
-        rc, _, err = berth(sb, "unix", "--", "/no/such/program")
+        rc, _, err = berth_exec(sb, "unix", "--", "/no/such/program")
         expect_eq(rc, 125, "a program that does not exist")
-        expect(b"/no/such/program" in err, "the message names the program: %r" % err)
-        rc, _, err = berth(sb, "unix", "--user", "no-such-user-here", "--", "true")
+        expect("/no/such/program" in err, "the message names the program: %r" % err)
+        rc, _, err = berth_exec(sb, "unix", "--user", "no-such-user-here", "--", "true")
         expect_eq(rc, 125, "an unknown user")
         p = subprocess.run([CLI, "--socket", os.path.join(sb.dir, "absent.sock"), "exec", "--", "true"],
                            stdin=subprocess.DEVNULL, capture_output=True, timeout=30)

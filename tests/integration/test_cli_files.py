@@ -20,34 +20,18 @@ from harness import (  # noqa: E402
     CLI,
     Sandbox,
     Timeout,
+    berth,
     case,
+    conn_args,
     expect,
     expect_eq,
     note,
     run,
     scratch,
-    wait_for,
 )
 
 TRANSPORTS = ("unix", "ws")
 BIG = 50 << 20
-
-
-def conn_args(sb, transport):
-    if transport == "unix":
-        return ["--socket", sb.socket]
-    return ["--url", sb.url, "--token-file", sb.token_file]
-
-
-def berth(sb, transport, *args, timeout=60):
-    """Runs berth ARGS: (status, stdout bytes, stderr text)."""
-    argv = [CLI] + conn_args(sb, transport) + list(args)
-    try:
-        p = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
-    except subprocess.TimeoutExpired as e:
-        raise Timeout("%s did not finish within %d s (stderr: %r)" % (" ".join(argv), timeout, e.stderr))
-    note("%s -> %d\nstdout: %r\nstderr: %r" % (" ".join(argv), p.returncode, p.stdout[:300], p.stderr))
-    return p.returncode, p.stdout, p.stderr.decode(errors="replace")
 
 
 def sha_file(path):
