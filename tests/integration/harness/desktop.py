@@ -46,8 +46,16 @@ def desktop_service(display, debug=True, after="xvfb", backoff_ms=None):
 class Desk:
     """A free display number and the config that runs Xvfb and
     berth-desktop under berthd (no window manager); with xfce_check, the
-    xfce check that berth-desktop reports to. The test's sandbox runs
-    config(); close() forgets the display."""
+    xfce check that berth-desktop reports to. The fixture of the desktop
+    tests:
+
+        desk = Desk()
+        with desk as sb:
+            ...
+
+    Entering starts berthd (with its gateway) running config() and waits
+    for ready(); leaving stops it and forgets the display, whatever
+    happened, also when entering failed halfway."""
 
     def __init__(self, width=1280, height=800, xvfb_backoff_ms=None, own_ipc=False, desktop_backoff_ms=None,
                  debug=True, xfce_check=True):
@@ -56,6 +64,7 @@ class Desk:
         self.width, self.height = width, height
         self.xvfb_backoff_ms, self.own_ipc = xvfb_backoff_ms, own_ipc
         self.desktop_backoff_ms, self.debug, self.xfce_check = desktop_backoff_ms, debug, xfce_check
+        self.sb = None
 
     def config(self):
         d = self.display
@@ -64,40 +73,19 @@ class Desk:
             text += "[check xfce]\nready = report\n\n"
         return text + desktop_service(d, self.debug, backoff_ms=self.desktop_backoff_ms)
 
+    def ready(self):
+        """What entering waits for once berthd answers: here nothing more."""
+
     def xdotool(self, *args):
         """Runs xdotool on the display; its stdout."""
         status, out, err = run_program(["xdotool"] + list(args), env=self.env)
         expect_eq(status, 0, "xdotool %s (stderr %r)" % (" ".join(args), err))
         return out
 
-    def close(self):
-        forget_display(self.display)
-
-
-class DesktopSandbox(Desk):
-    """berthd (with its gateway) running Xvfb on a free display and
-    berth-desktop as a service; entered once berth desktop info answers,
-    as the sandbox."""
-
-    def __init__(self, width, height, programs=("Xvfb", "xdpyinfo")):
-        need(*programs)
-        super().__init__(width, height, debug=False, xfce_check=False)
-        self.sb = None
-
     def __enter__(self):
         try:
             self.sb = Sandbox(extra=self.config())
-            last = []
-
-            def serving():
-                rc, _, err = run_program([CLI, "--socket", self.sb.socket, "desktop", "info"])
-                last[:] = [err.strip()]
-                return rc == 0
-
-            try:
-                wait_for(serving, 30, "berth desktop info answers", 0.2)
-            finally:
-                note("berth desktop info, last: %s" % last)
+            self.ready()
         except BaseException:
             self.__exit__()
             raise
@@ -106,7 +94,29 @@ class DesktopSandbox(Desk):
     def __exit__(self, *exc):
         if self.sb is not None:
             self.sb.close()
-        self.close()
+        forget_display(self.display)
+
+
+class DesktopSandbox(Desk):
+    """A Desk without the xfce check or --debug, ready once berth desktop
+    info answers."""
+
+    def __init__(self, width, height, programs=("Xvfb", "xdpyinfo")):
+        need(*programs)
+        super().__init__(width, height, debug=False, xfce_check=False)
+
+    def ready(self):
+        last = []
+
+        def serving():
+            rc, _, err = run_program([CLI, "--socket", self.sb.socket, "desktop", "info"])
+            last[:] = [err.strip()]
+            return rc == 0
+
+        try:
+            wait_for(serving, 30, "berth desktop info answers", 0.2)
+        finally:
+            note("berth desktop info, last: %s" % last)
 
 
 def served(c, timeout=30.0):
