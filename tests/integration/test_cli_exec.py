@@ -16,6 +16,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (  # noqa: E402
     CLI,
+    TRANSPORTS,
     Sandbox,
     Timeout,
     berth,
@@ -28,8 +29,6 @@ from harness import (  # noqa: E402
     scratch,
     wait_for,
 )
-
-TRANSPORTS = ("unix", "ws")
 
 
 def berth_exec(sb, transport, *args, **kw):
@@ -71,35 +70,33 @@ def read_all(p, on_out=None, timeout=60):
     return bytes(out), bytes(err)
 
 
-@case("exec: stdout and stderr come apart, byte for byte, binary included, on both transports")
-def exec_streams_apart():
+@case("exec: stdout and stderr come apart, byte for byte, binary included, on both transports", transports=TRANSPORTS)
+def exec_streams_apart(transport):
     prog = (
         "printf 'out\\000one\\377\\n'; printf 'err\\000one\\001\\n' >&2; "
         "printf 'out-two'; printf 'err-two' >&2"
     )
     with Sandbox() as sb:
-        for transport in TRANSPORTS:
-            rc, out, err = berth_exec(sb, transport, "--", "sh", "-c", prog)
-            expect_eq(rc, 0, "%s: exit status" % transport)
-            expect_eq(out, b"out\0one\xff\nout-two", "%s: stdout" % transport)
-            expect_eq(err, "err\0one\x01\nerr-two", "%s: stderr" % transport)
+        rc, out, err = berth_exec(sb, transport, "--", "sh", "-c", prog)
+        expect_eq(rc, 0, "exit status")
+        expect_eq(out, b"out\0one\xff\nout-two", "stdout")
+        expect_eq(err, "err\0one\x01\nerr-two", "stderr")
 
 
-@case("exec: 20 MiB of random output arrives whole and in order (by hash), on both transports", timeout=240)
-def exec_large_output():
-    d = scratch()
+@case("exec: 20 MiB of random output arrives whole and in order (by hash), on both transports", timeout=240,
+      transports=TRANSPORTS)
+def exec_large_output(transport):
+    path = os.path.join(scratch(), "out")
     size = 20 << 20
     with Sandbox() as sb:
-        for transport in TRANSPORTS:
-            path = os.path.join(d, "out-" + transport)
-            rc, out, err = berth_exec(
-                sb, transport, "--", "sh", "-c",
-                "head -c %d /dev/urandom | tee %s; echo done >&2" % (size, path), timeout=180,
-            )
-            expect_eq(rc, 0, "%s: exit status" % transport)
-            expect_eq(err, "done\n", "%s: stderr" % transport)
-            expect_eq(len(out), size, "%s: bytes of stdout" % transport)
-            expect_eq(sha(out), sha_file(path), "%s: the hash of stdout against the file tee wrote" % transport)
+        rc, out, err = berth_exec(
+            sb, transport, "--", "sh", "-c",
+            "head -c %d /dev/urandom | tee %s; echo done >&2" % (size, path), timeout=180,
+        )
+        expect_eq(rc, 0, "exit status")
+        expect_eq(err, "done\n", "stderr")
+        expect_eq(len(out), size, "bytes of stdout")
+        expect_eq(sha(out), sha_file(path), "the hash of stdout against the file tee wrote")
 
 
 @case("exec: the exit status passes through: 0, 3, 255, and 128 + N for signal N")
@@ -150,69 +147,68 @@ def exec_timeout():
         expect_eq((p.returncode, p.stdout), (0, b"slept\n"), "the global --timeout before exec")
 
 
-@case("exec: stdin is closed unless --stdin: cat ends at once though our stdin stays open")
-def exec_stdin_closed():
+@case("exec: stdin is closed unless --stdin: cat ends at once though our stdin stays open", transports=TRANSPORTS)
+def exec_stdin_closed(transport):
     with Sandbox() as sb:
-        for transport in TRANSPORTS:
-            argv = [CLI] + conn_args(sb, transport) + ["exec", "--", "cat"]
-            p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-            try:
-                p.stdin.write(b"never read\n")
-                p.stdin.flush()
-                out, err = read_all(p, timeout=15)
-                rc = p.wait(10)
-            finally:
-                if p.poll() is None:
-                    p.kill()
-                    p.wait()
-                p.stdin.close()
-            note("%s: stderr %r" % (transport, err))
-            expect_eq(rc, 0, "%s: cat's exit status" % transport)
-            expect_eq(out, b"", "%s: cat's output" % transport)
+        argv = [CLI] + conn_args(sb, transport) + ["exec", "--", "cat"]
+        p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            p.stdin.write(b"never read\n")
+            p.stdin.flush()
+            out, err = read_all(p, timeout=15)
+            rc = p.wait(10)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+            p.stdin.close()
+        note("stderr %r" % err)
+        expect_eq(rc, 0, "cat's exit status")
+        expect_eq(out, b"", "cat's output")
 
 
-@case("exec --stdin: 5 MiB piped in arrive whole (by hash), and EOF ends the command", timeout=180)
-def exec_stdin_pipe():
+@case("exec --stdin: 5 MiB piped in arrive whole (by hash), and EOF ends the command", timeout=180,
+      transports=TRANSPORTS)
+def exec_stdin_pipe(transport):
     data = os.urandom(5 << 20)
     with Sandbox() as sb:
-        for transport in TRANSPORTS:
-            rc, out, err = berth_exec(sb, transport, "--stdin", "--", "sha256sum", input=data, timeout=120)
-            expect_eq(rc, 0, "%s: exit status" % transport)
-            expect_eq(out.split()[0].decode(), sha(data), "%s: the hash sha256sum read" % transport)
+        rc, out, err = berth_exec(sb, transport, "--stdin", "--", "sha256sum", input=data, timeout=120)
+        expect_eq(rc, 0, "exit status")
+        expect_eq(out.split()[0].decode(), sha(data), "the hash sha256sum read")
         # A command that reads slowly: berthd refuses input past its
         # backlog for a while, and the bytes go again, in order.
-        rc, out, _ = berth_exec(sb, "unix", "--stdin", "--", "sh", "-c", "sleep 1; sha256sum", input=data, timeout=120)
+        rc, out, _ = berth_exec(sb, transport, "--stdin", "--", "sh", "-c", "sleep 1; sha256sum", input=data,
+                                timeout=120)
         expect_eq(rc, 0, "slow reader: exit status")
         expect_eq(out.split()[0].decode(), sha(data), "slow reader: the hash")
         # A command that stops reading early: berth does not hang.
-        rc, out, _ = berth_exec(sb, "unix", "--stdin", "--", "head", "-c", "10", input=data, timeout=60)
+        rc, out, _ = berth_exec(sb, transport, "--stdin", "--", "head", "-c", "10", input=data, timeout=60)
         expect_eq((rc, out), (0, data[:10]), "head -c 10: status and output")
 
 
-@case("exec: SIGINT to berth goes to the command's process group; berth waits for its end")
-def exec_sigint():
+@case("exec: SIGINT to berth goes to the command's process group; berth waits for its end", transports=TRANSPORTS)
+def exec_sigint(transport):
     prog = 'trap "echo got-INT; exit 7" INT; echo ready; while :; do sleep 0.1; done'
     with Sandbox() as sb:
-        for transport in TRANSPORTS:
-            argv = [CLI] + conn_args(sb, transport) + ["exec", "--", "sh", "-c", prog]
-            p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-            try:
-                seen = []
+        argv = [CLI] + conn_args(sb, transport) + ["exec", "--", "sh", "-c", prog]
+        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            seen = []
 
-                def on_out(total):
-                    if not seen and total >= len(b"ready\n"):
-                        seen.append(True)
-                        p.send_signal(signal.SIGINT)
+            def on_out(total):
+                if not seen and total >= len(b"ready\n"):
+                    seen.append(True)
+                    p.send_signal(signal.SIGINT)
 
-                out, err = read_all(p, on_out, timeout=20)
-                rc = p.wait(10)
-            finally:
-                if p.poll() is None:
-                    p.kill()
-                    p.wait()
-            note("%s: stderr %r" % (transport, err))
-            expect_eq(out, b"ready\ngot-INT\n", "%s: the output" % transport)
-            expect_eq(rc, 7, "%s: the exit status the trap chose" % transport)
+            out, err = read_all(p, on_out, timeout=20)
+            rc = p.wait(10)
+        finally:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+        note("stderr %r" % err)
+        expect_eq(out, b"ready\ngot-INT\n", "the output")
+        expect_eq(rc, 7, "the exit status the trap chose")
 
 
 @case("exec: a closed stdout gives the command SIGPIPE and berth 141, as in a local pipeline")

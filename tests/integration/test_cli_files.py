@@ -18,6 +18,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (  # noqa: E402
     CLI,
+    TRANSPORTS,
     Sandbox,
     Timeout,
     berth,
@@ -30,7 +31,6 @@ from harness import (  # noqa: E402
     scratch,
 )
 
-TRANSPORTS = ("unix", "ws")
 BIG = 50 << 20
 
 
@@ -53,21 +53,20 @@ def random_file(path, size, mode=0o644):
     return sha_file(path)
 
 
-@case("cp: 50 MiB into the sandbox and back, by hash, on both transports", timeout=240)
-def cp_both_ways():
+@case("cp: 50 MiB into the sandbox and back, by hash, on both transports", timeout=240, transports=TRANSPORTS)
+def cp_both_ways(transport):
     d = scratch()
     src = os.path.join(d, "src.bin")
     digest = random_file(src, BIG)
     with Sandbox() as sb:
-        for transport in TRANSPORTS:
-            remote = os.path.join(d, "in-sandbox-%s.bin" % transport)
-            rc, out, err = berth(sb, transport, "cp", src, ":" + remote, timeout=180)
-            expect_eq((rc, out, err), (0, b"", ""), "%s: upload status, stdout, stderr" % transport)
-            expect_eq(sha_file(remote), digest, "%s: the hash of the uploaded file" % transport)
-            back = os.path.join(d, "back-%s.bin" % transport)
-            rc, out, err = berth(sb, transport, "cp", ":" + remote, back, timeout=180)
-            expect_eq((rc, out, err), (0, b"", ""), "%s: download status, stdout, stderr" % transport)
-            expect_eq(sha_file(back), digest, "%s: the hash of the downloaded file" % transport)
+        remote = os.path.join(d, "in-sandbox.bin")
+        rc, out, err = berth(sb, transport, "cp", src, ":" + remote, timeout=180)
+        expect_eq((rc, out, err), (0, b"", ""), "upload status, stdout, stderr")
+        expect_eq(sha_file(remote), digest, "the hash of the uploaded file")
+        back = os.path.join(d, "back.bin")
+        rc, out, err = berth(sb, transport, "cp", ":" + remote, back, timeout=180)
+        expect_eq((rc, out, err), (0, b"", ""), "download status, stdout, stderr")
+        expect_eq(sha_file(back), digest, "the hash of the downloaded file")
         leftovers = [n for n in os.listdir(d) if n.startswith(".")]
         expect_eq(leftovers, [], "temporary files left behind")
 

@@ -15,7 +15,7 @@ A test puts its own directory on sys.path and imports what it uses from
 here: `from harness import Sandbox, case, expect, run`.
 """
 
-from .cli import berth, conn_args, text_ok
+from .cli import TRANSPORTS, berth, conn_args, text_ok
 from .clients import (
     MAX_MSG,
     VERSION,

@@ -4,9 +4,12 @@ from .paths import CLI
 from .procs import run_program
 from .runner import expect_eq, note
 
+# Both ways to reach berthd: its Unix socket and the gateway's WebSocket.
+TRANSPORTS = ("unix", "ws")
+
 
 def conn_args(sb, transport):
-    """The berth CLI's options to reach sb over transport ("unix", "ws")."""
+    """The berth CLI's options to reach sb over transport (of TRANSPORTS)."""
     if transport == "unix":
         return ["--socket", sb.socket]
     return ["--url", sb.url, "--token-file", sb.token_file]

@@ -36,13 +36,31 @@ _current = None
 
 class _Case:
     """What one running case has made: notes for its diagnostics and
-    sandboxes and clients to clean up if the case did not."""
+    sandboxes and clients to clean up if the case did not; and the
+    transport it is on, in a case run once per transport."""
 
     def __init__(self, name):
         self.name = name
         self.notes = []
         self.sandboxes = []
         self.closers = []
+        self.transport = None
+
+    def body(self, fn, transports):
+        """fn(), or fn(transport) for each of transports in turn."""
+        if transports is None:
+            fn()
+            return
+        for transport in transports:
+            self.transport = transport
+            note("on transport %s:" % transport)
+            fn(transport)
+        self.transport = None
+
+    def where(self):
+        """Where a failure came: "", or " on transport T" in a case run
+        once per transport."""
+        return "" if self.transport is None else " on transport %s" % self.transport
 
     def cleanup(self):
         for close in reversed(self.closers):
@@ -57,11 +75,14 @@ class _Case:
                 self.notes.append("cleanup of a sandbox failed: %r" % (e,))
 
 
-def case(name, timeout=90):
-    """Registers a test case; cases run in the order they are defined."""
+def case(name, timeout=90, transports=None):
+    """Registers a test case; cases run in the order they are defined.
+    With transports, fn takes a transport and runs once for each, in
+    turn, as the one case within its one time limit: the case passes if
+    it passes on every transport, and a failure says on which it came."""
 
     def register(fn):
-        _cases.append((name, fn, timeout))
+        _cases.append((name, fn, timeout, transports))
         return fn
 
     return register
@@ -138,7 +159,7 @@ def run():
     only = os.environ.get("BERTH_TEST_ONLY")
     signal.signal(signal.SIGALRM, _alarm_cb)
     n = failed = 0
-    for name, fn, limit in _cases:
+    for name, fn, limit, transports in _cases:
         if only and only not in name:
             continue
         n += 1
@@ -147,13 +168,14 @@ def run():
         status, detail, tb = "ok", None, ""
         signal.alarm(limit)
         try:
-            fn()
+            _current.body(fn, transports)
         except Skip as e:
             status, detail = "skip", str(e)
         except CaseTimeout:
-            status, detail, tb = "not ok", "timed out after %d s" % limit, traceback.format_exc()
+            status, detail, tb = "not ok", "timed out after %d s" % limit + _current.where(), traceback.format_exc()
         except Exception:
             status, tb = "not ok", traceback.format_exc()
+            detail = "failed" + _current.where() if _current.transport else None
         finally:
             signal.alarm(0)
             try:
