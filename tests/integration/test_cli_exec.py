@@ -26,6 +26,7 @@ from harness import (  # noqa: E402
     expect_eq,
     note,
     run,
+    running,
     scratch,
     wait_for,
 )
@@ -151,17 +152,11 @@ def exec_timeout():
 def exec_stdin_closed(transport):
     with Sandbox() as sb:
         argv = [CLI] + conn_args(sb, transport) + ["exec", "--", "cat"]
-        p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        try:
+        with running(argv, stdin=subprocess.PIPE) as p:
             p.stdin.write(b"never read\n")
             p.stdin.flush()
             out, err = read_all(p, timeout=15)
             rc = p.wait(10)
-        finally:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-            p.stdin.close()
         note("stderr %r" % err)
         expect_eq(rc, 0, "cat's exit status")
         expect_eq(out, b"", "cat's output")
@@ -191,8 +186,7 @@ def exec_sigint(transport):
     prog = 'trap "echo got-INT; exit 7" INT; echo ready; while :; do sleep 0.1; done'
     with Sandbox() as sb:
         argv = [CLI] + conn_args(sb, transport) + ["exec", "--", "sh", "-c", prog]
-        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        try:
+        with running(argv) as p:
             seen = []
 
             def on_out(total):
@@ -202,10 +196,6 @@ def exec_sigint(transport):
 
             out, err = read_all(p, on_out, timeout=20)
             rc = p.wait(10)
-        finally:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
         note("stderr %r" % err)
         expect_eq(out, b"ready\ngot-INT\n", "the output")
         expect_eq(rc, 7, "the exit status the trap chose")
@@ -215,16 +205,11 @@ def exec_sigint(transport):
 def exec_broken_pipe():
     with Sandbox() as sb:
         argv = [CLI] + conn_args(sb, "unix") + ["exec", "--tag", "piped", "--", "yes"]
-        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        try:
+        with running(argv) as p:
             expect_eq(p.stdout.read(4), b"y\ny\n", "the first output")
             p.stdout.close()
             rc = p.wait(20)
             err = p.stderr.read()
-        finally:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
         note("stderr %r" % err)
         expect_eq(rc, 128 + signal.SIGPIPE, "berth's exit status")
         expect_eq(err, b"", "berth's stderr")
@@ -249,9 +234,8 @@ def exec_gateway_killed():
     )
     with Sandbox() as sb:
         argv = [CLI] + conn_args(sb, "ws") + ["exec", "--", "sh", "-c", prog]
-        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         killed = []
-        try:
+        with running(argv) as p:
 
             def on_out(total):
                 if not killed and total >= 1 << 20:
@@ -262,10 +246,6 @@ def exec_gateway_killed():
 
             out, err = read_all(p, on_out, timeout=120)
             rc = p.wait(10)
-        finally:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
         lines = err.decode(errors="replace").splitlines()
         own = [line for line in lines if line.startswith("berth: ")]
         note("berth's own lines: %r" % own)
@@ -292,8 +272,7 @@ def exec_slow_reader():
     # reading the WebSocket, and the gateway (client_queue 1 MiB) may drop it.
     with Sandbox(extra="[gateway]\nclient_queue = 1M\n") as sb:
         argv = [CLI] + conn_args(sb, "ws") + ["exec", "--", "cat", path]
-        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        try:
+        with running(argv) as p:
             paused = []
 
             def on_out(total):
@@ -303,10 +282,6 @@ def exec_slow_reader():
 
             out, err = read_all(p, on_out, timeout=200)
             rc = p.wait(10)
-        finally:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
         note("paused at %r; berth said %r" % (paused, err[-300:]))
         expect_eq(rc, 0, "exit status")
         expect_eq(len(out), size, "bytes of stdout")
@@ -319,8 +294,7 @@ def exec_stdin_gateway_killed():
     blob = os.urandom(6 << 20)
     with Sandbox() as sb:
         argv = [CLI] + conn_args(sb, "ws") + ["exec", "--stdin", "--", "sha256sum"]
-        p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        try:
+        with running(argv, stdin=subprocess.PIPE) as p:
             killed = False
             for i in range(0, len(blob), 1 << 16):
                 p.stdin.write(blob[i:i + (1 << 16)])
@@ -329,10 +303,6 @@ def exec_stdin_gateway_killed():
                     os.kill(sb.gateway_pid(), signal.SIGKILL)
                     killed = True
             out, err = p.communicate(timeout=120)
-        finally:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
         note("berth said %r" % err[-300:])
         expect_eq(p.returncode, 0, "exit status")
         expect_eq(out.split()[0].decode(), sha(blob), "the hash of what the command read")

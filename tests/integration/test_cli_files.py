@@ -28,6 +28,7 @@ from harness import (  # noqa: E402
     expect_eq,
     note,
     run,
+    running,
     scratch,
 )
 
@@ -163,8 +164,7 @@ def interrupted_copy(sb, argv, partial, min_bytes):
     4 KiB with zeros before berth goes on: a copy that resumes keeps the
     zeros, one that starts again from byte 0 does not. Returns berth's
     (status, stderr)."""
-    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
+    with running(argv) as p:
         stop_at(p, partial, min_bytes)
         old = sb.gateway_pid()
         os.kill(old, signal.SIGKILL)
@@ -176,10 +176,6 @@ def interrupted_copy(sb, argv, partial, min_bytes):
         zero_head(partial)
         p.send_signal(signal.SIGCONT)
         _, err = p.communicate(timeout=120)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
     note("berth's stderr: %r" % err)
     return p.returncode, err.decode(errors="replace")
 
@@ -216,31 +212,28 @@ def progress_run(sb, argv):
     """Runs berth with stderr on a terminal: (status, what the terminal
     showed)."""
     master, slave = pty.openpty()
-    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave)
-    os.close(slave)
     shown = bytearray()
-    deadline = time.monotonic() + 60
-    try:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise Timeout("berth under a terminal did not end")
-            ready, _, _ = select.select([master], [], [], left)
-            if not ready:
-                continue
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:  # EIO: the terminal's last writer is gone
-                break
-            if not chunk:
-                break
-            shown += chunk
-        rc = p.wait(30)
-    finally:
-        os.close(master)
-        if p.poll() is None:
-            p.kill()
-            p.wait()
+    with running(argv, stdout=subprocess.DEVNULL, stderr=slave) as p:
+        os.close(slave)
+        deadline = time.monotonic() + 60
+        try:
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise Timeout("berth under a terminal did not end")
+                ready, _, _ = select.select([master], [], [], left)
+                if not ready:
+                    continue
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:  # EIO: the terminal's last writer is gone
+                    break
+                if not chunk:
+                    break
+                shown += chunk
+            rc = p.wait(30)
+        finally:
+            os.close(master)
     note("the terminal showed %r" % bytes(shown[-400:]))
     return rc, shown.decode(errors="replace")
 

@@ -37,6 +37,7 @@ from harness import (  # noqa: E402
     note,
     run,
     run_program,
+    running,
     scratch,
     text_ok,
     wait_for,
@@ -479,23 +480,11 @@ def interrupted():
     fake = FakeBerthd(b"x" * 1000, hang=True)
     try:
         d = scratch()
-        p = subprocess.Popen(
-            [CLI, "--socket", fake.path, "record", "stop", "1a2b3c4d", "-o", os.path.join(d, "r.mp4")],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        try:
+        with running([CLI, "--socket", fake.path, "record", "stop", "1a2b3c4d", "-o", os.path.join(d, "r.mp4")]) as p:
             wait_for(lambda: any(op == "record.stop" for _, op, _ in fake.ops), 10, "record.stop asked")
             expect_eq(len(os.listdir(d)), 1, "the temp file while waiting")
             p.send_signal(signal.SIGINT)
             rc = p.wait(10)
-        finally:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-            p.stdout.close()
-            p.stderr.close()
         expect_eq(rc, 130, "exit status after SIGINT")
         expect_eq(os.listdir(d), [], "the files left")
     finally:

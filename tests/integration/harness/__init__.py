@@ -47,6 +47,7 @@ from .procs import (
     proc_stat,
     proc_status,
     run_program,
+    running,
     scratch,
     wait_for,
 )

@@ -1,6 +1,7 @@
 """This host's side: polling, scratch directories, free ports and X
 display numbers, /proc, and programs run beside the test."""
 
+import contextlib
 import os
 import random
 import select
@@ -227,6 +228,19 @@ class Spawned:
         for f in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             if f is not None and not f.closed:
                 f.close()
+
+
+@contextlib.contextmanager
+def running(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kw):
+    """A program the with block drives (its Popen): killed if it still runs
+    when the block ends, however it ends, then waited for, its pipes
+    closed."""
+    with subprocess.Popen(argv, stdin=stdin, stdout=stdout, stderr=stderr, **kw) as p:
+        try:
+            yield p
+        finally:
+            if p.poll() is None:
+                p.kill()
 
 
 def run_program(argv, timeout=15.0, input=None, env=None, text=True):
