@@ -14,13 +14,13 @@ import subprocess
 import sys
 import threading
 import time
-import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 from harness import (  # noqa: E402
     CLI,
     TRANSPORTS,
+    Image,
     XEVLOG,
     Sandbox,
     Spawned,
@@ -32,6 +32,7 @@ from harness import (  # noqa: E402
     expect_eq,
     expect_in,
     note,
+    png_decode,
     run,
     run_program,
     scratch,
@@ -65,37 +66,6 @@ def png_size(data):
     expect_eq(data[12:16], b"IHDR", "the first chunk")
     expect_eq(data[-8:-4], b"IEND", "the last chunk")
     return struct.unpack(">II", data[16:24])
-
-
-def png_rgb(data):
-    """The pixels of an 8-bit RGB PNG (no interlace): rows of bytes."""
-    width, height = png_size(data)
-    expect_eq((data[24], data[25], data[28]), (8, 2, 0), "bit depth, colour type RGB, interlace")
-    idat, pos = b"", 8
-    while pos < len(data):
-        (n,) = struct.unpack(">I", data[pos : pos + 4])
-        if data[pos + 4 : pos + 8] == b"IDAT":
-            idat += data[pos + 8 : pos + 8 + n]
-        pos += 12 + n
-    raw, stride, rows, prev = zlib.decompress(idat), width * 3, [], bytearray(width * 3)
-    for y in range(height):
-        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
-        for i in range(stride):
-            a = line[i - 3] if i >= 3 else 0
-            b, c = prev[i], prev[i - 3] if i >= 3 else 0
-            if f == 1:
-                line[i] = (line[i] + a) & 255
-            elif f == 2:
-                line[i] = (line[i] + b) & 255
-            elif f == 3:
-                line[i] = (line[i] + (a + b) // 2) & 255
-            elif f == 4:
-                p = a + b - c
-                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-        rows.append(bytes(line))
-        prev = line
-    return rows
 
 
 def jpeg_size(data):
@@ -132,9 +102,9 @@ def screenshot_png(transport):
         data = read(path)
         expect_eq(png_size(data), (WIDTH, HEIGHT), "the PNG's size")
         expect_eq(out, "%s: %dx%d png, %d bytes\n" % (path, WIDTH, HEIGHT, len(data)), "the line")
-        rows = png_rgb(data)
-        expect_eq({rows[y][x * 3 : x * 3 + 3] for y in (0, 299, 599) for x in (0, 400, 799)},
-                  {bytes((0x30, 0x60, 0xC0))}, "the root's colour in the image")
+        img = Image(*png_decode(data))
+        expect_eq({img.at(x, y) for y in (0, 299, 599) for x in (0, 400, 799)},
+                  {(0x30, 0x60, 0xC0)}, "the root's colour in the image")
         rc, out, _ = berth(sb, transport, "--json", "screenshot", "-o", path)
         expect_eq(rc, 0, "--json exit status")
         doc = json.loads(out)

@@ -9,6 +9,7 @@
 - sandbox: berthd as PID 1 of a namespace of its own, with its gateway.
 - streams: events and data streams, checked as they are read.
 - desktop: Xvfb and berth-desktop run by berthd; xpaint.
+- images: screenshots read back.
 - cli: the berth CLI against a sandbox.
 
 A test puts its own directory on sys.path and imports what it uses from
@@ -31,6 +32,7 @@ from .clients import (
     ws_upgrade,
 )
 from .desktop import GREY, Desk, DesktopSandbox, Paint, desktop_service, hexcolor, served, xvfb_service
+from .images import Image, png_decode
 from .paths import BUILDDIR, CLI, DESKTOP, GATEWAY, SRCDIR, XEVLOG
 from .procs import (
     X11_DIR,
