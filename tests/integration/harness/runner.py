@@ -124,6 +124,7 @@ def expect_in(item, container, what):
 
 
 def short(obj, limit=600):
+    """repr(obj), cut to about limit characters: for messages."""
     s = repr(obj)
     return s if len(s) <= limit else s[:limit] + "...(%d more)" % (len(s) - limit)
 
