@@ -31,7 +31,6 @@ from harness import (  # noqa: E402
     PlainWs,
     Sandbox,
     Timeout,
-    _track_closer,
     case,
     expect,
     expect_eq,
@@ -42,6 +41,7 @@ from harness import (  # noqa: E402
     note,
     raw_ws_socket,
     run,
+    track_closer,
     wait_for,
     ws_upgrade,
 )
@@ -71,7 +71,7 @@ class Chromium:
             ],
             stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, start_new_session=True,
         )
-        _track_closer(self.close)
+        track_closer(self.close)
 
         def version():
             expect(self.proc.poll() is None, "chromium exited")
@@ -271,7 +271,7 @@ class FakeDevTools:
         self.stopped = False
         threading.Thread(target=self._main, daemon=True).start()
         expect(self.ready.wait(10), "the fake DevTools server did not start")
-        _track_closer(self.close)
+        track_closer(self.close)
 
     def _main(self):
         asyncio.set_event_loop(self.loop)
@@ -486,9 +486,8 @@ def relay_freed(sb, before):
 
 @case("the relay: /json/version cut short by DevTools: the client is closed with 1011 and why")
 def version_cut_short():
-    listener = socket.create_server(("127.0.0.1", 0))
-    port = listener.getsockname()[1]
-    try:
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = listener.getsockname()[1]
         with cdp_sandbox(port) as sb:
             prefix = "cannot read Chromium's /json/version at 127.0.0.1:%d: " % port
             body = version_json(port, "/devtools/browser/x").encode()
@@ -507,15 +506,12 @@ def version_cut_short():
                 expect_eq(code, 1011, "%s: the close code (reason %r)" % (what, reason))
                 expect(reason.startswith(prefix), "%s: the reason %r" % (what, reason))
             expect_eq(http_get(sb.port, "/healthz")[0], 200, "/healthz after")
-    finally:
-        listener.close()
 
 
 @case("the relay: a client that leaves while /json/version is asked: the fetch is dropped and the relay freed")
 def leave_during_fetch():
-    listener = socket.create_server(("127.0.0.1", 0))
-    port = listener.getsockname()[1]
-    try:
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = listener.getsockname()[1]
         with cdp_sandbox(port) as sb:
             for _ in range(2):
                 before = len(sb.log())
@@ -529,15 +525,12 @@ def leave_during_fetch():
                 conn.close()
                 relay_freed(sb, before)
             expect_eq(http_get(sb.port, "/healthz")[0], 200, "/healthz after")
-    finally:
-        listener.close()
 
 
 @case("the relay: a client that leaves while DevTools has not answered the upgrade: the upstream goes too")
 def leave_during_upgrade():
-    listener = socket.create_server(("127.0.0.1", 0))
-    port = listener.getsockname()[1]
-    try:
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = listener.getsockname()[1]
         with cdp_sandbox(port) as sb:
             before = len(sb.log())
             ws = PlainWs(url(sb), token=sb.token)
@@ -554,8 +547,6 @@ def leave_during_upgrade():
             # Both ends are gone, so the relay is freed and says so.
             relay_freed(sb, before)
             expect_eq(http_get(sb.port, "/healthz")[0], 200, "/healthz after")
-    finally:
-        listener.close()
 
 
 FLOOD = 256  # messages of 1 MiB: far more than the buffers between

@@ -14,22 +14,25 @@ import subprocess
 import sys
 import threading
 import time
-import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 from harness import (  # noqa: E402
     CLI,
+    TRANSPORTS,
+    Image,
     XEVLOG,
-    berth,
     Sandbox,
     Spawned,
     TestFailure,
+    berth,
     case,
+    conn_args,
     expect,
     expect_eq,
     expect_in,
     note,
+    png_decode,
     run,
     run_program,
     scratch,
@@ -37,7 +40,6 @@ from harness import (  # noqa: E402
     wait_for,
 )
 
-TRANSPORTS = ("unix", "ws")
 WIDTH, HEIGHT = 800, 600
 
 
@@ -66,37 +68,6 @@ def png_size(data):
     return struct.unpack(">II", data[16:24])
 
 
-def png_rgb(data):
-    """The pixels of an 8-bit RGB PNG (no interlace): rows of bytes."""
-    width, height = png_size(data)
-    expect_eq((data[24], data[25], data[28]), (8, 2, 0), "bit depth, colour type RGB, interlace")
-    idat, pos = b"", 8
-    while pos < len(data):
-        (n,) = struct.unpack(">I", data[pos : pos + 4])
-        if data[pos + 4 : pos + 8] == b"IDAT":
-            idat += data[pos + 8 : pos + 8 + n]
-        pos += 12 + n
-    raw, stride, rows, prev = zlib.decompress(idat), width * 3, [], bytearray(width * 3)
-    for y in range(height):
-        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
-        for i in range(stride):
-            a = line[i - 3] if i >= 3 else 0
-            b, c = prev[i], prev[i - 3] if i >= 3 else 0
-            if f == 1:
-                line[i] = (line[i] + a) & 255
-            elif f == 2:
-                line[i] = (line[i] + b) & 255
-            elif f == 3:
-                line[i] = (line[i] + (a + b) // 2) & 255
-            elif f == 4:
-                p = a + b - c
-                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
-        rows.append(bytes(line))
-        prev = line
-    return rows
-
-
 def jpeg_size(data):
     """(width, height) of a whole JPEG, from its frame header."""
     expect(data[:3] == b"\xff\xd8\xff", "no JPEG start: %r" % data[:16])
@@ -118,30 +89,30 @@ def read(path):
         return f.read()
 
 
-@case("screenshot: a PNG file of the screen's size and pixels, --json without the image, on both transports")
-def screenshot_png():
+@case("screenshot: a PNG file of the screen's size and pixels, --json without the image, on both transports",
+      transports=TRANSPORTS)
+def screenshot_png(transport):
     d = scratch()
     desk = DesktopSandbox()
     with desk as sb:
         rc, _, err = run_program(["xsetroot", "-solid", "#3060c0"], env=desk.env)
         expect_eq(rc, 0, "xsetroot (stderr %r)" % err)
-        for transport in TRANSPORTS:
-            path = os.path.join(d, "screen-%s.png" % transport)
-            out = text_ok(sb, transport, "screenshot", "-o", path, "--no-cursor")
-            data = read(path)
-            expect_eq(png_size(data), (WIDTH, HEIGHT), "%s: the PNG's size" % transport)
-            expect_eq(out, "%s: %dx%d png, %d bytes\n" % (path, WIDTH, HEIGHT, len(data)), "%s: the line" % transport)
-            rows = png_rgb(data)
-            expect_eq({rows[y][x * 3 : x * 3 + 3] for y in (0, 299, 599) for x in (0, 400, 799)},
-                      {bytes((0x30, 0x60, 0xC0))}, "%s: the root's colour in the image" % transport)
-            rc, out, _ = berth(sb, transport, "--json", "screenshot", "-o", path)
-            expect_eq(rc, 0, "%s: --json exit status" % transport)
-            doc = json.loads(out)
-            expect("data" not in doc, "%s: --json holds the image: %r" % (transport, sorted(doc)))
-            expect_eq((doc["file"], doc["format"], doc["width"], doc["height"]), (path, "png", WIDTH, HEIGHT),
-                      "%s: --json's file, format and size" % transport)
-            expect_eq(doc["region"], {"x": 0, "y": 0, "width": WIDTH, "height": HEIGHT}, "%s: region" % transport)
-        expect_eq(sorted(os.listdir(d)), ["screen-unix.png", "screen-ws.png"], "the files left (no temp file)")
+        path = os.path.join(d, "screen.png")
+        out = text_ok(sb, transport, "screenshot", "-o", path, "--no-cursor")
+        data = read(path)
+        expect_eq(png_size(data), (WIDTH, HEIGHT), "the PNG's size")
+        expect_eq(out, "%s: %dx%d png, %d bytes\n" % (path, WIDTH, HEIGHT, len(data)), "the line")
+        img = Image(*png_decode(data))
+        expect_eq({img.at(x, y) for y in (0, 299, 599) for x in (0, 400, 799)},
+                  {(0x30, 0x60, 0xC0)}, "the root's colour in the image")
+        rc, out, _ = berth(sb, transport, "--json", "screenshot", "-o", path)
+        expect_eq(rc, 0, "--json exit status")
+        doc = json.loads(out)
+        expect("data" not in doc, "--json holds the image: %r" % (sorted(doc),))
+        expect_eq((doc["file"], doc["format"], doc["width"], doc["height"]), (path, "png", WIDTH, HEIGHT),
+                  "--json's file, format and size")
+        expect_eq(doc["region"], {"x": 0, "y": 0, "width": WIDTH, "height": HEIGHT}, "region")
+        expect_eq(os.listdir(d), ["screen.png"], "the files left (no temp file)")
 
 
 @case("screenshot: JPEG by the file's extension or --format, --quality changes the size")
@@ -168,8 +139,9 @@ def screenshot_jpeg():
         expect(os.path.getsize(low) < os.path.getsize(high), "quality 5 is not smaller than 95")
 
 
-@case("screenshot: --region and --scale set the image's size; a region off the screen is refused")
-def screenshot_region_scale():
+@case("screenshot: --region and --scale set the image's size; a region off the screen is refused",
+      transports=TRANSPORTS)
+def screenshot_region_scale(transport):
     d = scratch()
     path = os.path.join(d, "s.png")
     cases = [
@@ -180,34 +152,32 @@ def screenshot_region_scale():
         (["--region", "799,599,1,1", "--scale", "0.05"], (1, 1)),
     ]
     with DesktopSandbox() as sb:
-        for transport in TRANSPORTS:
-            for args, size in cases:
-                text_ok(sb, transport, "screenshot", "-o", path, *args)
-                expect_eq(png_size(read(path)), size, "%s: the size with %s" % (transport, " ".join(args)))
+        for args, size in cases:
+            text_ok(sb, transport, "screenshot", "-o", path, *args)
+            expect_eq(png_size(read(path)), size, "the size with %s" % " ".join(args))
         with open(path, "wb") as f:
             f.write(b"old")
-        rc, _, err = berth(sb, "unix", "screenshot", "-o", path, "--region", "700,500,200,200")
+        rc, _, err = berth(sb, transport, "screenshot", "-o", path, "--region", "700,500,200,200")
         expect_eq(rc, 1, "a region off the screen: exit status")
         expect_in("bad_args", err, "the message")
         expect_eq(read(path), b"old", "the file after a refused screenshot")
-        rc, _, err = berth(sb, "ws", "screenshot", "-o", os.path.join(d, "none", "s.png"))
+        rc, _, err = berth(sb, transport, "screenshot", "-o", os.path.join(d, "none", "s.png"))
         expect_eq(rc, 1, "into a missing directory: exit status")
         expect_in("cannot write %s" % os.path.join(d, "none", "s.png"), err, "the message")
         expect_eq(os.listdir(d), ["s.png"], "the files left")
 
 
-@case("screenshot: to stdout when it is a pipe (also -o -), refused on a terminal")
-def screenshot_stdout():
+@case("screenshot: to stdout when it is a pipe (also -o -), refused on a terminal", transports=TRANSPORTS)
+def screenshot_stdout(transport):
     with DesktopSandbox() as sb:
-        for transport in TRANSPORTS:
-            for args in ([], ["-o", "-"]):
-                rc, out, err = berth(sb, transport, "screenshot", *args)
-                expect_eq(rc, 0, "%s %s: exit status" % (transport, args))
-                expect_eq(png_size(out), (WIDTH, HEIGHT), "%s %s: the PNG on stdout" % (transport, args))
-                expect_eq(err, "", "%s: stderr" % transport)
+        for args in ([], ["-o", "-"]):
+            rc, out, err = berth(sb, transport, "screenshot", *args)
+            expect_eq(rc, 0, "%s: exit status" % (args,))
+            expect_eq(png_size(out), (WIDTH, HEIGHT), "%s: the PNG on stdout" % (args,))
+            expect_eq(err, "", "stderr")
         master, slave = os.openpty()
         try:
-            p = subprocess.run([CLI, "--socket", sb.socket, "screenshot"], stdin=subprocess.DEVNULL,
+            p = subprocess.run([CLI] + conn_args(sb, transport) + ["screenshot"], stdin=subprocess.DEVNULL,
                                stdout=slave, stderr=subprocess.PIPE, timeout=30)
             os.close(slave)
             slave = -1
@@ -320,17 +290,16 @@ def key_input():
         expect("bad_args" in err and "nosuchkey" in err, "the message names the key: %r" % err)
 
 
-@case("desktop info, windows and cursor: text for people, --json for scripts")
-def info_windows():
+@case("desktop info, windows and cursor: text for people, --json for scripts", transports=TRANSPORTS)
+def info_windows(transport):
     desk = DesktopSandbox()
     with desk as sb:
-        for transport in TRANSPORTS:
-            out = text_ok(sb, transport, "desktop", "info")
-            expect_in("display :%d\n" % desk.display, out, "%s: the display line" % transport)
-            expect_in("size    %dx%d, depth 24\n" % (WIDTH, HEIGHT), out, "%s: the size line" % transport)
-            expect_in("screen  %dx%d+0+0\n" % (WIDTH, HEIGHT), out, "%s: the screen line" % transport)
-            doc = json.loads(text_ok(sb, transport, "--json", "desktop", "info"))
-            expect_eq((doc["width"], doc["height"], doc["depth"]), (WIDTH, HEIGHT, 24), "%s: --json" % transport)
+        out = text_ok(sb, transport, "desktop", "info")
+        expect_in("display :%d\n" % desk.display, out, "the display line")
+        expect_in("size    %dx%d, depth 24\n" % (WIDTH, HEIGHT), out, "the size line")
+        expect_in("screen  %dx%d+0+0\n" % (WIDTH, HEIGHT), out, "the screen line")
+        doc = json.loads(text_ok(sb, transport, "--json", "desktop", "info"))
+        expect_eq((doc["width"], doc["height"], doc["depth"]), (WIDTH, HEIGHT, 24), "--json")
         Spawned(["xmessage", "-geometry", "+50+60", "hello from the test"], env=desk.env)
 
         def mapped():
@@ -344,36 +313,32 @@ def info_windows():
             for k in ("Width", "Height", "Absolute upper-left X", "Absolute upper-left Y", "Border width"))
         # xwininfo gives the border's corner; the op, the inside's.
         geo = "%dx%d+%d+%d" % (w, h, x + border, y + border)
-        for transport in TRANSPORTS:
-            lines = text_ok(sb, transport, "windows").splitlines()
-            expect(re.fullmatch(r"ID +GEOMETRY +ACTIVE +CLASS +TITLE", lines[0]), "the header: %r" % lines[0])
-            row = [l for l in lines if l.startswith("0x%08x " % wid)]
-            expect_eq(len(row), 1, "%s: xmessage's row in %r" % (transport, lines))
-            expect_eq(row[0].split(None, 4), ["0x%08x" % wid, geo, "-", "Xmessage", "xmessage"],
-                      "%s: xmessage's row" % transport)
-            doc = json.loads(text_ok(sb, transport, "--json", "windows"))
-            (win,) = [win for win in doc["windows"] if win["id"] == wid]
-            expect_eq((win["class"], win["title"], win["active"]), ("Xmessage", "xmessage", False),
-                      "%s: --json" % transport)
+        lines = text_ok(sb, transport, "windows").splitlines()
+        expect(re.fullmatch(r"ID +GEOMETRY +ACTIVE +CLASS +TITLE", lines[0]), "the header: %r" % lines[0])
+        row = [l for l in lines if l.startswith("0x%08x " % wid)]
+        expect_eq(len(row), 1, "xmessage's row in %r" % lines)
+        expect_eq(row[0].split(None, 4), ["0x%08x" % wid, geo, "-", "Xmessage", "xmessage"], "xmessage's row")
+        doc = json.loads(text_ok(sb, transport, "--json", "windows"))
+        (win,) = [win for win in doc["windows"] if win["id"] == wid]
+        expect_eq((win["class"], win["title"], win["active"]), ("Xmessage", "xmessage", False), "--json")
 
 
-@case("wait-change: exit 1 at the timeout on a static screen, 0 with the area when it changes")
-def wait_change():
+@case("wait-change: exit 1 at the timeout on a static screen, 0 with the area when it changes", transports=TRANSPORTS)
+def wait_change(transport):
     desk = DesktopSandbox()
     with desk as sb:
-        for transport in TRANSPORTS:
-            started = time.monotonic()
-            rc, out, _ = berth(sb, transport, "wait-change", "--timeout", "1")
-            took = time.monotonic() - started
-            expect_eq((rc, out), (1, b"no change within 1 s\n"), "%s: a static screen" % transport)
-            expect(0.9 < took < 8, "%s: took %.2f s" % (transport, took))
-        rc, out, _ = berth(sb, "unix", "--json", "wait-change", "--timeout", "0.3")
+        started = time.monotonic()
+        rc, out, _ = berth(sb, transport, "wait-change", "--timeout", "1")
+        took = time.monotonic() - started
+        expect_eq((rc, out), (1, b"no change within 1 s\n"), "a static screen")
+        expect(0.9 < took < 8, "took %.2f s" % took)
+        rc, out, _ = berth(sb, transport, "--json", "wait-change", "--timeout", "0.3")
         doc = json.loads(out)
         expect_eq((rc, doc["changed"]), (1, False), "--json at the timeout")
         expect(doc["waited_ms"] >= 250, "waited_ms: %r" % doc)
         # Paint the root again and again until the wait ends: the wait may
         # reach berth-desktop after the first paint.
-        for transport, region in (("unix", None), ("ws", (100, 50, 200, 150))):
+        for region in (None, (100, 50, 200, 150)):
             args = ["wait-change", "--timeout", "20"] + (["--region", "%d,%d,%d,%d" % region] if region else [])
             result = {}
             waiter = threading.Thread(target=lambda: result.update(r=berth(sb, transport, *args)))
@@ -387,13 +352,13 @@ def wait_change():
                 time.sleep(0.2)
             waiter.join(30)
             rc, out, _ = result["r"]
-            expect_eq(rc, 0, "%s: exit status after a change" % transport)
+            expect_eq(rc, 0, "%s: exit status after a change" % " ".join(args))
             m = re.fullmatch(rb"changed: (\d+)x(\d+)\+(\d+)\+(\d+) after \d+ ms\n", out)
-            expect(m is not None, "%s: the line: %r" % (transport, out))
+            expect(m is not None, "%s: the line: %r" % (" ".join(args), out))
             w, h, x, y = (int(v) for v in m.groups())
             rx, ry, rw, rh = region or (0, 0, WIDTH, HEIGHT)
             expect(rx <= x and ry <= y and x + w <= rx + rw and y + h <= ry + rh and w > 0 and h > 0,
-                   "%s: the area %r lies within %r" % (transport, (x, y, w, h), (rx, ry, rw, rh)))
+                   "%s: the area %r lies within %r" % (" ".join(args), (x, y, w, h), (rx, ry, rw, rh)))
 
 
 USAGE = [
@@ -426,30 +391,30 @@ USAGE = [
 ]
 
 
-@case("usage errors exit 2 with a message before asking; without berth-desktop every command exits 1: unavailable")
-def usage_and_unavailable():
+@case("usage errors exit 2 with a message before asking; without berth-desktop every command exits 1: unavailable",
+      transports=TRANSPORTS)
+def usage_and_unavailable(transport):
     d = scratch()
     with Sandbox() as sb:
         for args, words in USAGE:
-            rc, out, err = berth(sb, "unix", *args)
+            rc, out, err = berth(sb, transport, *args)
             expect_eq(rc, 2, "%s: exit status" % " ".join(args))
             expect_in(words, err, "%s: the message" % " ".join(args))
             expect_in("usage: berth [OPTIONS] %s" % args[0], err, "%s: the synopsis" % " ".join(args))
-        rc, _, err = berth(sb, "unix", "type", "-", input=b"\xff\xfe")
+        rc, _, err = berth(sb, transport, "type", "-", input=b"\xff\xfe")
         expect_eq((rc, "not valid UTF-8" in err), (2, True), "invalid UTF-8 on stdin: %r" % err)
-        rc, _, err = berth(sb, "unix", "type", "-", input=b"a" * 10001)
+        rc, _, err = berth(sb, transport, "type", "-", input=b"a" * 10001)
         expect_eq((rc, "at most 10000 characters" in err), (2, True), "too long a text: %r" % err)
         path = os.path.join(d, "none.png")
         commands = [
             ["screenshot", "-o", path], ["click", "1", "1"], ["move", "1", "1"], ["scroll", "--dy", "1"],
             ["type", "x"], ["key", "Return"], ["cursor"], ["desktop", "info"], ["windows"], ["wait-change"],
         ]
-        for transport in TRANSPORTS:
-            for args in commands:
-                rc, out, err = berth(sb, transport, *args)
-                expect_eq(rc, 1, "%s (%s): exit status" % (" ".join(args), transport))
-                expect(err.startswith("berth: unavailable: "), "%s: stderr %r" % (" ".join(args), err))
-                expect_eq(out, b"", "%s: stdout" % " ".join(args))
+        for args in commands:
+            rc, out, err = berth(sb, transport, *args)
+            expect_eq(rc, 1, "%s: exit status" % " ".join(args))
+            expect(err.startswith("berth: unavailable: "), "%s: stderr %r" % (" ".join(args), err))
+            expect_eq(out, b"", "%s: stdout" % " ".join(args))
         expect_eq(os.listdir(d), [], "files left by a refused screenshot")
 
 

@@ -16,41 +16,25 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (  # noqa: E402
     CLI,
+    TRANSPORTS,
     Sandbox,
     Timeout,
+    berth,
     case,
+    conn_args,
     expect,
     expect_eq,
     note,
     run,
+    running,
     scratch,
     wait_for,
 )
 
-TRANSPORTS = ("unix", "ws")
 
-
-def conn_args(sb, transport):
-    if transport == "unix":
-        return ["--socket", sb.socket]
-    return ["--url", sb.url, "--token-file", sb.token_file]
-
-
-def berth(sb, transport, *args, input=None, timeout=60):
-    """Runs berth exec ARGS: (status, stdout bytes, stderr bytes)."""
-    argv = [CLI] + conn_args(sb, transport) + ["exec"] + list(args)
-    try:
-        p = subprocess.run(
-            argv,
-            input=input,
-            stdin=None if input is not None else subprocess.DEVNULL,
-            capture_output=True,
-            timeout=timeout,
-        )
-    except subprocess.TimeoutExpired as e:
-        raise Timeout("%s did not finish within %d s (stderr: %r)" % (" ".join(argv), timeout, e.stderr))
-    note("%s -> %d, %d bytes out, stderr %r" % (" ".join(argv), p.returncode, len(p.stdout), p.stderr[-500:]))
-    return p.returncode, p.stdout, p.stderr
+def berth_exec(sb, transport, *args, **kw):
+    """berth exec ARGS: berth()'s (status, stdout bytes, stderr str)."""
+    return berth(sb, transport, "exec", *args, **kw)
 
 
 def sha(data):
@@ -87,49 +71,47 @@ def read_all(p, on_out=None, timeout=60):
     return bytes(out), bytes(err)
 
 
-@case("exec: stdout and stderr come apart, byte for byte, binary included, on both transports")
-def exec_streams_apart():
+@case("exec: stdout and stderr come apart, byte for byte, binary included, on both transports", transports=TRANSPORTS)
+def exec_streams_apart(transport):
     prog = (
         "printf 'out\\000one\\377\\n'; printf 'err\\000one\\001\\n' >&2; "
         "printf 'out-two'; printf 'err-two' >&2"
     )
     with Sandbox() as sb:
-        for transport in TRANSPORTS:
-            rc, out, err = berth(sb, transport, "--", "sh", "-c", prog)
-            expect_eq(rc, 0, "%s: exit status" % transport)
-            expect_eq(out, b"out\0one\xff\nout-two", "%s: stdout" % transport)
-            expect_eq(err, b"err\0one\x01\nerr-two", "%s: stderr" % transport)
+        rc, out, err = berth_exec(sb, transport, "--", "sh", "-c", prog)
+        expect_eq(rc, 0, "exit status")
+        expect_eq(out, b"out\0one\xff\nout-two", "stdout")
+        expect_eq(err, "err\0one\x01\nerr-two", "stderr")
 
 
-@case("exec: 20 MiB of random output arrives whole and in order (by hash), on both transports", timeout=240)
-def exec_large_output():
-    d = scratch()
+@case("exec: 20 MiB of random output arrives whole and in order (by hash), on both transports", timeout=240,
+      transports=TRANSPORTS)
+def exec_large_output(transport):
+    path = os.path.join(scratch(), "out")
     size = 20 << 20
     with Sandbox() as sb:
-        for transport in TRANSPORTS:
-            path = os.path.join(d, "out-" + transport)
-            rc, out, err = berth(
-                sb, transport, "--", "sh", "-c",
-                "head -c %d /dev/urandom | tee %s; echo done >&2" % (size, path), timeout=180,
-            )
-            expect_eq(rc, 0, "%s: exit status" % transport)
-            expect_eq(err, b"done\n", "%s: stderr" % transport)
-            expect_eq(len(out), size, "%s: bytes of stdout" % transport)
-            expect_eq(sha(out), sha_file(path), "%s: the hash of stdout against the file tee wrote" % transport)
+        rc, out, err = berth_exec(
+            sb, transport, "--", "sh", "-c",
+            "head -c %d /dev/urandom | tee %s; echo done >&2" % (size, path), timeout=180,
+        )
+        expect_eq(rc, 0, "exit status")
+        expect_eq(err, "done\n", "stderr")
+        expect_eq(len(out), size, "bytes of stdout")
+        expect_eq(sha(out), sha_file(path), "the hash of stdout against the file tee wrote")
 
 
 @case("exec: the exit status passes through: 0, 3, 255, and 128 + N for signal N")
 def exec_exit_status():
     with Sandbox() as sb:
         for code in (0, 3, 255):
-            rc, _, err = berth(sb, "unix", "--", "sh", "-c", "exit %d" % code)
+            rc, _, err = berth_exec(sb, "unix", "--", "sh", "-c", "exit %d" % code)
             expect_eq(rc, code, "exit %d" % code)
-            expect_eq(err, b"", "stderr after exit %d" % code)
-        rc, _, _ = berth(sb, "ws", "--", "sh", "-c", "exit 3")
+            expect_eq(err, "", "stderr after exit %d" % code)
+        rc, _, _ = berth_exec(sb, "ws", "--", "sh", "-c", "exit 3")
         expect_eq(rc, 3, "exit 3 over the WebSocket")
-        rc, _, _ = berth(sb, "unix", "--", "sh", "-c", "kill -TERM $$")
+        rc, _, _ = berth_exec(sb, "unix", "--", "sh", "-c", "kill -TERM $$")
         expect_eq(rc, 128 + signal.SIGTERM, "killed by SIGTERM")
-        rc, _, _ = berth(sb, "ws", "--", "sh", "-c", "kill -KILL $$")
+        rc, _, _ = berth_exec(sb, "ws", "--", "sh", "-c", "kill -KILL $$")
         expect_eq(rc, 128 + signal.SIGKILL, "killed by SIGKILL")
 
 
@@ -137,13 +119,13 @@ def exec_exit_status():
 def exec_cwd_env_user():
     d = scratch()
     with Sandbox() as sb:
-        rc, out, _ = berth(
+        rc, out, _ = berth_exec(
             sb, "unix", "--cwd", d, "--env", "ONE=1", "--env", "TWO=a b=c", "--env", "ONE=uno",
             "--", "sh", "-c", 'pwd; printf "%s|%s\\n" "$ONE" "$TWO"',
         )
         expect_eq(rc, 0, "exit status")
         expect_eq(out.decode(), "%s\nuno|a b=c\n" % d, "the directory and the variables")
-        rc, out, _ = berth(sb, "ws", "--user", "nobody", "--", "id", "-un")
+        rc, out, _ = berth_exec(sb, "ws", "--user", "nobody", "--", "id", "-un")
         expect_eq(rc, 0, "--user: exit status")
         expect_eq(out, b"nobody\n", "--user: who runs it")
 
@@ -152,99 +134,82 @@ def exec_cwd_env_user():
 def exec_timeout():
     with Sandbox() as sb:
         started = time.monotonic()
-        rc, out, err = berth(sb, "unix", "--timeout", "1", "--", "sh", "-c", "echo begun; sleep 60")
+        rc, out, err = berth_exec(sb, "unix", "--timeout", "1", "--", "sh", "-c", "echo begun; sleep 60")
         expect_eq(rc, 124, "exit status")
         expect_eq(out, b"begun\n", "the output before the kill")
-        expect_eq(err, b"berth: timed out after 1 s\n", "stderr")
+        expect_eq(err, "berth: timed out after 1 s\n", "stderr")
         expect(time.monotonic() - started < 30, "berth took %.1f s" % (time.monotonic() - started))
         # Before the command, --timeout is the global one (answers): it
         # does not limit the command.
-        rc, out, err = berth(sb, "unix", "--", "sh", "-c", "sleep 1.5; echo slept")
+        rc, out, err = berth_exec(sb, "unix", "--", "sh", "-c", "sleep 1.5; echo slept")
         expect_eq((rc, out), (0, b"slept\n"), "a command with no limit")
         argv = [CLI, "--socket", sb.socket, "--timeout", "1", "exec", "--", "sh", "-c", "sleep 1.5; echo slept"]
         p = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=30)
         expect_eq((p.returncode, p.stdout), (0, b"slept\n"), "the global --timeout before exec")
 
 
-@case("exec: stdin is closed unless --stdin: cat ends at once though our stdin stays open")
-def exec_stdin_closed():
+@case("exec: stdin is closed unless --stdin: cat ends at once though our stdin stays open", transports=TRANSPORTS)
+def exec_stdin_closed(transport):
     with Sandbox() as sb:
-        for transport in TRANSPORTS:
-            argv = [CLI] + conn_args(sb, transport) + ["exec", "--", "cat"]
-            p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-            try:
-                p.stdin.write(b"never read\n")
-                p.stdin.flush()
-                out, err = read_all(p, timeout=15)
-                rc = p.wait(10)
-            finally:
-                if p.poll() is None:
-                    p.kill()
-                    p.wait()
-                p.stdin.close()
-            note("%s: stderr %r" % (transport, err))
-            expect_eq(rc, 0, "%s: cat's exit status" % transport)
-            expect_eq(out, b"", "%s: cat's output" % transport)
+        argv = [CLI] + conn_args(sb, transport) + ["exec", "--", "cat"]
+        with running(argv, stdin=subprocess.PIPE) as p:
+            p.stdin.write(b"never read\n")
+            p.stdin.flush()
+            out, err = read_all(p, timeout=15)
+            rc = p.wait(10)
+        note("stderr %r" % err)
+        expect_eq(rc, 0, "cat's exit status")
+        expect_eq(out, b"", "cat's output")
 
 
-@case("exec --stdin: 5 MiB piped in arrive whole (by hash), and EOF ends the command", timeout=180)
-def exec_stdin_pipe():
+@case("exec --stdin: 5 MiB piped in arrive whole (by hash), and EOF ends the command", timeout=180,
+      transports=TRANSPORTS)
+def exec_stdin_pipe(transport):
     data = os.urandom(5 << 20)
     with Sandbox() as sb:
-        for transport in TRANSPORTS:
-            rc, out, err = berth(sb, transport, "--stdin", "--", "sha256sum", input=data, timeout=120)
-            expect_eq(rc, 0, "%s: exit status" % transport)
-            expect_eq(out.split()[0].decode(), sha(data), "%s: the hash sha256sum read" % transport)
+        rc, out, err = berth_exec(sb, transport, "--stdin", "--", "sha256sum", input=data, timeout=120)
+        expect_eq(rc, 0, "exit status")
+        expect_eq(out.split()[0].decode(), sha(data), "the hash sha256sum read")
         # A command that reads slowly: berthd refuses input past its
         # backlog for a while, and the bytes go again, in order.
-        rc, out, _ = berth(sb, "unix", "--stdin", "--", "sh", "-c", "sleep 1; sha256sum", input=data, timeout=120)
+        rc, out, _ = berth_exec(sb, transport, "--stdin", "--", "sh", "-c", "sleep 1; sha256sum", input=data,
+                                timeout=120)
         expect_eq(rc, 0, "slow reader: exit status")
         expect_eq(out.split()[0].decode(), sha(data), "slow reader: the hash")
         # A command that stops reading early: berth does not hang.
-        rc, out, _ = berth(sb, "unix", "--stdin", "--", "head", "-c", "10", input=data, timeout=60)
+        rc, out, _ = berth_exec(sb, transport, "--stdin", "--", "head", "-c", "10", input=data, timeout=60)
         expect_eq((rc, out), (0, data[:10]), "head -c 10: status and output")
 
 
-@case("exec: SIGINT to berth goes to the command's process group; berth waits for its end")
-def exec_sigint():
+@case("exec: SIGINT to berth goes to the command's process group; berth waits for its end", transports=TRANSPORTS)
+def exec_sigint(transport):
     prog = 'trap "echo got-INT; exit 7" INT; echo ready; while :; do sleep 0.1; done'
     with Sandbox() as sb:
-        for transport in TRANSPORTS:
-            argv = [CLI] + conn_args(sb, transport) + ["exec", "--", "sh", "-c", prog]
-            p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-            try:
-                seen = []
+        argv = [CLI] + conn_args(sb, transport) + ["exec", "--", "sh", "-c", prog]
+        with running(argv) as p:
+            seen = []
 
-                def on_out(total):
-                    if not seen and total >= len(b"ready\n"):
-                        seen.append(True)
-                        p.send_signal(signal.SIGINT)
+            def on_out(total):
+                if not seen and total >= len(b"ready\n"):
+                    seen.append(True)
+                    p.send_signal(signal.SIGINT)
 
-                out, err = read_all(p, on_out, timeout=20)
-                rc = p.wait(10)
-            finally:
-                if p.poll() is None:
-                    p.kill()
-                    p.wait()
-            note("%s: stderr %r" % (transport, err))
-            expect_eq(out, b"ready\ngot-INT\n", "%s: the output" % transport)
-            expect_eq(rc, 7, "%s: the exit status the trap chose" % transport)
+            out, err = read_all(p, on_out, timeout=20)
+            rc = p.wait(10)
+        note("stderr %r" % err)
+        expect_eq(out, b"ready\ngot-INT\n", "the output")
+        expect_eq(rc, 7, "the exit status the trap chose")
 
 
 @case("exec: a closed stdout gives the command SIGPIPE and berth 141, as in a local pipeline")
 def exec_broken_pipe():
     with Sandbox() as sb:
         argv = [CLI] + conn_args(sb, "unix") + ["exec", "--tag", "piped", "--", "yes"]
-        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        try:
+        with running(argv) as p:
             expect_eq(p.stdout.read(4), b"y\ny\n", "the first output")
             p.stdout.close()
             rc = p.wait(20)
             err = p.stderr.read()
-        finally:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
         note("stderr %r" % err)
         expect_eq(rc, 128 + signal.SIGPIPE, "berth's exit status")
         expect_eq(err, b"", "berth's stderr")
@@ -269,9 +234,8 @@ def exec_gateway_killed():
     )
     with Sandbox() as sb:
         argv = [CLI] + conn_args(sb, "ws") + ["exec", "--", "sh", "-c", prog]
-        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         killed = []
-        try:
+        with running(argv) as p:
 
             def on_out(total):
                 if not killed and total >= 1 << 20:
@@ -282,10 +246,6 @@ def exec_gateway_killed():
 
             out, err = read_all(p, on_out, timeout=120)
             rc = p.wait(10)
-        finally:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
         lines = err.decode(errors="replace").splitlines()
         own = [line for line in lines if line.startswith("berth: ")]
         note("berth's own lines: %r" % own)
@@ -312,8 +272,7 @@ def exec_slow_reader():
     # reading the WebSocket, and the gateway (client_queue 1 MiB) may drop it.
     with Sandbox(extra="[gateway]\nclient_queue = 1M\n") as sb:
         argv = [CLI] + conn_args(sb, "ws") + ["exec", "--", "cat", path]
-        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        try:
+        with running(argv) as p:
             paused = []
 
             def on_out(total):
@@ -323,10 +282,6 @@ def exec_slow_reader():
 
             out, err = read_all(p, on_out, timeout=200)
             rc = p.wait(10)
-        finally:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
         note("paused at %r; berth said %r" % (paused, err[-300:]))
         expect_eq(rc, 0, "exit status")
         expect_eq(len(out), size, "bytes of stdout")
@@ -339,8 +294,7 @@ def exec_stdin_gateway_killed():
     blob = os.urandom(6 << 20)
     with Sandbox() as sb:
         argv = [CLI] + conn_args(sb, "ws") + ["exec", "--stdin", "--", "sha256sum"]
-        p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        try:
+        with running(argv, stdin=subprocess.PIPE) as p:
             killed = False
             for i in range(0, len(blob), 1 << 16):
                 p.stdin.write(blob[i:i + (1 << 16)])
@@ -349,10 +303,6 @@ def exec_stdin_gateway_killed():
                     os.kill(sb.gateway_pid(), signal.SIGKILL)
                     killed = True
             out, err = p.communicate(timeout=120)
-        finally:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
         note("berth said %r" % err[-300:])
         expect_eq(p.returncode, 0, "exit status")
         expect_eq(out.split()[0].decode(), sha(blob), "the hash of what the command read")
@@ -361,18 +311,18 @@ def exec_stdin_gateway_killed():
 @case("exec: berth's own failures exit 125 and say why")
 def exec_failures():
     with Sandbox() as sb:
-        rc, _, err = berth(sb, "unix")
+        rc, _, err = berth_exec(sb, "unix")
         expect_eq(rc, 125, "no command")
-        expect(b"wants a command" in err, "no command: %r" % err)
-        rc, _, err = berth(sb, "unix", "--env", "NOEQUALS", "--", "true")
+        expect("wants a command" in err, "no command: %r" % err)
+        rc, _, err = berth_exec(sb, "unix", "--env", "NOEQUALS", "--", "true")
         expect_eq(rc, 125, "a bad --env")
-        expect(b"NOEQUALS" in err, "a bad --env: %r" % err)
-        rc, _, err = berth(sb, "unix", "--no-such-option", "--", "true")
+        expect("NOEQUALS" in err, "a bad --env: %r" % err)
+        rc, _, err = berth_exec(sb, "unix", "--no-such-option", "--", "true")
         expect_eq(rc, 125, "an unknown option")
-        rc, _, err = berth(sb, "unix", "--", "/no/such/program")
+        rc, _, err = berth_exec(sb, "unix", "--", "/no/such/program")
         expect_eq(rc, 125, "a program that does not exist")
-        expect(b"/no/such/program" in err, "the message names the program: %r" % err)
-        rc, _, err = berth(sb, "unix", "--user", "no-such-user-here", "--", "true")
+        expect("/no/such/program" in err, "the message names the program: %r" % err)
+        rc, _, err = berth_exec(sb, "unix", "--user", "no-such-user-here", "--", "true")
         expect_eq(rc, 125, "an unknown user")
         p = subprocess.run([CLI, "--socket", os.path.join(sb.dir, "absent.sock"), "exec", "--", "true"],
                            stdin=subprocess.DEVNULL, capture_output=True, timeout=30)

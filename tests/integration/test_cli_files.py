@@ -18,36 +18,21 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (  # noqa: E402
     CLI,
+    TRANSPORTS,
     Sandbox,
     Timeout,
+    berth,
     case,
+    conn_args,
     expect,
     expect_eq,
     note,
     run,
+    running,
     scratch,
-    wait_for,
 )
 
-TRANSPORTS = ("unix", "ws")
 BIG = 50 << 20
-
-
-def conn_args(sb, transport):
-    if transport == "unix":
-        return ["--socket", sb.socket]
-    return ["--url", sb.url, "--token-file", sb.token_file]
-
-
-def berth(sb, transport, *args, timeout=60):
-    """Runs berth ARGS: (status, stdout bytes, stderr text)."""
-    argv = [CLI] + conn_args(sb, transport) + list(args)
-    try:
-        p = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=timeout)
-    except subprocess.TimeoutExpired as e:
-        raise Timeout("%s did not finish within %d s (stderr: %r)" % (" ".join(argv), timeout, e.stderr))
-    note("%s -> %d\nstdout: %r\nstderr: %r" % (" ".join(argv), p.returncode, p.stdout[:300], p.stderr))
-    return p.returncode, p.stdout, p.stderr.decode(errors="replace")
 
 
 def sha_file(path):
@@ -69,21 +54,20 @@ def random_file(path, size, mode=0o644):
     return sha_file(path)
 
 
-@case("cp: 50 MiB into the sandbox and back, by hash, on both transports", timeout=240)
-def cp_both_ways():
+@case("cp: 50 MiB into the sandbox and back, by hash, on both transports", timeout=240, transports=TRANSPORTS)
+def cp_both_ways(transport):
     d = scratch()
     src = os.path.join(d, "src.bin")
     digest = random_file(src, BIG)
     with Sandbox() as sb:
-        for transport in TRANSPORTS:
-            remote = os.path.join(d, "in-sandbox-%s.bin" % transport)
-            rc, out, err = berth(sb, transport, "cp", src, ":" + remote, timeout=180)
-            expect_eq((rc, out, err), (0, b"", ""), "%s: upload status, stdout, stderr" % transport)
-            expect_eq(sha_file(remote), digest, "%s: the hash of the uploaded file" % transport)
-            back = os.path.join(d, "back-%s.bin" % transport)
-            rc, out, err = berth(sb, transport, "cp", ":" + remote, back, timeout=180)
-            expect_eq((rc, out, err), (0, b"", ""), "%s: download status, stdout, stderr" % transport)
-            expect_eq(sha_file(back), digest, "%s: the hash of the downloaded file" % transport)
+        remote = os.path.join(d, "in-sandbox.bin")
+        rc, out, err = berth(sb, transport, "cp", src, ":" + remote, timeout=180)
+        expect_eq((rc, out, err), (0, b"", ""), "upload status, stdout, stderr")
+        expect_eq(sha_file(remote), digest, "the hash of the uploaded file")
+        back = os.path.join(d, "back.bin")
+        rc, out, err = berth(sb, transport, "cp", ":" + remote, back, timeout=180)
+        expect_eq((rc, out, err), (0, b"", ""), "download status, stdout, stderr")
+        expect_eq(sha_file(back), digest, "the hash of the downloaded file")
         leftovers = [n for n in os.listdir(d) if n.startswith(".")]
         expect_eq(leftovers, [], "temporary files left behind")
 
@@ -180,8 +164,7 @@ def interrupted_copy(sb, argv, partial, min_bytes):
     4 KiB with zeros before berth goes on: a copy that resumes keeps the
     zeros, one that starts again from byte 0 does not. Returns berth's
     (status, stderr)."""
-    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
+    with running(argv) as p:
         stop_at(p, partial, min_bytes)
         old = sb.gateway_pid()
         os.kill(old, signal.SIGKILL)
@@ -193,10 +176,6 @@ def interrupted_copy(sb, argv, partial, min_bytes):
         zero_head(partial)
         p.send_signal(signal.SIGCONT)
         _, err = p.communicate(timeout=120)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
     note("berth's stderr: %r" % err)
     return p.returncode, err.decode(errors="replace")
 
@@ -233,31 +212,28 @@ def progress_run(sb, argv):
     """Runs berth with stderr on a terminal: (status, what the terminal
     showed)."""
     master, slave = pty.openpty()
-    p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=slave)
-    os.close(slave)
     shown = bytearray()
-    deadline = time.monotonic() + 60
-    try:
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise Timeout("berth under a terminal did not end")
-            ready, _, _ = select.select([master], [], [], left)
-            if not ready:
-                continue
-            try:
-                chunk = os.read(master, 4096)
-            except OSError:  # EIO: the terminal's last writer is gone
-                break
-            if not chunk:
-                break
-            shown += chunk
-        rc = p.wait(30)
-    finally:
-        os.close(master)
-        if p.poll() is None:
-            p.kill()
-            p.wait()
+    with running(argv, stdout=subprocess.DEVNULL, stderr=slave) as p:
+        os.close(slave)
+        deadline = time.monotonic() + 60
+        try:
+            while True:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise Timeout("berth under a terminal did not end")
+                ready, _, _ = select.select([master], [], [], left)
+                if not ready:
+                    continue
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:  # EIO: the terminal's last writer is gone
+                    break
+                if not chunk:
+                    break
+                shown += chunk
+            rc = p.wait(30)
+        finally:
+            os.close(master)
     note("the terminal showed %r" % bytes(shown[-400:]))
     return rc, shown.decode(errors="replace")
 

@@ -27,8 +27,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 from harness import (  # noqa: E402
     CLI,
-    berth,
+    TRANSPORTS,
     Sandbox,
+    berth,
     case,
     expect,
     expect_eq,
@@ -36,12 +37,12 @@ from harness import (  # noqa: E402
     note,
     run,
     run_program,
+    running,
     scratch,
     text_ok,
     wait_for,
 )
 
-TRANSPORTS = ("unix", "ws")
 WIDTH, HEIGHT = 640, 480
 COLOURS = ("#c02020", "#20c020", "#2020c0", "#c0c020", "#20c0c0", "#c020c0")
 
@@ -115,53 +116,53 @@ def status_rows(out):
 @case(
     "record start, a changing screen, record stop -o: a whole MP4 that is the artifact; status says published",
     timeout=240,
+    transports=TRANSPORTS,
 )
-def start_stop_file():
+def start_stop_file(transport):
     d = scratch()
     desk = DesktopSandbox()
     with desk as sb:
-        for transport in TRANSPORTS:
-            out = text_ok(sb, transport, "record", "start", "--fps", "10")
-            expect(re.fullmatch(r"[0-9a-f]{8}\n", out), "%s: record start prints the id: %r" % (transport, out))
-            rid = out.strip()
-            row = status_rows(text_ok(sb, transport, "record", "status"))[rid]
-            expect_eq(
-                (row[1], row[3], row[4]),
-                ("recording", "10", "%dx%d+0+0" % (WIDTH, HEIGHT)),
-                "%s: the row while recording" % transport,
-            )
-            paint(desk, 2.2)
-            path = os.path.join(d, "out-%s.mp4" % transport)
-            started = time.monotonic()
-            out = text_ok(sb, transport, "record", "stop", rid, "-o", path, timeout=150)
-            note("record stop took %.2f s" % (time.monotonic() - started))
-            lines = out.splitlines()
-            m = re.fullmatch(r"artifact ([0-9a-f]{64})", lines[0])
-            expect(m is not None, "%s: the artifact line: %r" % (transport, lines[0]))
-            art = m.group(1)
-            size = os.path.getsize(path)
-            expect_eq(
-                lines[1],
-                "name     recording-%s.mp4, video/mp4, %d bytes" % (rid, size),
-                "%s: the name line" % transport,
-            )
-            expect(
-                re.fullmatch(r"video    \d+\.\d s, \d+ frames, \d+ dropped", lines[2]),
-                "%s: the video line: %r" % (transport, lines[2]),
-            )
-            expect_eq(lines[3:], ["file     %s, SHA-256 checked" % path], "%s: the file line" % transport)
-            expect_eq(sha256_of(path), art, "%s: the file's SHA-256 is the artifact's id" % transport)
-            expect_mp4(path)
-            row = status_rows(text_ok(sb, transport, "record", "status"))[rid]
-            expect_eq((row[1], row[-1]), ("published", art), "%s: the row once published" % transport)
-            doc = json.loads(text_ok(sb, transport, "--json", "record", "status", rid))
-            (rec,) = doc["recordings"]
-            expect_eq(
-                (rec["id"], rec["state"], rec["artifact"]["sha256"], rec["artifact"]["size"]),
-                (rid, "published", art, size),
-                "%s: status --json ID" % transport,
-            )
-        expect_eq(sorted(os.listdir(d)), ["out-unix.mp4", "out-ws.mp4"], "the files left (no temp file)")
+        out = text_ok(sb, transport, "record", "start", "--fps", "10")
+        expect(re.fullmatch(r"[0-9a-f]{8}\n", out), "record start prints the id: %r" % out)
+        rid = out.strip()
+        row = status_rows(text_ok(sb, transport, "record", "status"))[rid]
+        expect_eq(
+            (row[1], row[3], row[4]),
+            ("recording", "10", "%dx%d+0+0" % (WIDTH, HEIGHT)),
+            "the row while recording",
+        )
+        paint(desk, 2.2)
+        path = os.path.join(d, "out.mp4")
+        started = time.monotonic()
+        out = text_ok(sb, transport, "record", "stop", rid, "-o", path, timeout=150)
+        note("record stop took %.2f s" % (time.monotonic() - started))
+        lines = out.splitlines()
+        m = re.fullmatch(r"artifact ([0-9a-f]{64})", lines[0])
+        expect(m is not None, "the artifact line: %r" % lines[0])
+        art = m.group(1)
+        size = os.path.getsize(path)
+        expect_eq(
+            lines[1],
+            "name     recording-%s.mp4, video/mp4, %d bytes" % (rid, size),
+            "the name line",
+        )
+        expect(
+            re.fullmatch(r"video    \d+\.\d s, \d+ frames, \d+ dropped", lines[2]),
+            "the video line: %r" % lines[2],
+        )
+        expect_eq(lines[3:], ["file     %s, SHA-256 checked" % path], "the file line")
+        expect_eq(sha256_of(path), art, "the file's SHA-256 is the artifact's id")
+        expect_mp4(path)
+        row = status_rows(text_ok(sb, transport, "record", "status"))[rid]
+        expect_eq((row[1], row[-1]), ("published", art), "the row once published")
+        doc = json.loads(text_ok(sb, transport, "--json", "record", "status", rid))
+        (rec,) = doc["recordings"]
+        expect_eq(
+            (rec["id"], rec["state"], rec["artifact"]["sha256"], rec["artifact"]["size"]),
+            (rid, "published", art, size),
+            "status --json ID",
+        )
+        expect_eq(os.listdir(d), ["out.mp4"], "the files left (no temp file)")
 
 
 @case("--json: start's result; stop -o's with the file; stopping again answers the same artifact at once", timeout=180)
@@ -232,17 +233,18 @@ USAGE = [
 ]
 
 
-@case("usage errors exit 2 before anything is sent; an unknown ID exits 1 not_found; no desktop: unavailable")
-def usage_unknown_unavailable():
+@case("usage errors exit 2 before anything is sent; an unknown ID exits 1 not_found; no desktop: unavailable",
+      transports=TRANSPORTS)
+def usage_unknown_unavailable(transport):
     desk = DesktopSandbox()
     with desk as sb:
         for args, words in USAGE:
-            rc, out, err = berth(sb, "unix", *args, text=True)
+            rc, out, err = berth(sb, transport, *args, text=True)
             expect_eq(rc, 2, "%s: exit status" % " ".join(args))
             expect_in(words, err, "%s: the message" % " ".join(args))
             expect_in("usage: berth [OPTIONS] record", err, "%s: the synopsis" % " ".join(args))
             expect_eq(out, "", "%s: stdout" % " ".join(args))
-        doc = json.loads(text_ok(sb, "unix", "--json", "record", "status"))
+        doc = json.loads(text_ok(sb, transport, "--json", "record", "status"))
         expect_eq(doc["recordings"], [], "no recording was started by a usage error")
         d = scratch()
         unknown = (
@@ -250,16 +252,15 @@ def usage_unknown_unavailable():
             ["record", "stop", "deadbeef", "-o", os.path.join(d, "x.mp4")],
             ["record", "status", "deadbeef"],
         )
-        for transport in TRANSPORTS:
-            for args in unknown:
-                rc, out, err = berth(sb, transport, *args, text=True)
-                expect_eq(rc, 1, "%s (%s): exit status" % (" ".join(args), transport))
-                expect(err.startswith("berth: not_found: "), "%s: stderr %r" % (" ".join(args), err))
+        for args in unknown:
+            rc, out, err = berth(sb, transport, *args, text=True)
+            expect_eq(rc, 1, "%s: exit status" % " ".join(args))
+            expect(err.startswith("berth: not_found: "), "%s: stderr %r" % (" ".join(args), err))
         expect_eq(os.listdir(d), [], "the files left by a refused stop -o")
-        expect_eq(text_ok(sb, "ws", "record", "status"), "no recordings\n", "status with none")
+        expect_eq(text_ok(sb, transport, "record", "status"), "no recordings\n", "status with none")
     with Sandbox() as sb:
         for args in (["record", "start"], ["record", "stop", "deadbeef"], ["record", "status"]):
-            rc, out, err = berth(sb, "unix", *args, text=True)
+            rc, out, err = berth(sb, transport, *args, text=True)
             expect_eq(rc, 1, "%s without berth-desktop: exit status" % " ".join(args))
             expect(err.startswith("berth: unavailable: "), "%s: stderr %r" % (" ".join(args), err))
 
@@ -479,23 +480,11 @@ def interrupted():
     fake = FakeBerthd(b"x" * 1000, hang=True)
     try:
         d = scratch()
-        p = subprocess.Popen(
-            [CLI, "--socket", fake.path, "record", "stop", "1a2b3c4d", "-o", os.path.join(d, "r.mp4")],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        try:
+        with running([CLI, "--socket", fake.path, "record", "stop", "1a2b3c4d", "-o", os.path.join(d, "r.mp4")]) as p:
             wait_for(lambda: any(op == "record.stop" for _, op, _ in fake.ops), 10, "record.stop asked")
             expect_eq(len(os.listdir(d)), 1, "the temp file while waiting")
             p.send_signal(signal.SIGINT)
             rc = p.wait(10)
-        finally:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-            p.stdout.close()
-            p.stderr.close()
         expect_eq(rc, 130, "exit status after SIGINT")
         expect_eq(os.listdir(d), [], "the files left")
     finally:

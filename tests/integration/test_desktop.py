@@ -24,9 +24,10 @@ import time
 import msgpack
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
 from harness import (  # noqa: E402
     DESKTOP,
-    Sandbox,
+    SANITIZER_MARKS,
     TestFailure,
     X11_DIR,
     case,
@@ -45,34 +46,36 @@ from harness import (  # noqa: E402
     proc_status,
     run,
     run_program,
+    scratch,
+    track_closer,
     wait_for,
     xvfb_service,
 )
 
 PANEL_LAYOUT = "/etc/xdg/xfce4/panel/default.xml"
-SANITIZER_MARKS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
 
 
-class Desktop:
+class Desktop(harness.Desk):
     """A scratch home (with the panel's default layout, so that the panel
     does not stop to ask for one), a display number, and the config that
-    runs Xvfb, a D-Bus session bus, xfwm4, xfce4-panel, xfdesktop and
-    berth-desktop under berthd, with the xfce check."""
+    runs Xvfb, a D-Bus session bus, berth-desktop and (with xfce) xfwm4,
+    xfce4-panel and xfdesktop under berthd, with the xfce check. Entered
+    as a Desk."""
 
-    def __init__(self):
-        self.display = free_display()
-        self.dir = tempfile.mkdtemp(prefix="berth-it-desktop-")
-        os.chmod(self.dir, 0o755)
-        self.home = os.path.join(self.dir, "home")
+    def __init__(self, xfce=True):
+        super().__init__()
+        self.xfce = xfce
+        d = scratch()
+        self.home = os.path.join(d, "home")
         xml = os.path.join(self.home, ".config", "xfce4", "xfconf", "xfce-perchannel-xml")
         os.makedirs(xml)
         if os.path.exists(PANEL_LAYOUT):
             shutil.copy(PANEL_LAYOUT, os.path.join(xml, "xfce4-panel.xml"))
-        self.bus = os.path.join(self.dir, "bus")
+        self.bus = os.path.join(d, "bus")
         # Where berth-desktop looks: the real display, or a stand-in.
         self.desktop_display = self.display
 
-    def env(self):
+    def session_env(self):
         return (
             "env = DISPLAY=:%d\nenv = HOME=%s\nenv = DBUS_SESSION_BUS_ADDRESS=unix:path=%s\n"
             % (self.display, self.home, self.bus)
@@ -83,31 +86,22 @@ class Desktop:
         # display without it, with xprop and xdotool, before it is back.
         return (
             "[service %s]\ncommand = %s\n%safter = xvfb dbus\nrequired = no\n"
-            "backoff_min_ms = 1000\nbackoff_max_ms = 2000\nmax_deaths = 50\n\n" % (name, command, self.env())
+            "backoff_min_ms = 1000\nbackoff_max_ms = 2000\nmax_deaths = 50\n\n" % (name, command, self.session_env())
         )
 
-    def config(self, xfce=True):
+    def config(self):
         text = xvfb_service(self.display, backoff_ms=(300, 1000))
         text += (
             "[service dbus]\ncommand = dbus-daemon --session --nofork --nopidfile "
             "--address=unix:path=%s\nready = exec /usr/bin/test -S %s\nrequired = no\n\n" % (self.bus, self.bus)
         )
-        if xfce:
+        if self.xfce:
             text += self.part("xfwm4", "xfwm4 --compositor=off")
             text += self.part("panel", "xfce4-panel")
             text += self.part("xfdesktop", "xfdesktop")
         text += "[check xfce]\nready = report\n\n"
         text += desktop_service(self.desktop_display, after=None)
         return text
-
-    def close(self):
-        forget_display(self.display)
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-
-def sandbox(desk, xfce=True):
-    """berthd (with its gateway) running desk's config."""
-    return Sandbox(extra=desk.config(xfce), wait="healthz")
 
 
 def check_of(sb, name="xfce"):
@@ -197,67 +191,61 @@ def no_exit_of(sb, name):
 def xfce_parts():
     need("Xvfb", "xfwm4", "xfce4-panel", "xfdesktop", "dbus-daemon", "xprop", "xdpyinfo", "xdotool")
     desk = Desktop()
-    try:
-        with sandbox(desk) as sb:
-            wait_ready(sb, desk)
-            desktop_pid = host_pid(sb, "berth-desktop")
-            expect(visible_windows(desk.display, "xfce4-panel"), "xdotool sees no panel window")
+    with desk as sb:
+        wait_ready(sb, desk)
+        desktop_pid = host_pid(sb, "berth-desktop")
+        expect(visible_windows(desk.display, "xfce4-panel"), "xdotool sees no panel window")
 
-            # The window manager: its check window dies with it, the
-            # root's property stays behind naming it.
-            seq = last_seq(sb)
-            wm = host_pid(sb, "xfwm4")
-            os.kill(wm, signal.SIGKILL)
-            reason = wait_check(sb, False, "window manager", seq)["reason"]
-            note("reason: %s" % reason)
-            m = re.search(r"names (0x[0-9a-f]+), which does not exist", reason)
-            expect(m is not None, "the reason names no dead check window: %r" % reason)
-            expect_eq(wm_check_window(desk.display), m.group(1), "the root's check window, as xprop reads it")
-            expect(not wm_check_alive(desk.display, m.group(1)), "xprop still finds window %s" % m.group(1))
-            host_pid(sb, "xfwm4", other_than=wm)
-            wait_ready(sb, desk, seq)
+        # The window manager: its check window dies with it, the
+        # root's property stays behind naming it.
+        seq = last_seq(sb)
+        wm = host_pid(sb, "xfwm4")
+        os.kill(wm, signal.SIGKILL)
+        reason = wait_check(sb, False, "window manager", seq)["reason"]
+        note("reason: %s" % reason)
+        m = re.search(r"names (0x[0-9a-f]+), which does not exist", reason)
+        expect(m is not None, "the reason names no dead check window: %r" % reason)
+        expect_eq(wm_check_window(desk.display), m.group(1), "the root's check window, as xprop reads it")
+        expect(not wm_check_alive(desk.display, m.group(1)), "xprop still finds window %s" % m.group(1))
+        host_pid(sb, "xfwm4", other_than=wm)
+        wait_ready(sb, desk, seq)
 
-            # The panel.
-            seq = last_seq(sb)
-            panel = host_pid(sb, "xfce4-panel")
-            os.kill(panel, signal.SIGKILL)
-            reason = wait_check(sb, False, "xfce4-panel", seq)["reason"]
-            note("reason: %s" % reason)
-            expect("window manager" not in reason, "only the panel is missing: %r" % reason)
-            expect(not visible_windows(desk.display, "xfce4-panel"), "xdotool still sees a panel window")
-            host_pid(sb, "xfce4-panel", other_than=panel)
-            wait_ready(sb, desk, seq)
-            expect(visible_windows(desk.display, "xfce4-panel"), "xdotool sees no panel window after the restart")
+        # The panel.
+        seq = last_seq(sb)
+        panel = host_pid(sb, "xfce4-panel")
+        os.kill(panel, signal.SIGKILL)
+        reason = wait_check(sb, False, "xfce4-panel", seq)["reason"]
+        note("reason: %s" % reason)
+        expect("window manager" not in reason, "only the panel is missing: %r" % reason)
+        expect(not visible_windows(desk.display, "xfce4-panel"), "xdotool still sees a panel window")
+        host_pid(sb, "xfce4-panel", other_than=panel)
+        wait_ready(sb, desk, seq)
+        expect(visible_windows(desk.display, "xfce4-panel"), "xdotool sees no panel window after the restart")
 
-            expect_eq(host_pid(sb, "berth-desktop"), desktop_pid, "berth-desktop's pid")
-            no_exit_of(sb, "desktop")
-    finally:
-        desk.close()
+        expect_eq(host_pid(sb, "berth-desktop"), desktop_pid, "berth-desktop's pid")
+        no_exit_of(sb, "desktop")
 
 
 @case("xfce: a killed X server does not end berth-desktop; the check comes back with X and XFCE", timeout=180)
 def xfce_x_restart():
     need("Xvfb", "xfwm4", "xfce4-panel", "xfdesktop", "dbus-daemon", "xprop", "xdpyinfo")
     desk = Desktop()
-    try:
-        with sandbox(desk) as sb:
-            wait_ready(sb, desk)
-            desktop_pid = host_pid(sb, "berth-desktop")
+    with desk as sb:
+        wait_ready(sb, desk)
+        desktop_pid = host_pid(sb, "berth-desktop")
 
-            seq = last_seq(sb)
-            xvfb = host_pid(sb, "Xvfb")
-            os.kill(xvfb, signal.SIGKILL)
-            reason = wait_check(sb, False, "X server :%d unreachable" % desk.display, seq)["reason"]
-            note("reason: %s" % reason)
-            expect(pid_alive(desktop_pid), "berth-desktop died with the X server")
+        seq = last_seq(sb)
+        xvfb = host_pid(sb, "Xvfb")
+        os.kill(xvfb, signal.SIGKILL)
+        reason = wait_check(sb, False, "X server :%d unreachable" % desk.display, seq)["reason"]
+        note("reason: %s" % reason)
+        expect(pid_alive(desktop_pid), "berth-desktop died with the X server")
 
-            host_pid(sb, "Xvfb", other_than=xvfb)
-            wait_ready(sb, desk, seq)
-            expect_eq(host_pid(sb, "berth-desktop"), desktop_pid, "berth-desktop's pid")
-            no_exit_of(sb, "desktop")
-            expect_in("connection lost", sb.log(), "berth-desktop's log")
-    finally:
-        desk.close()
+        host_pid(sb, "Xvfb", other_than=xvfb)
+        wait_ready(sb, desk, seq)
+        expect_eq(host_pid(sb, "berth-desktop"), desktop_pid, "berth-desktop's pid")
+        no_exit_of(sb, "desktop")
+        expect_in("connection lost", sb.log(), "berth-desktop's log")
 
 
 class CuttingProxy:
@@ -285,6 +273,7 @@ class CuttingProxy:
             self.display = n
             break
         expect(self.display is not None, "no display number for the proxy")
+        track_closer(self.close)
         self.sock.listen(16)
         self.stopped = False
         threading.Thread(target=self._serve, daemon=True).start()
@@ -353,30 +342,24 @@ class CuttingProxy:
 @case("xconn: an X server that hangs up inside XOpenDisplay does not end berth-desktop")
 def xopen_cut():
     need("Xvfb", "xdpyinfo", "dbus-daemon")
-    desk = Desktop()
-    proxy = None
-    try:
-        proxy = CuttingProxy(desk.display, cuts=3)
-        desk.desktop_display = proxy.display
-        with sandbox(desk, xfce=False) as sb:
-            # Connected through the proxy at last: the display has no XFCE.
-            data = wait_check(sb, False, "no window manager", timeout=30)
-            note("reason: %s" % data["reason"])
-            expect_eq(proxy.cutting, proxy.cuts, "connections cut inside XOpenDisplay")
-            # Nearly always every cut is seen inside XOpenDisplay; now and
-            # then one is seen just after it returned, as an ordinary lost
-            # connection. Either way berth-desktop must live on.
-            log = sb.log()
-            inside = log.count("connection lost while opening the display")
-            after = log.count("connection lost (closed by the server)")
-            note("cuts seen inside XOpenDisplay: %d, after it: %d" % (inside, after))
-            expect(inside >= 1, "no connection was lost inside XOpenDisplay")
-            expect(inside + after >= proxy.cuts, "cuts seen: %d inside and %d after, of %d" % (inside, after, proxy.cuts))
-            no_exit_of(sb, "desktop")
-    finally:
-        if proxy is not None:
-            proxy.close()
-        desk.close()
+    desk = Desktop(xfce=False)
+    proxy = CuttingProxy(desk.display, cuts=3)
+    desk.desktop_display = proxy.display
+    with desk as sb:
+        # Connected through the proxy at last: the display has no XFCE.
+        data = wait_check(sb, False, "no window manager", timeout=30)
+        note("reason: %s" % data["reason"])
+        expect_eq(proxy.cutting, proxy.cuts, "connections cut inside XOpenDisplay")
+        # Nearly always every cut is seen inside XOpenDisplay; now and
+        # then one is seen just after it returned, as an ordinary lost
+        # connection. Either way berth-desktop must live on.
+        log = sb.log()
+        inside = log.count("connection lost while opening the display")
+        after = log.count("connection lost (closed by the server)")
+        note("cuts seen inside XOpenDisplay: %d, after it: %d" % (inside, after))
+        expect(inside >= 1, "no connection was lost inside XOpenDisplay")
+        expect(inside + after >= proxy.cuts, "cuts seen: %d inside and %d after, of %d" % (inside, after, proxy.cuts))
+        no_exit_of(sb, "desktop")
 
 
 class FakeBerthd:
@@ -486,15 +469,12 @@ def confine():
     expect_eq(rc, 0, "the self-test's status")
     for call in ("execve", "ptrace", "mount", "socket(AF_INET)"):
         expect("%s: blocked" % call in out, "%s is not refused: %r" % (call, out))
-    desk = Desktop()
-    try:
-        with sandbox(desk, xfce=False) as sb:
-            pid = host_pid(sb, "berth-desktop")
-            wait_for(lambda: proc_status(pid, "Seccomp") == "2", 10, "berth-desktop's filter in /proc")
-            expect_eq(proc_status(pid, "NoNewPrivs"), "1", "no_new_privs")
-            wait_for(lambda: "confined (seccomp)" in sb.log(), 10, "the log line")
-    finally:
-        desk.close()
+    desk = Desktop(xfce=False)
+    with desk as sb:
+        pid = host_pid(sb, "berth-desktop")
+        wait_for(lambda: proc_status(pid, "Seccomp") == "2", 10, "berth-desktop's filter in /proc")
+        expect_eq(proc_status(pid, "NoNewPrivs"), "1", "no_new_privs")
+        wait_for(lambda: "confined (seccomp)" in sb.log(), 10, "the log line")
 
 
 @case("report: check.report on change, again on a new connection, retried after a refusal, and at exit")

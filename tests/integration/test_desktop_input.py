@@ -19,7 +19,6 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 from harness import (  # noqa: E402
     XEVLOG,
-    Sandbox,
     Spawned,
     case,
     expect,
@@ -49,13 +48,14 @@ class Desk(harness.Desk):
 
     def __init__(self):
         super().__init__(W, H, desktop_backoff_ms=(200, 500))
-        self.sb = Sandbox(extra=self.config(), wait="healthz")
+        self.mark = 0
+        self.pos = (3, 3)
+
+    def ready(self):
         self.ws = self.sb.ws(timeout=30)
         self.wait_serving()
         self.ev = Spawned([XEVLOG], env=self.env)
         expect_eq(self.ev.line(), "READY", "xevlog's first line")
-        self.mark = 0
-        self.pos = (3, 3)
 
     def wait_serving(self, timeout=30.0):
         """Until desktop.input answers: berth-desktop has X and berthd."""
@@ -109,10 +109,6 @@ class Desk(harness.Desk):
     def desktop_pid(self, other_than=None, timeout=30.0):
         return host_pid(self.sb, "berth-desktop", other_than, timeout)
 
-    def close(self):
-        self.sb.close()
-        super().close()
-
 
 def typed(lines):
     """The text of the key presses (xevlog's hex UTF-8), in order."""
@@ -132,7 +128,7 @@ def without_map(lines):
 def pointer():
     need("Xvfb", "xdpyinfo")
     desk = Desk()
-    try:
+    with desk:
         desk.input({"type": "move", "x": 100, "y": 200}, {"type": "move", "x": 640, "y": 400},
                    {"type": "move", "x": W - 1, "y": H - 2}, {"type": "move", "x": 0, "y": 0})
         expect_eq(desk.settle(), ["M 100 200", "M 640 400", "M %d %d" % (W - 1, H - 2), "M 0 0"], "moves")
@@ -171,15 +167,13 @@ def pointer():
         expect_eq(desk.settle(), ["M 500 300"] + ["BP 5 500 300", "BR 5"] * 3 + ["BP 4 500 300", "BR 4"] * 2 +
                   ["BP 7 500 300", "BR 7"] * 2 + ["BP 5 500 300", "BR 5", "BP 6 500 300", "BR 6"],
                   "scrolls: down, up, right, then down and left")
-    finally:
-        desk.close()
 
 
 @case("input: key combos press their keys in order, release them in reverse; nothing stays down")
 def keys():
     need("Xvfb", "xdpyinfo")
     desk = Desk()
-    try:
+    with desk:
         desk.input({"type": "key", "combo": "ctrl+shift+t"})
         expect_eq(desk.settle(), ["K Control_L -", "K Shift_L -", "K T 14", "KR T", "KR Shift_L", "KR Control_L"],
                   "ctrl+shift+t")
@@ -213,15 +207,13 @@ def keys():
         desk.input({"type": "key_up", "key": "Shift_L"})
         expect_eq(desk.settle(), ["KR Shift_L"], "shift released")
         expect_eq(desk.query(), ([], 0), "keys down after key_up")
-    finally:
-        desk.close()
 
 
 @case("input: type puts ASCII and any Unicode text in the window, and the keyboard map is as before", timeout=180)
 def typing():
     need("Xvfb", "xdpyinfo", "xmodmap")
     desk = Desk()
-    try:
+    with desk:
         before = desk.keymap()
         ascii_text = "Hello, World! 0123456789 ~`@#$%^&*()_+-=[]{}|;':\",./<>?\\ The End"
         desk.input({"type": "type", "text": ascii_text})
@@ -262,15 +254,13 @@ def typing():
         desk.settle()
         expect_eq(desk.query(), ([], 0), "Caps Lock unlocked")
         expect_eq(desk.keymap(), before, "the keyboard map at the end")
-    finally:
-        desk.close()
 
 
 @case("input: with no spare keycode, text outside the map is unavailable and nothing is typed")
 def no_spares():
     need("Xvfb", "xdpyinfo", "xmodmap")
     desk = Desk()
-    try:
+    with desk:
         before = desk.keymap()
         empty = [line.split()[1] for line in before.splitlines() if line.split("=")[1].strip() == ""]
         note("empty keycodes: %s" % " ".join(empty))
@@ -293,15 +283,13 @@ def no_spares():
         status, _, err = run_program(["sh", "-c", "xmodmap -display :%d %s" % (desk.display, restore)])
         expect_eq(status, 0, "xmodmap emptying the spares (stderr %r)" % err)
         expect_eq(desk.keymap(), before, "the map emptied again")
-    finally:
-        desk.close()
 
 
 @case("input: berth-desktop killed while typing; the one berthd starts again gives the spare keycodes back")
 def killed_while_typing():
     need("Xvfb", "xdpyinfo", "xmodmap", "xprop")
     desk = Desk()
-    try:
+    with desk:
         before = desk.keymap()
         pid = desk.desktop_pid()
         text = "\u00e9\u2713\U0001f600\u4e2d" * 20
@@ -324,8 +312,6 @@ def killed_while_typing():
         expect_eq(typed(desk.settle())[-2:], "x\u00e9", "typed after the restart")
         expect_eq(desk.keymap(), before, "the keyboard map after the restart's first type")
         expect_in("left bound by a berth-desktop that stopped", desk.sb.log(), "berth-desktop's log")
-    finally:
-        desk.close()
 
 
 def raw_request(desk, args):
@@ -344,7 +330,7 @@ def raw_request(desk, args):
 def bad_input():
     need("Xvfb", "xdpyinfo", "xmodmap")
     desk = Desk()
-    try:
+    with desk:
         before = desk.keymap()
         pid = desk.desktop_pid()
         # Good actions first: none of them may be performed.
@@ -413,8 +399,6 @@ def bad_input():
         expect_eq(desk.desktop_pid(), pid, "berth-desktop's pid")
         desk.input(*good)
         expect_eq(typed(desk.settle()), "h\u00e9\x01", "the good actions alone")
-    finally:
-        desk.close()
 
 
 run()

@@ -12,18 +12,14 @@ down, then working again once it is back."""
 import io
 import os
 import re
-import shutil
 import signal
-import struct
 import sys
-import tempfile
 import time
-import zlib
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
 from harness import (  # noqa: E402
-    Sandbox,
+    Image,
     TestFailure,
     case,
     expect,
@@ -32,8 +28,10 @@ from harness import (  # noqa: E402
     host_pid,
     need,
     note,
+    png_decode,
     run,
     run_program,
+    scratch,
     served,
     wait_for,
 )
@@ -72,55 +70,6 @@ class Paint(harness.Paint):
 # -- images
 
 
-def png_decode(data):
-    """(width, height, rgb bytes) of an 8-bit RGB PNG, checked as it is
-    read: signature, chunk CRCs, IHDR, filters."""
-    expect_eq(data[:8], b"\x89PNG\r\n\x1a\n", "the PNG signature")
-    pos, idat, ihdr = 8, b"", None
-    while pos < len(data):
-        (n,) = struct.unpack_from(">I", data, pos)
-        kind, body = data[pos + 4 : pos + 8], data[pos + 8 : pos + 8 + n]
-        (crc,) = struct.unpack_from(">I", data, pos + 8 + n)
-        expect_eq(crc, zlib.crc32(kind + body), "the CRC of chunk %r" % kind)
-        if kind == b"IHDR":
-            ihdr = struct.unpack(">IIBBBBB", body)
-        elif kind == b"IDAT":
-            idat += body
-        elif kind == b"IEND":
-            break
-        pos += 12 + n
-    expect(ihdr is not None, "no IHDR")
-    w, h, depth, ctype, _, _, interlace = ihdr
-    expect_eq((depth, ctype, interlace), (8, 2, 0), "bit depth, colour type (RGB), interlace")
-    raw = zlib.decompress(idat)
-    stride = w * 3
-    expect_eq(len(raw), h * (stride + 1), "the decompressed size")
-    out = bytearray(h * stride)
-    prev = bytearray(stride)
-    for y in range(h):
-        f = raw[y * (stride + 1)]
-        line = bytearray(raw[y * (stride + 1) + 1 : (y + 1) * (stride + 1)])
-        for i in range(stride):
-            a = line[i - 3] if i >= 3 else 0
-            b = prev[i]
-            c = prev[i - 3] if i >= 3 else 0
-            if f == 1:
-                line[i] = (line[i] + a) & 0xFF
-            elif f == 2:
-                line[i] = (line[i] + b) & 0xFF
-            elif f == 3:
-                line[i] = (line[i] + (a + b) // 2) & 0xFF
-            elif f == 4:
-                p = a + b - c
-                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                line[i] = (line[i] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 0xFF
-            else:
-                expect_eq(f, 0, "a row's filter type")
-        out[y * stride : (y + 1) * stride] = line
-        prev = line
-    return w, h, bytes(out)
-
-
 def jpeg_decode(data):
     """(width, height, rgb bytes) of a JPEG, decoded by libjpeg (PIL), a
     decoder other than the encoder's own."""
@@ -133,19 +82,6 @@ def jpeg_decode(data):
     expect_eq(im.format, "JPEG", "the format PIL sees")
     im.load()
     return im.width, im.height, im.convert("RGB").tobytes()
-
-
-class Image:
-    def __init__(self, w, h, rgb):
-        self.w, self.h, self.rgb = w, h, rgb
-
-    def at(self, x, y):
-        i = (y * self.w + x) * 3
-        return tuple(self.rgb[i : i + 3])
-
-    def block(self, x, y, w, h):
-        """The set of colours in a block."""
-        return {self.at(i, j) for j in range(y, y + h) for i in range(x, x + w)}
 
 
 def shot(c, args=None, timeout=20.0):
@@ -192,337 +128,284 @@ def setup(desk, sb):
 def png_exact():
     need("Xvfb", "xdpyinfo", "xdotool")
     desk = Desk()
-    paint = None
-    try:
-        with Sandbox(extra=desk.config()) as sb:
-            c, paint = setup(desk, sb)
-            before = int(time.time() * 1000)
-            r, img = shot(c, {"cursor": False})
-            after = int(time.time() * 1000)
-            expect_eq((r["format"], r["width"], r["height"]), ("png", W, H), "format and size")
-            expect_eq(r["region"], {"x": 0, "y": 0, "width": W, "height": H}, "the region")
-            expect_eq(r["scale"], 1.0, "the scale")
-            expect(before - 1000 <= r["taken"] <= after + 1000,
-                   "taken %d not within [%d, %d]" % (r["taken"], before, after))
-            for (x, y, w, h), col in QUARTERS:
-                expect_eq(img.block(x, y, w, h), {col}, "the colours of the block %r" % ((x, y, w, h),))
-            # The window's edges are where xpaint put them.
-            expect(img.at(99, 60) != RED and img.at(100, 60) == RED, "the left edge at x=100")
-            expect(img.at(499, 60) == GREEN and img.at(500, 60) != GREEN, "the right edge at x=500")
-            expect(img.at(150, 49) != RED and img.at(150, 349) == BLUE and img.at(150, 350) != BLUE, "top and bottom")
+    with desk as sb:
+        c, paint = setup(desk, sb)
+        before = int(time.time() * 1000)
+        r, img = shot(c, {"cursor": False})
+        after = int(time.time() * 1000)
+        expect_eq((r["format"], r["width"], r["height"]), ("png", W, H), "format and size")
+        expect_eq(r["region"], {"x": 0, "y": 0, "width": W, "height": H}, "the region")
+        expect_eq(r["scale"], 1.0, "the scale")
+        expect(before - 1000 <= r["taken"] <= after + 1000,
+               "taken %d not within [%d, %d]" % (r["taken"], before, after))
+        for (x, y, w, h), col in QUARTERS:
+            expect_eq(img.block(x, y, w, h), {col}, "the colours of the block %r" % ((x, y, w, h),))
+        # The window's edges are where xpaint put them.
+        expect(img.at(99, 60) != RED and img.at(100, 60) == RED, "the left edge at x=100")
+        expect(img.at(499, 60) == GREEN and img.at(500, 60) != GREEN, "the right edge at x=500")
+        expect(img.at(150, 49) != RED and img.at(150, 349) == BLUE and img.at(150, 350) != BLUE, "top and bottom")
 
-            # A region: its own pixels, from its corner.
-            region = {"x": 250, "y": 150, "width": 101, "height": 99}
-            r, img = shot(c, {"region": region, "cursor": False})
-            expect_eq((r["width"], r["height"], r["region"]), (101, 99, region), "the region's image")
-            expect_eq(img.block(0, 0, 50, 50), {RED}, "the region's top left quarter")
-            expect_eq(img.block(50, 0, 51, 50), {GREEN}, "the region's top right quarter")
-            expect_eq(img.block(0, 50, 50, 49), {BLUE}, "the region's bottom left quarter")
-            expect_eq(img.block(50, 50, 51, 49), {YELLOW}, "the region's bottom right quarter")
-            # The smallest region, in a corner of the screen.
-            r, img = shot(c, {"region": {"x": W - 1, "y": H - 1, "width": 1, "height": 1}, "cursor": False})
-            expect_eq((img.w, img.h), (1, 1), "a 1x1 region's image")
-    finally:
-        if paint:
-            paint.close()
-        desk.close()
+        # A region: its own pixels, from its corner.
+        region = {"x": 250, "y": 150, "width": 101, "height": 99}
+        r, img = shot(c, {"region": region, "cursor": False})
+        expect_eq((r["width"], r["height"], r["region"]), (101, 99, region), "the region's image")
+        expect_eq(img.block(0, 0, 50, 50), {RED}, "the region's top left quarter")
+        expect_eq(img.block(50, 0, 51, 50), {GREEN}, "the region's top right quarter")
+        expect_eq(img.block(0, 50, 50, 49), {BLUE}, "the region's bottom left quarter")
+        expect_eq(img.block(50, 50, 51, 49), {YELLOW}, "the region's bottom right quarter")
+        # The smallest region, in a corner of the screen.
+        r, img = shot(c, {"region": {"x": W - 1, "y": H - 1, "width": 1, "height": 1}, "cursor": False})
+        expect_eq((img.w, img.h), (1, 1), "a 1x1 region's image")
 
 
 @case("screenshot: without MIT-SHM (the X server cannot attach the segment), the same pixels", timeout=120)
 def no_shm():
     need("Xvfb", "xdpyinfo", "xdotool", "unshare")
     desk = Desk(own_ipc=True)
-    paint = None
-    try:
-        with Sandbox(extra=desk.config()) as sb:
-            c, paint = setup(desk, sb)
-            expect_eq(c.call("desktop.info")["shm"], False, "shm")
-            r, img = shot(c, {"cursor": False})
-            expect_eq((r["width"], r["height"]), (W, H), "the size")
-            for (x, y, w, h), col in QUARTERS:
-                expect_eq(img.block(x, y, w, h), {col}, "the colours of the block %r" % ((x, y, w, h),))
-            r, img = shot(c, {"region": {"x": 290, "y": 190, "width": 20, "height": 20}, "cursor": False})
-            expect_eq(img.block(0, 0, 10, 10) | img.block(10, 10, 10, 10), {RED, YELLOW}, "a region's corners")
-            expect_in("without MIT-SHM", sb.log(), "berth-desktop's log")
-    finally:
-        if paint:
-            paint.close()
-        desk.close()
+    with desk as sb:
+        c, paint = setup(desk, sb)
+        expect_eq(c.call("desktop.info")["shm"], False, "shm")
+        r, img = shot(c, {"cursor": False})
+        expect_eq((r["width"], r["height"]), (W, H), "the size")
+        for (x, y, w, h), col in QUARTERS:
+            expect_eq(img.block(x, y, w, h), {col}, "the colours of the block %r" % ((x, y, w, h),))
+        r, img = shot(c, {"region": {"x": 290, "y": 190, "width": 20, "height": 20}, "cursor": False})
+        expect_eq(img.block(0, 0, 10, 10) | img.block(10, 10, 10, 10), {RED, YELLOW}, "a region's corners")
+        expect_in("without MIT-SHM", sb.log(), "berth-desktop's log")
 
 
 @case("screenshot: JPEG colours within a tolerance; quality trades size", timeout=120)
 def jpeg_tolerance():
     need("Xvfb", "xdpyinfo", "xdotool")
     desk = Desk()
-    paint = None
-    try:
-        with Sandbox(extra=desk.config()) as sb:
-            c, paint = setup(desk, sb)
-            sizes = {}
-            for q in (10, 80, 100):
-                r, img = shot(c, {"format": "jpeg", "quality": q, "cursor": False})
-                expect_eq((r["format"], r["width"], r["height"]), ("jpeg", W, H), "format and size")
-                sizes[q] = len(r["data"])
-                # Coarse quantising rings near edges: at quality 10 only
-                # the middles are held to a (looser) tolerance.
-                tol = 12 if q >= 80 else 40
-                for (x, y, w, h), col in QUARTERS:
-                    inner = ((x + 10, y + 10), (x + w - 10, y + h - 10)) if q >= 80 else ()
-                    for px in ((x + w // 2, y + h // 2),) + inner:
-                        got = img.at(*px)
-                        expect(near(got, col, tol), "q%d: %r at %r, want %r within %d" % (q, got, px, col, tol))
-            note("jpeg sizes by quality: %r" % sizes)
-            expect(sizes[10] < sizes[80] < sizes[100], "sizes do not grow with quality: %r" % sizes)
-            # The default quality is 80.
-            r, _ = shot(c, {"format": "jpeg", "cursor": False})
-            expect_eq(len(r["data"]), sizes[80], "the default quality's size")
-            # An odd-sized region (chroma is subsampled by 2).
-            odd = {"x": 101, "y": 51, "width": 33, "height": 17}
-            r, img = shot(c, {"format": "jpeg", "region": odd, "cursor": False})
-            expect_eq((img.w, img.h), (33, 17), "an odd region's JPEG size")
-            expect(near(img.at(16, 8), RED, 12), "an odd region's colour: %r" % (img.at(16, 8),))
-    finally:
-        if paint:
-            paint.close()
-        desk.close()
+    with desk as sb:
+        c, paint = setup(desk, sb)
+        sizes = {}
+        for q in (10, 80, 100):
+            r, img = shot(c, {"format": "jpeg", "quality": q, "cursor": False})
+            expect_eq((r["format"], r["width"], r["height"]), ("jpeg", W, H), "format and size")
+            sizes[q] = len(r["data"])
+            # Coarse quantising rings near edges: at quality 10 only
+            # the middles are held to a (looser) tolerance.
+            tol = 12 if q >= 80 else 40
+            for (x, y, w, h), col in QUARTERS:
+                inner = ((x + 10, y + 10), (x + w - 10, y + h - 10)) if q >= 80 else ()
+                for px in ((x + w // 2, y + h // 2),) + inner:
+                    got = img.at(*px)
+                    expect(near(got, col, tol), "q%d: %r at %r, want %r within %d" % (q, got, px, col, tol))
+        note("jpeg sizes by quality: %r" % sizes)
+        expect(sizes[10] < sizes[80] < sizes[100], "sizes do not grow with quality: %r" % sizes)
+        # The default quality is 80.
+        r, _ = shot(c, {"format": "jpeg", "cursor": False})
+        expect_eq(len(r["data"]), sizes[80], "the default quality's size")
+        # An odd-sized region (chroma is subsampled by 2).
+        odd = {"x": 101, "y": 51, "width": 33, "height": 17}
+        r, img = shot(c, {"format": "jpeg", "region": odd, "cursor": False})
+        expect_eq((img.w, img.h), (33, 17), "an odd region's JPEG size")
+        expect(near(img.at(16, 8), RED, 12), "an odd region's colour: %r" % (img.at(16, 8),))
 
 
 @case("screenshot: scale sets the size (rounded, at least 1x1) and keeps the colours", timeout=120)
 def scaled():
     need("Xvfb", "xdpyinfo", "xdotool")
     desk = Desk()
-    paint = None
-    try:
-        with Sandbox(extra=desk.config()) as sb:
-            c, paint = setup(desk, sb)
-            r, img = shot(c, {"scale": 0.5, "cursor": False})
-            expect_eq((r["width"], r["height"], r["scale"]), (640, 400, 0.5), "half size")
-            for (x, y, w, h), col in QUARTERS:
-                inner = (x // 2 + 2, y // 2 + 2, w // 2 - 4, h // 2 - 4)
-                expect_eq(img.block(*inner), {col}, "the inside of %r at half size" % ((x, y, w, h),))
-            region = {"x": 280, "y": 180, "width": 40, "height": 40}
-            r, img = shot(c, {"region": region, "scale": 4, "cursor": False})
-            expect_eq((r["width"], r["height"], r["region"]), (160, 160, region), "four times a 40x40 region")
-            expect_eq(img.block(0, 0, 76, 76), {RED}, "enlarged top left")
-            expect_eq(img.block(84, 84, 76, 76), {YELLOW}, "enlarged bottom right")
-            # round(101 * 0.5) = 51 (halves away from zero), 0.05 of 1 px is 1 px.
-            r, _ = shot(c, {"region": {"x": 0, "y": 0, "width": 101, "height": 3}, "scale": 0.5, "cursor": False})
-            expect_eq((r["width"], r["height"]), (51, 2), "101x3 at 0.5")
-            r, _ = shot(c, {"region": {"x": 0, "y": 0, "width": 1, "height": 1}, "scale": 0.05})
-            expect_eq((r["width"], r["height"]), (1, 1), "1x1 at 0.05")
-            r, _ = shot(c, {"scale": 0.05, "format": "jpeg"})
-            expect_eq((r["width"], r["height"]), (64, 40), "the screen at 0.05")
-    finally:
-        if paint:
-            paint.close()
-        desk.close()
+    with desk as sb:
+        c, paint = setup(desk, sb)
+        r, img = shot(c, {"scale": 0.5, "cursor": False})
+        expect_eq((r["width"], r["height"], r["scale"]), (640, 400, 0.5), "half size")
+        for (x, y, w, h), col in QUARTERS:
+            inner = (x // 2 + 2, y // 2 + 2, w // 2 - 4, h // 2 - 4)
+            expect_eq(img.block(*inner), {col}, "the inside of %r at half size" % ((x, y, w, h),))
+        region = {"x": 280, "y": 180, "width": 40, "height": 40}
+        r, img = shot(c, {"region": region, "scale": 4, "cursor": False})
+        expect_eq((r["width"], r["height"], r["region"]), (160, 160, region), "four times a 40x40 region")
+        expect_eq(img.block(0, 0, 76, 76), {RED}, "enlarged top left")
+        expect_eq(img.block(84, 84, 76, 76), {YELLOW}, "enlarged bottom right")
+        # round(101 * 0.5) = 51 (halves away from zero), 0.05 of 1 px is 1 px.
+        r, _ = shot(c, {"region": {"x": 0, "y": 0, "width": 101, "height": 3}, "scale": 0.5, "cursor": False})
+        expect_eq((r["width"], r["height"]), (51, 2), "101x3 at 0.5")
+        r, _ = shot(c, {"region": {"x": 0, "y": 0, "width": 1, "height": 1}, "scale": 0.05})
+        expect_eq((r["width"], r["height"]), (1, 1), "1x1 at 0.05")
+        r, _ = shot(c, {"scale": 0.05, "format": "jpeg"})
+        expect_eq((r["width"], r["height"]), (64, 40), "the screen at 0.05")
 
 
 @case("screenshot: the pointer is drawn in where it is, unless cursor is false", timeout=120)
 def pointer_drawn():
     need("Xvfb", "xdpyinfo", "xdotool")
     desk = Desk()
-    paint = None
-    try:
-        with Sandbox(extra=desk.config()) as sb:
-            c, paint = setup(desk, sb)
-            # Over the green quarter, far from its edges.
-            desk.xdotool("mousemove", "400", "120")
-            wait_for(lambda: c.call("desktop.cursor") == {"x": 400, "y": 120}, 5, "the pointer at 400,120")
-            region = {"x": 350, "y": 70, "width": 100, "height": 100}
-            _, bare = shot(c, {"region": region, "cursor": False})
-            _, drawn = shot(c, {"region": region})
-            expect_eq(bare.block(0, 0, 100, 100), {GREEN}, "the region without the pointer")
-            changed = [(x, y) for y in range(100) for x in range(100) if drawn.at(x, y) != GREEN]
-            note("pointer pixels: %d, first %r" % (len(changed), changed[:5]))
-            expect(len(changed) >= 10, "the pointer changed only %d pixels" % len(changed))
-            # All of them around the pointer (50,50 in the region): a
-            # cursor image is at most 64 px across, placed by its hot spot.
-            expect(all(abs(x - 50) <= 64 and abs(y - 50) <= 64 for x, y in changed), "pixels far from the pointer")
-            # Elsewhere, the pointer is not drawn.
-            _, away = shot(c, {"region": {"x": 100, "y": 200, "width": 50, "height": 50}})
-            expect_eq(away.block(0, 0, 50, 50), {BLUE}, "a region away from the pointer")
-            # The pointer moves, the drawing follows.
-            desk.xdotool("mousemove", "200", "270")
-            wait_for(lambda: c.call("desktop.cursor") == {"x": 200, "y": 270}, 5, "the pointer at 200,270")
-            _, drawn = shot(c, {"region": region})
-            expect_eq(drawn.block(0, 0, 100, 100), {GREEN}, "the old place after the pointer left")
-    finally:
-        if paint:
-            paint.close()
-        desk.close()
+    with desk as sb:
+        c, paint = setup(desk, sb)
+        # Over the green quarter, far from its edges.
+        desk.xdotool("mousemove", "400", "120")
+        wait_for(lambda: c.call("desktop.cursor") == {"x": 400, "y": 120}, 5, "the pointer at 400,120")
+        region = {"x": 350, "y": 70, "width": 100, "height": 100}
+        _, bare = shot(c, {"region": region, "cursor": False})
+        _, drawn = shot(c, {"region": region})
+        expect_eq(bare.block(0, 0, 100, 100), {GREEN}, "the region without the pointer")
+        changed = [(x, y) for y in range(100) for x in range(100) if drawn.at(x, y) != GREEN]
+        note("pointer pixels: %d, first %r" % (len(changed), changed[:5]))
+        expect(len(changed) >= 10, "the pointer changed only %d pixels" % len(changed))
+        # All of them around the pointer (50,50 in the region): a
+        # cursor image is at most 64 px across, placed by its hot spot.
+        expect(all(abs(x - 50) <= 64 and abs(y - 50) <= 64 for x, y in changed), "pixels far from the pointer")
+        # Elsewhere, the pointer is not drawn.
+        _, away = shot(c, {"region": {"x": 100, "y": 200, "width": 50, "height": 50}})
+        expect_eq(away.block(0, 0, 50, 50), {BLUE}, "a region away from the pointer")
+        # The pointer moves, the drawing follows.
+        desk.xdotool("mousemove", "200", "270")
+        wait_for(lambda: c.call("desktop.cursor") == {"x": 200, "y": 270}, 5, "the pointer at 200,270")
+        _, drawn = shot(c, {"region": region})
+        expect_eq(drawn.block(0, 0, 100, 100), {GREEN}, "the old place after the pointer left")
 
 
 @case("info matches xdpyinfo; cursor follows xdotool mousemove", timeout=120)
 def info_cursor():
     need("Xvfb", "xdpyinfo", "xdotool")
     desk = Desk()
-    try:
-        with Sandbox(extra=desk.config()) as sb:
-            c = sb.ws(timeout=20.0)
-            info = served(c)
-            status, out, _ = run_program(["xdpyinfo", "-display", ":%d" % desk.display])
-            expect_eq(status, 0, "xdpyinfo's status")
-            dims = re.search(r"dimensions:\s+(\d+)x(\d+) pixels", out)
-            depth = re.search(r"depth of root window:\s+(\d+) planes", out)
-            name = re.search(r"name of display:\s+(\S+)", out)
-            note(info)
-            expect_eq((info["width"], info["height"]), (int(dims.group(1)), int(dims.group(2))), "the size")
-            expect_eq(info["depth"], int(depth.group(1)), "the depth")
-            expect_eq(info["display"], name.group(1), "the display's name")
-            expect_eq(info["screens"], [{"x": 0, "y": 0, "width": W, "height": H}], "the screens")
-            expect_eq(info["shm"], True, "shm (berth-desktop and Xvfb share the host)")
-            for x, y in ((0, 0), (W - 1, H - 1), (640, 400), (17, 733)):
-                desk.xdotool("mousemove", str(x), str(y))
-                expect_eq(c.call("desktop.cursor"), {"x": x, "y": y}, "the pointer after mousemove %d %d" % (x, y))
-            out = desk.xdotool("getmouselocation")
-            expect_in("x:17 y:733", out, "xdotool's own idea")
-    finally:
-        desk.close()
+    with desk as sb:
+        c = sb.ws(timeout=20.0)
+        info = served(c)
+        status, out, _ = run_program(["xdpyinfo", "-display", ":%d" % desk.display])
+        expect_eq(status, 0, "xdpyinfo's status")
+        dims = re.search(r"dimensions:\s+(\d+)x(\d+) pixels", out)
+        depth = re.search(r"depth of root window:\s+(\d+) planes", out)
+        name = re.search(r"name of display:\s+(\S+)", out)
+        note(info)
+        expect_eq((info["width"], info["height"]), (int(dims.group(1)), int(dims.group(2))), "the size")
+        expect_eq(info["depth"], int(depth.group(1)), "the depth")
+        expect_eq(info["display"], name.group(1), "the display's name")
+        expect_eq(info["screens"], [{"x": 0, "y": 0, "width": W, "height": H}], "the screens")
+        expect_eq(info["shm"], True, "shm (berth-desktop and Xvfb share the host)")
+        for x, y in ((0, 0), (W - 1, H - 1), (640, 400), (17, 733)):
+            desk.xdotool("mousemove", str(x), str(y))
+            expect_eq(c.call("desktop.cursor"), {"x": x, "y": y}, "the pointer after mousemove %d %d" % (x, y))
+        out = desk.xdotool("getmouselocation")
+        expect_in("x:17 y:733", out, "xdotool's own idea")
 
 
 @case("windows: the test window with its title, class, instance and geometry; a new title shows", timeout=120)
 def windows_listed():
     need("Xvfb", "xdpyinfo", "xdotool")
     desk = Desk()
-    paint = None
-    try:
-        with Sandbox(extra=desk.config()) as sb:
-            c, paint = setup(desk, sb)
+    with desk as sb:
+        c, paint = setup(desk, sb)
+        wins = c.call("desktop.windows")["windows"]
+        note(wins)
+        mine = [w for w in wins if w["id"] == paint.id]
+        expect_eq(len(mine), 1, "entries for window 0x%x" % paint.id)
+        x, y, w, h = WIN
+        expect_eq(
+            mine[0],
+            {"id": paint.id, "title": TITLE, "class": "XPaintClass", "instance": "xpaintinst", "x": x, "y": y,
+             "width": w, "height": h, "active": False, "desktop": None},
+            "the test window",
+        )
+        # A second window is listed too, above the first (bottom to top).
+        other = Paint(desk, title="second", klass="two")
+        try:
             wins = c.call("desktop.windows")["windows"]
-            note(wins)
-            mine = [w for w in wins if w["id"] == paint.id]
-            expect_eq(len(mine), 1, "entries for window 0x%x" % paint.id)
-            x, y, w, h = WIN
-            expect_eq(
-                mine[0],
-                {"id": paint.id, "title": TITLE, "class": "XPaintClass", "instance": "xpaintinst", "x": x, "y": y,
-                 "width": w, "height": h, "active": False, "desktop": None},
-                "the test window",
-            )
-            # A second window is listed too, above the first (bottom to top).
-            other = Paint(desk, title="second", klass="two")
-            try:
-                wins = c.call("desktop.windows")["windows"]
-                ids = [w["id"] for w in wins]
-                expect(paint.id in ids and other.id in ids, "both windows: %r" % ids)
-                expect(ids.index(paint.id) < ids.index(other.id), "stacking order: %r" % ids)
-                two = [w for w in wins if w["id"] == other.id][0]
-                expect_eq((two["title"], two["class"], two["instance"]), ("second", "two", "two"), "the second")
-            finally:
-                other.close()
-            wait_for(lambda: other.id not in [w["id"] for w in c.call("desktop.windows")["windows"]], 5,
-                     "the closed window gone from the list")
-            paint.command("title renamed \u00e9")
-            mine = [w for w in c.call("desktop.windows")["windows"] if w["id"] == paint.id]
-            expect_eq(mine[0]["title"], "renamed \u00e9", "the new title")
-    finally:
-        if paint:
-            paint.close()
-        desk.close()
+            ids = [w["id"] for w in wins]
+            expect(paint.id in ids and other.id in ids, "both windows: %r" % ids)
+            expect(ids.index(paint.id) < ids.index(other.id), "stacking order: %r" % ids)
+            two = [w for w in wins if w["id"] == other.id][0]
+            expect_eq((two["title"], two["class"], two["instance"]), ("second", "two", "two"), "the second")
+        finally:
+            other.kill()
+        wait_for(lambda: other.id not in [w["id"] for w in c.call("desktop.windows")["windows"]], 5,
+                 "the closed window gone from the list")
+        paint.command("title renamed \u00e9")
+        mine = [w for w in c.call("desktop.windows")["windows"] if w["id"] == paint.id]
+        expect_eq(mine[0]["title"], "renamed \u00e9", "the new title")
 
 
 @case("wait_change: a change in the region answers at once; one outside it times out", timeout=120)
 def wait_change():
     need("Xvfb", "xdpyinfo", "xdotool")
     desk = Desk()
-    paint = None
-    try:
-        with Sandbox(extra=desk.config()) as sb:
-            c, paint = setup(desk, sb)
-            yellow = {"x": 300, "y": 200, "width": 200, "height": 150}
-            # A change inside: answered as soon as it is drawn.
-            rid = begin_wait(c, {"region": yellow, "timeout_ms": 10000})
-            paint.command("color 3 #ff00ff")
-            drawn = time.monotonic()
-            r = c.response(rid, timeout=15)
-            late = (time.monotonic() - drawn) * 1000
-            note("answered %.1f ms after the change was drawn: %r" % (late, r))
-            expect(r["ok"], "wait_change failed: %r" % r)
-            res = r["result"]
-            expect_eq(res["changed"], True, "changed")
-            expect_eq(res["area"], yellow, "the area (the quarter, repainted)")
-            expect(res["waited_ms"] < 10000, "waited_ms %r" % res["waited_ms"])
-            expect(late < 2000, "answered %.0f ms after the change" % late)
+    with desk as sb:
+        c, paint = setup(desk, sb)
+        yellow = {"x": 300, "y": 200, "width": 200, "height": 150}
+        # A change inside: answered as soon as it is drawn.
+        rid = begin_wait(c, {"region": yellow, "timeout_ms": 10000})
+        paint.command("color 3 #ff00ff")
+        drawn = time.monotonic()
+        r = c.response(rid, timeout=15)
+        late = (time.monotonic() - drawn) * 1000
+        note("answered %.1f ms after the change was drawn: %r" % (late, r))
+        expect(r["ok"], "wait_change failed: %r" % r)
+        res = r["result"]
+        expect_eq(res["changed"], True, "changed")
+        expect_eq(res["area"], yellow, "the area (the quarter, repainted)")
+        expect(res["waited_ms"] < 10000, "waited_ms %r" % res["waited_ms"])
+        expect(late < 2000, "answered %.0f ms after the change" % late)
 
-            # A change outside the region: nothing until the timeout.
-            far = {"x": 900, "y": 500, "width": 200, "height": 200}
-            t0 = time.monotonic()
-            rid = begin_wait(c, {"region": far, "timeout_ms": 700})
-            paint.command("color 0 #00ffff")
-            r = c.response(rid, timeout=15)
-            took = (time.monotonic() - t0) * 1000
-            note("outside: %r after %.0f ms" % (r, took))
-            expect(r["ok"], "wait_change failed: %r" % r)
-            expect_eq(r["result"]["changed"], False, "changed")
-            expect_eq(sorted(r["result"]), ["changed", "waited_ms"], "the fields")
-            expect(r["result"]["waited_ms"] >= 700 and took >= 690, "answered before the timeout: %r" % r)
+        # A change outside the region: nothing until the timeout.
+        far = {"x": 900, "y": 500, "width": 200, "height": 200}
+        t0 = time.monotonic()
+        rid = begin_wait(c, {"region": far, "timeout_ms": 700})
+        paint.command("color 0 #00ffff")
+        r = c.response(rid, timeout=15)
+        took = (time.monotonic() - t0) * 1000
+        note("outside: %r after %.0f ms" % (r, took))
+        expect(r["ok"], "wait_change failed: %r" % r)
+        expect_eq(r["result"]["changed"], False, "changed")
+        expect_eq(sorted(r["result"]), ["changed", "waited_ms"], "the fields")
+        expect(r["result"]["waited_ms"] >= 700 and took >= 690, "answered before the timeout: %r" % r)
 
-            # A region overlapping the window's corner: the area is cut to it.
-            corner = {"x": 50, "y": 20, "width": 100, "height": 80}
-            rid = begin_wait(c, {"region": corner, "timeout_ms": 10000})
-            paint.command("color 0 #123456")
-            r = c.response(rid, timeout=15)
-            expect_eq(r["result"]["area"], {"x": 100, "y": 50, "width": 50, "height": 50}, "the cut area")
+        # A region overlapping the window's corner: the area is cut to it.
+        corner = {"x": 50, "y": 20, "width": 100, "height": 80}
+        rid = begin_wait(c, {"region": corner, "timeout_ms": 10000})
+        paint.command("color 0 #123456")
+        r = c.response(rid, timeout=15)
+        expect_eq(r["result"]["area"], {"x": 100, "y": 50, "width": 50, "height": 50}, "the cut area")
 
-            # Several at once: each answered for its own region.
-            green = {"x": 300, "y": 50, "width": 200, "height": 150}
-            a = begin_wait(c, {"region": green, "timeout_ms": 10000})
-            b = begin_wait(c, {"region": far, "timeout_ms": 1500})
-            whole = begin_wait(c, {"timeout_ms": 10000})
-            paint.command("color 1 #808080")
-            ra, rw = c.response(a, timeout=15), c.response(whole, timeout=15)
-            expect_eq(ra["result"]["changed"], True, "the green quarter's wait")
-            expect_eq(rw["result"]["changed"], True, "the whole screen's wait")
-            expect_eq(rw["result"]["area"], green, "the whole screen's area")
-            rb = c.response(b, timeout=15)
-            expect_eq(rb["result"]["changed"], False, "the far region's wait")
+        # Several at once: each answered for its own region.
+        green = {"x": 300, "y": 50, "width": 200, "height": 150}
+        a = begin_wait(c, {"region": green, "timeout_ms": 10000})
+        b = begin_wait(c, {"region": far, "timeout_ms": 1500})
+        whole = begin_wait(c, {"timeout_ms": 10000})
+        paint.command("color 1 #808080")
+        ra, rw = c.response(a, timeout=15), c.response(whole, timeout=15)
+        expect_eq(ra["result"]["changed"], True, "the green quarter's wait")
+        expect_eq(rw["result"]["changed"], True, "the whole screen's wait")
+        expect_eq(rw["result"]["area"], green, "the whole screen's area")
+        rb = c.response(b, timeout=15)
+        expect_eq(rb["result"]["changed"], False, "the far region's wait")
 
-            # What changed before the request is not news.
-            paint.command("color 2 #010203")
-            r = c.call("desktop.wait_change", {"region": {"x": 100, "y": 200, "width": 200, "height": 150},
-                                               "timeout_ms": 300}, timeout=15)
-            expect_eq(r["changed"], False, "a change made before the request")
-    finally:
-        if paint:
-            paint.close()
-        desk.close()
+        # What changed before the request is not news.
+        paint.command("color 2 #010203")
+        r = c.call("desktop.wait_change", {"region": {"x": 100, "y": 200, "width": 200, "height": 150},
+                                           "timeout_ms": 300}, timeout=15)
+        expect_eq(r["changed"], False, "a change made before the request")
 
 
 @case("screenshot: an image past the largest answer is too_large, saying what to do instead", timeout=180)
 def too_large():
     need("Xvfb", "xdpyinfo", "xdotool")
+    # Noise does not compress: 1280x800 of it is a 3 MB PNG, and four
+    # times as wide and high, over the 8 MB a message may hold.
+    noise = os.path.join(scratch(), "noise.ppm")
+    with open(noise, "wb") as f:
+        f.write(b"P6 %d %d 255\n" % (W, H) + os.urandom(W * H * 3))
     desk = Desk()
-    paint = None
-    d = tempfile.mkdtemp(prefix="berth-it-noise-")
-    try:
-        # Noise does not compress: 1280x800 of it is a 3 MB PNG, and four
-        # times as wide and high, over the 8 MB a message may hold.
-        noise = os.path.join(d, "noise.ppm")
-        with open(noise, "wb") as f:
-            f.write(b"P6 %d %d 255\n" % (W, H) + os.urandom(W * H * 3))
-        with Sandbox(extra=desk.config()) as sb:
-            c = sb.ws(timeout=60.0)
-            served(c)
-            pid = host_pid(sb, "berth-desktop")
-            paint = Paint(desk, image=noise, geometry=(0, 0, W, H))
-            r = c.request("desktop.screenshot", {"scale": 4}, timeout=60)
-            note(r if not r["ok"] else "ok: %d bytes" % len(r["result"]["data"]))
-            expect(not r["ok"], "a %s answer" % ("successful" if r["ok"] else "failed"))
-            expect_eq(r["error"]["code"], "too_large", "the code")
-            for words in ("png", "scale", "jpeg"):
-                expect_in(words, r["error"]["message"], "the message")
-            # What it suggests works, and nothing was harmed.
-            r, img = shot(c, {"scale": 4, "format": "jpeg", "quality": 30}, timeout=60)
-            expect_eq((r["width"], r["height"]), (4 * W, 4 * H), "the JPEG's size")
-            r, _ = shot(c, {"cursor": False})
-            expect(len(r["data"]) > W * H * 3 * 0.9, "noise compressed to %d bytes" % len(r["data"]))
-            expect_eq(host_pid(sb, "berth-desktop"), pid, "berth-desktop's pid")
-    finally:
-        if paint:
-            paint.close()
-        desk.close()
-        shutil.rmtree(d, ignore_errors=True)
+    with desk as sb:
+        c = sb.ws(timeout=60.0)
+        served(c)
+        pid = host_pid(sb, "berth-desktop")
+        Paint(desk, image=noise, geometry=(0, 0, W, H))
+        r = c.request("desktop.screenshot", {"scale": 4}, timeout=60)
+        note(r if not r["ok"] else "ok: %d bytes" % len(r["result"]["data"]))
+        expect(not r["ok"], "a %s answer" % ("successful" if r["ok"] else "failed"))
+        expect_eq(r["error"]["code"], "too_large", "the code")
+        for words in ("png", "scale", "jpeg"):
+            expect_in(words, r["error"]["message"], "the message")
+        # What it suggests works, and nothing was harmed.
+        r, img = shot(c, {"scale": 4, "format": "jpeg", "quality": 30}, timeout=60)
+        expect_eq((r["width"], r["height"]), (4 * W, 4 * H), "the JPEG's size")
+        r, _ = shot(c, {"cursor": False})
+        expect(len(r["data"]) > W * H * 3 * 0.9, "noise compressed to %d bytes" % len(r["data"]))
+        expect_eq(host_pid(sb, "berth-desktop"), pid, "berth-desktop's pid")
 
 
 # op, args, words the message must hold
@@ -567,64 +450,58 @@ BAD = [
 def bad_arguments():
     need("Xvfb", "xdpyinfo")
     desk = Desk()
-    try:
-        with Sandbox(extra=desk.config()) as sb:
-            c = sb.ws(timeout=20.0)
-            served(c)
-            pid = host_pid(sb, "berth-desktop")
-            for op, args, words in BAD:
-                r = c.request(op, args)
-                expect(not r["ok"], "%s %r succeeded: %r" % (op, args, r))
-                err = r["error"]
-                note("%s %r: %s" % (op, args, err))
-                expect_eq(err["code"], "bad_args", "%s %r: the code (%s)" % (op, args, err["message"]))
-                expect_in(words, err["message"], "%s %r: the message" % (op, args))
-            # Still serving, the same process; nil is the same as absent.
-            r, _ = shot(c, {"region": None, "scale": None, "format": "jpeg", "quality": 1})
-            expect_eq((r["width"], r["height"]), (W, H), "a screenshot after the bad ones")
-            expect_eq(host_pid(sb, "berth-desktop"), pid, "berth-desktop's pid")
-    finally:
-        desk.close()
+    with desk as sb:
+        c = sb.ws(timeout=20.0)
+        served(c)
+        pid = host_pid(sb, "berth-desktop")
+        for op, args, words in BAD:
+            r = c.request(op, args)
+            expect(not r["ok"], "%s %r succeeded: %r" % (op, args, r))
+            err = r["error"]
+            note("%s %r: %s" % (op, args, err))
+            expect_eq(err["code"], "bad_args", "%s %r: the code (%s)" % (op, args, err["message"]))
+            expect_in(words, err["message"], "%s %r: the message" % (op, args))
+        # Still serving, the same process; nil is the same as absent.
+        r, _ = shot(c, {"region": None, "scale": None, "format": "jpeg", "quality": 1})
+        expect_eq((r["width"], r["height"]), (W, H), "a screenshot after the bad ones")
+        expect_eq(host_pid(sb, "berth-desktop"), pid, "berth-desktop's pid")
 
 
 @case("X server killed: every op unavailable, a pending wait fails; all work again once X is back", timeout=180)
 def x_restart():
     need("Xvfb", "xdpyinfo")
     desk = Desk()
-    try:
-        with Sandbox(extra=desk.config()) as sb:
-            c = sb.ws(timeout=20.0)
-            served(c)
-            pid = host_pid(sb, "berth-desktop")
-            xvfb = host_pid(sb, "Xvfb")
-            pending = begin_wait(c, {"timeout_ms": 60000})
-            os.kill(xvfb, signal.SIGKILL)
-            r = c.response(pending, timeout=15)
-            note("the pending wait: %r" % r)
-            expect(not r["ok"] and r["error"]["code"] == "unavailable", "the pending wait: %r" % r)
+    with desk as sb:
+        c = sb.ws(timeout=20.0)
+        served(c)
+        pid = host_pid(sb, "berth-desktop")
+        xvfb = host_pid(sb, "Xvfb")
+        pending = begin_wait(c, {"timeout_ms": 60000})
+        os.kill(xvfb, signal.SIGKILL)
+        r = c.response(pending, timeout=15)
+        note("the pending wait: %r" % r)
+        expect(not r["ok"] and r["error"]["code"] == "unavailable", "the pending wait: %r" % r)
 
-            # Down (for 1.5 s): every op says so.
-            for op, args in (("desktop.screenshot", {}), ("desktop.info", {}), ("desktop.cursor", {}),
-                             ("desktop.windows", {}), ("desktop.wait_change", {"timeout_ms": 100})):
-                r = c.request(op, args)
-                note("%s while X is down: %r" % (op, r))
-                expect(not r["ok"], "%s answered while X was down: %r" % (op, r))
-                expect_eq(r["error"]["code"], "unavailable", "%s's code" % op)
-                expect_in("not connected", r["error"]["message"], "%s's message" % op)
+        # Down (for 1.5 s): every op says so.
+        for op, args in (("desktop.screenshot", {}), ("desktop.info", {}), ("desktop.cursor", {}),
+                         ("desktop.windows", {}), ("desktop.wait_change", {"timeout_ms": 100})):
+            r = c.request(op, args)
+            note("%s while X is down: %r" % (op, r))
+            expect(not r["ok"], "%s answered while X was down: %r" % (op, r))
+            expect_eq(r["error"]["code"], "unavailable", "%s's code" % op)
+            expect_in("not connected", r["error"]["message"], "%s's message" % op)
 
-            host_pid(sb, "Xvfb", other_than=xvfb)
+        host_pid(sb, "Xvfb", other_than=xvfb)
 
-            def works():
-                r = c.request("desktop.screenshot", {"format": "jpeg"})
-                return r["ok"] and r["result"]["width"] == W
+        def works():
+            r = c.request("desktop.screenshot", {"format": "jpeg"})
+            return r["ok"] and r["result"]["width"] == W
 
-            wait_for(works, 30, "a screenshot after X came back", 0.1)
-            expect_eq(c.call("desktop.info")["width"], W, "info after X came back")
-            r = c.call("desktop.wait_change", {"timeout_ms": 100})
-            expect_eq(r["changed"], False, "a wait after X came back")
-            expect_eq(host_pid(sb, "berth-desktop"), pid, "berth-desktop's pid")
-    finally:
-        desk.close()
+        wait_for(works, 30, "a screenshot after X came back", 0.1)
+        expect_eq(c.call("desktop.info")["width"], W, "info after X came back")
+        r = c.call("desktop.wait_change", {"timeout_ms": 100})
+        expect_eq(r["changed"], False, "a wait after X came back")
+        expect_eq(host_pid(sb, "berth-desktop"), pid, "berth-desktop's pid")
 
 
 run()

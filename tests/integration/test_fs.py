@@ -46,10 +46,10 @@ def error(c, op, args, code, path=None):
     r = c.request(op, args, timeout=30)
     expect(
         not r.get("ok"),
-        "%s %s succeeded where %s was expected: %r" % (op, harness._short(args, 200), code, harness._short(r, 300)),
+        "%s %s succeeded where %s was expected: %r" % (op, harness.short(args, 200), code, harness.short(r, 300)),
     )
     e = r["error"]
-    expect_eq(e["code"], code, "%s %s: the error code (message %r)" % (op, harness._short(args, 200), e.get("message")))
+    expect_eq(e["code"], code, "%s %s: the error code (message %r)" % (op, harness.short(args, 200), e.get("message")))
     if path is not None:
         expect_eq(e.get("path"), path, "%s: the path the error names" % op)
     return e
@@ -83,7 +83,7 @@ def mount_tmpfs(d, opts):
     r = subprocess.run(["mount", "-t", "tmpfs", "-o", opts, "tmpfs", d], capture_output=True)
     if r.returncode != 0:
         raise Skip("cannot mount a tmpfs: %s" % r.stderr.decode().strip())
-    harness._track_closer(lambda: subprocess.run(["umount", "-l", d], capture_output=True))
+    harness.track_closer(lambda: subprocess.run(["umount", "-l", d], capture_output=True))
 
 
 def upload(c, path, data, start=0, chunk=CHUNK, **extra):
@@ -549,7 +549,7 @@ def upload_resume():
     new_key = "%d:%s" % (len(data), sha(data))
     stop = d + "/stop"
     reader = subprocess.Popen([PY, "-c", READER, target, stop], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    harness._track_closer(lambda: reader.poll() is None and reader.kill())
+    harness.track_closer(lambda: reader.poll() is None and reader.kill())
     with Sandbox() as sb:
         c = sb.ws(timeout=60)
         # 12 chunks in flight, then the connection drops without a close.

@@ -470,7 +470,7 @@ def no_fd_leaks():
     # The tcp probe's port is the test's: berth-probe then idles between
     # checks, holding nothing but what berthd gave it.
     listener = socket.socket()
-    harness._track_closer(listener.close)
+    harness.track_closer(listener.close)
     listener.bind(("127.0.0.1", 0))
     listener.listen(16)
     with Sandbox(extra=extra % listener.getsockname()[1]) as sb:

@@ -22,7 +22,6 @@ from harness import (  # noqa: E402
     PlainWs,
     Sandbox,
     Timeout,
-    _track_closer,
     case,
     expect,
     expect_eq,
@@ -35,6 +34,7 @@ from harness import (  # noqa: E402
     parse_metrics,
     raw_ws_socket,
     run,
+    track_closer,
     wait_for,
     ws_upgrade,
 )
@@ -68,7 +68,7 @@ class Xvnc:
             ],
             stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log,
         )
-        _track_closer(self.stop)
+        track_closer(self.stop)
 
         def listening():
             expect(self.proc.poll() is None, "Xvnc exited: %r" % self.output())
@@ -372,7 +372,7 @@ class FakeRfb:
         self.received = 0
         self.error = None
         self.reading = threading.Event()
-        _track_closer(self.close)
+        track_closer(self.close)
 
     @classmethod
     def expected(cls, offset, n):

@@ -939,7 +939,7 @@ class Tmux:
             f.write("set -g status off\n")
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("TMUX")}
         self.n = 0
-        harness._track_closer(lambda: self.tmux("kill-server", check=False))
+        harness.track_closer(lambda: self.tmux("kill-server", check=False))
 
     def tmux(self, *args, check=True):
         p = subprocess.run(

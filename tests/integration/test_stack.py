@@ -289,7 +289,7 @@ def chromium_lock():
     launcher = os.path.join(BUILDDIR, "berth-chromium")
     expect(os.access(launcher, os.X_OK), "no %s" % launcher)
     d = tempfile.mkdtemp(prefix="berth-it-chromium-")
-    harness._track_closer(lambda: shutil.rmtree(d, ignore_errors=True))
+    harness.track_closer(lambda: shutil.rmtree(d, ignore_errors=True))
     profile = os.path.join(d, "profile")
     os.makedirs(profile)
     # What a Chromium killed on another machine (or killed here) leaves.
@@ -298,7 +298,7 @@ def chromium_lock():
     env = dict(os.environ, DISPLAY=":0", BERTH_CHROMIUM_PROFILE=profile, BERTH_CDP_PORT=str(port))
     log = open(os.path.join(d, "first.log"), "w+")
     first = subprocess.Popen([launcher, "--headless=new"], env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
-    harness._track_closer(lambda: (first.kill(), first.wait(), log.close()))
+    harness.track_closer(lambda: (first.kill(), first.wait(), log.close()))
     wait_for(lambda: http_ok(port), 30, "the first Chromium's DevTools")
     lock = os.readlink(os.path.join(profile, "SingletonLock"))
     expect_eq(lock.rsplit("-", 1)[1], str(first.pid), "the lock's owner after the stale one was removed")
