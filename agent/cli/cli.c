@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "catalog.h"
+#include "cli.h"
 #include "cli_conn.h"
 #include "cli_desktop.h"
 #include "cli_exec.h"
@@ -23,15 +24,6 @@
 #include "log.h"
 #include "tokenfile.h"
 #include "xmalloc.h"
-
-/* Exit statuses, part of the CLI's interface. */
-enum cli_exit {
-	CLI_EXIT_OK = 0,
-	CLI_EXIT_ANSWERED = 1, /* the server answered with an error */
-	CLI_EXIT_USAGE = 2,
-	CLI_EXIT_CONNECT = 3, /* cannot connect, or the connection was lost */
-	CLI_EXIT_AUTH = 4,    /* the token was refused, or is unreadable */
-};
 
 #define CLI_SOCKET_DEFAULT "/var/lib/berth/berthd.sock"
 #define CLI_TOKEN_DEFAULT "/var/lib/berth/token"
@@ -432,7 +424,7 @@ cli_fail(int status, char *cause)
 	switch (status) {
 	case CLI_CONN_OK:
 	case CLI_CONN_INTERRUPTED: return CLI_EXIT_OK;
-	case CLI_CONN_ANSWERED: return CLI_EXIT_ANSWERED;
+	case CLI_CONN_ANSWERED: return CLI_EXIT_FAILED;
 	case CLI_CONN_AUTH: return CLI_EXIT_AUTH;
 	default: return CLI_EXIT_CONNECT;
 	}

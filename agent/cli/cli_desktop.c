@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "cli_desktop.h"
 #include "cli_fs.h"
 #include "cli_print.h"
@@ -25,10 +26,6 @@
 #include "log.h"
 #include "sha256.h"
 #include "xmalloc.h"
-
-#define CLI_DESKTOP_EXIT_OK 0
-#define CLI_DESKTOP_EXIT_FAILED 1
-#define CLI_DESKTOP_EXIT_USAGE 2
 
 /* The limits of the desktop ops (docs/protocol.md), checked here first
  * so that a usage error says so before anything is sent. */
@@ -177,7 +174,7 @@ cli_desktop_usage(struct cli_desktop_cmd *cmd, const char *fmt, ...)
 	fprintf(stderr,
 	    "usage: berth [OPTIONS] %s%s%s\nTry 'berth --help' for more.\n",
 	    cmd->name, *cmd->usage != '\0' ? " " : "", cmd->usage);
-	return CLI_DESKTOP_EXIT_USAGE;
+	return CLI_EXIT_USAGE;
 }
 
 /* The next argument: an option of opts or shorts (its value), a word
@@ -262,7 +259,7 @@ cli_desktop_region(
 		    "more, W and H 1 or more, each at most %d: %s",
 		    CLI_DESKTOP_COORD_MAX, arg);
 	r->set = true;
-	return CLI_DESKTOP_EXIT_OK;
+	return CLI_EXIT_OK;
 }
 
 /* The two words X Y of a point on the screen. */
@@ -274,7 +271,7 @@ cli_desktop_point(struct cli_desktop_cmd *cmd, char **words, long *x, long *y)
 		return cli_desktop_usage(cmd,
 		    "X and Y are pixels, integers from 0 to %d: %s %s",
 		    CLI_DESKTOP_COORD_MAX, words[0], words[1]);
-	return CLI_DESKTOP_EXIT_OK;
+	return CLI_EXIT_OK;
 }
 
 /* --button: a name, or the number X gives the button. */
@@ -296,14 +293,14 @@ cli_desktop_button(struct cli_desktop_cmd *cmd, const char *arg, long *out)
 	for (i = 0; i < sizeof names / sizeof names[0]; i++)
 		if (strcasecmp(arg, names[i].name) == 0) {
 			*out = names[i].button;
-			return CLI_DESKTOP_EXIT_OK;
+			return CLI_EXIT_OK;
 		}
 	if (cli_desktop_long(arg, 1, CLI_DESKTOP_BUTTON_MAX, out) != 0)
 		return cli_desktop_usage(cmd,
 		    "--button wants left, middle, right, back, forward or a "
 		    "number from 1 to %d: %s",
 		    CLI_DESKTOP_BUTTON_MAX, arg);
-	return CLI_DESKTOP_EXIT_OK;
+	return CLI_EXIT_OK;
 }
 
 /* The characters of UTF-8 text (as the op wants it: no overlong forms,
@@ -567,16 +564,16 @@ static int
 cli_desktop_save(const char *path, const void *data, size_t len)
 {
 	char *temp = NULL, *cause = NULL;
-	int fd, status = CLI_DESKTOP_EXIT_OK;
+	int fd, status = CLI_EXIT_OK;
 
 	if ((fd = cli_desktop_temp(path, &temp, &cause)) == -1)
-		status = CLI_DESKTOP_EXIT_FAILED;
+		status = CLI_EXIT_FAILED;
 	else if (cli_desktop_write_all(fd, data, len) != 0) {
 		cli_desktop_discard(fd, temp);
 		cause = xasprintf("cannot write %s: %s", path, strerror(errno));
-		status = CLI_DESKTOP_EXIT_FAILED;
+		status = CLI_EXIT_FAILED;
 	} else if (cli_desktop_land(fd, temp, path, &cause) != 0)
-		status = CLI_DESKTOP_EXIT_FAILED;
+		status = CLI_EXIT_FAILED;
 	if (cause != NULL)
 		cli_print_warn("%s", cause);
 	free(cause);
@@ -631,23 +628,23 @@ cli_desktop_shot_show(
 		        data->via.bin.size) != 0) {
 			cli_print_warn("cannot write the image to stdout: %s",
 			    strerror(errno));
-			return CLI_DESKTOP_EXIT_FAILED;
+			return CLI_EXIT_FAILED;
 		}
-		return CLI_DESKTOP_EXIT_OK;
+		return CLI_EXIT_OK;
 	}
 	status =
 	    cli_desktop_save(s->output, data->via.bin.ptr, data->via.bin.size);
-	if (status != CLI_DESKTOP_EXIT_OK)
+	if (status != CLI_EXIT_OK)
 		return status;
 	if (cmd->json) {
 		cli_desktop_file_json(result, "data", s->output);
-		return CLI_DESKTOP_EXIT_OK;
+		return CLI_EXIT_OK;
 	}
 	cli_desktop_int(result, "width", &w);
 	cli_desktop_int(result, "height", &h);
 	printf("%s: %" PRId64 "x%" PRId64 " %s, %" PRIu32 " bytes\n", s->output,
 	    w, h, s->format, data->via.bin.size);
-	return CLI_DESKTOP_EXIT_OK;
+	return CLI_EXIT_OK;
 }
 
 /* Reads the options of screenshot into s. */
@@ -665,9 +662,9 @@ cli_desktop_shot_args(struct cli_desktop_cmd *cmd, int argc, char **argv,
 	    {NULL, 0, NULL, 0},
 	};
 	char *word;
-	int c, status = CLI_DESKTOP_EXIT_OK;
+	int c, status = CLI_EXIT_OK;
 
-	while (status == CLI_DESKTOP_EXIT_OK &&
+	while (status == CLI_EXIT_OK &&
 	    (c = cli_desktop_next(cmd, argc, argv, opts, "o:", &word)) != -1) {
 		switch (c) {
 		case CLI_HOST_STOP: return cmd->status;
@@ -806,7 +803,7 @@ cli_desktop_input_show(
 	(void)ctx;
 	if (cmd->json)
 		cli_print_json(result);
-	return CLI_DESKTOP_EXIT_OK;
+	return CLI_EXIT_OK;
 }
 
 /* Sends the actions as one desktop.input, which checks them all before
@@ -844,7 +841,7 @@ cli_desktop_action_opt(
 			    optarg);
 		break;
 	}
-	return CLI_DESKTOP_EXIT_OK;
+	return CLI_EXIT_OK;
 }
 
 /* Reads the options of opts and up to two words (X Y): at says whether
@@ -979,7 +976,7 @@ cli_desktop_text_of(struct cli_desktop_cmd *cmd, const char *word,
 		if (errno != E2BIG) {
 			cli_print_warn(
 			    "cannot read stdin: %s", strerror(errno));
-			return CLI_DESKTOP_EXIT_FAILED;
+			return CLI_EXIT_FAILED;
 		}
 		return cli_desktop_usage(cmd,
 		    "type takes at most %d characters", CLI_DESKTOP_TEXT_MAX);
@@ -994,7 +991,7 @@ cli_desktop_text_of(struct cli_desktop_cmd *cmd, const char *word,
 	if (chars == 0 && *owned == NULL)
 		return cli_desktop_usage(cmd, "nothing to type");
 	*charsp = chars;
-	return CLI_DESKTOP_EXIT_OK;
+	return CLI_EXIT_OK;
 }
 
 static int
@@ -1037,7 +1034,7 @@ cli_desktop_type(struct cli_desktop_cmd *cmd, int argc, char **argv)
 	}
 	/* Empty stdin: there is nothing to do, and that is no error. */
 	status = chars == 0
-	    ? CLI_DESKTOP_EXIT_OK
+	    ? CLI_EXIT_OK
 	    : cli_desktop_input(cmd, &a, 1,
 	          (int)(chars * (CLI_DESKTOP_TYPE_MS + a.delay_ms)));
 	free(owned);
@@ -1050,10 +1047,10 @@ cli_desktop_key(struct cli_desktop_cmd *cmd, int argc, char **argv)
 	struct cli_desktop_action *a;
 	char *word;
 	size_t n = 0;
-	int c, status = CLI_DESKTOP_EXIT_OK;
+	int c, status = CLI_EXIT_OK;
 
 	a = xcalloc(CLI_DESKTOP_ACTIONS_MAX, sizeof *a);
-	while (status == CLI_DESKTOP_EXIT_OK &&
+	while (status == CLI_EXIT_OK &&
 	    (c = cli_desktop_next(cmd, argc, argv, NULL, "", &word)) != -1) {
 		if (c == CLI_HOST_STOP)
 			status = cmd->status;
@@ -1070,12 +1067,12 @@ cli_desktop_key(struct cli_desktop_cmd *cmd, int argc, char **argv)
 			a[n++].combo = word;
 		}
 	}
-	if (status == CLI_DESKTOP_EXIT_OK && n == 0)
+	if (status == CLI_EXIT_OK && n == 0)
 		status = cli_desktop_usage(
 		    cmd, "key wants a key, like Return or ctrl+l");
-	if (status == CLI_DESKTOP_EXIT_OK)
+	if (status == CLI_EXIT_OK)
 		status = cli_desktop_ready(cmd);
-	if (status == CLI_DESKTOP_EXIT_OK)
+	if (status == CLI_EXIT_OK)
 		status = cli_desktop_input(cmd, a, n, 0);
 	free(a);
 	return status;
@@ -1109,14 +1106,14 @@ cli_desktop_cursor_show(
 	(void)ctx;
 	if (cmd->json) {
 		cli_print_json(result);
-		return CLI_DESKTOP_EXIT_OK;
+		return CLI_EXIT_OK;
 	}
 	if (!cli_desktop_int(result, "x", &x) ||
 	    !cli_desktop_int(result, "y", &y))
 		return cmd->host->fail_cb(CLI_CONN_PROTOCOL,
 		    xstrdup("desktop.cursor answered without x and y"));
 	printf("%" PRId64 " %" PRId64 "\n", x, y);
-	return CLI_DESKTOP_EXIT_OK;
+	return CLI_EXIT_OK;
 }
 
 static int
@@ -1143,7 +1140,7 @@ cli_desktop_info_show(
 	(void)ctx;
 	if (cmd->json) {
 		cli_print_json(result);
-		return CLI_DESKTOP_EXIT_OK;
+		return CLI_EXIT_OK;
 	}
 	display = cli_desktop_text(result, "display", "?");
 	cli_desktop_int(result, "width", &w);
@@ -1162,7 +1159,7 @@ cli_desktop_info_show(
 	}
 	printf("shm     %s\n", shm ? "yes" : "no");
 	free(display);
-	return CLI_DESKTOP_EXIT_OK;
+	return CLI_EXIT_OK;
 }
 
 static int
@@ -1234,14 +1231,14 @@ cli_desktop_windows_show(
 	(void)ctx;
 	if (cmd->json) {
 		cli_print_json(result);
-		return CLI_DESKTOP_EXIT_OK;
+		return CLI_EXIT_OK;
 	}
 	if (list == NULL || list->type != MSGPACK_OBJECT_ARRAY)
 		return cmd->host->fail_cb(CLI_CONN_PROTOCOL,
 		    xstrdup("desktop.windows answered without windows"));
 	if ((n = list->via.array.size) == 0) {
 		printf("no windows\n");
-		return CLI_DESKTOP_EXIT_OK;
+		return CLI_EXIT_OK;
 	}
 	cells = xcalloc((size_t)n * CLI_DESKTOP_WCOLS, sizeof *cells);
 	for (i = 0; i < n; i++) {
@@ -1258,7 +1255,7 @@ cli_desktop_windows_show(
 		row[4] = cli_desktop_text(win, "title", "");
 	}
 	cli_desktop_table(head, CLI_DESKTOP_WCOLS, cells, n);
-	return CLI_DESKTOP_EXIT_OK;
+	return CLI_EXIT_OK;
 }
 
 static int
@@ -1306,7 +1303,7 @@ cli_desktop_wait_show(
 		free(area);
 	} else
 		printf("no change within %g s\n", (double)w->timeout_ms / 1000);
-	return changed ? CLI_DESKTOP_EXIT_OK : CLI_DESKTOP_EXIT_FAILED;
+	return changed ? CLI_EXIT_OK : CLI_EXIT_FAILED;
 }
 
 static int
@@ -1439,7 +1436,7 @@ cli_desktop_rec_id(struct cli_desktop_cmd *cmd, const char *word)
 		return cli_desktop_usage(cmd,
 		    "ID is what record start printed, like 1a2b3c4d: '%.64s'",
 		    word);
-	return CLI_DESKTOP_EXIT_OK;
+	return CLI_EXIT_OK;
 }
 
 static int
@@ -1455,12 +1452,12 @@ cli_desktop_rec_start_show(
 		    xstrdup("record.start answered without an id"));
 	if (cmd->json) {
 		cli_print_json(result);
-		return CLI_DESKTOP_EXIT_OK;
+		return CLI_EXIT_OK;
 	}
 	shown = cli_desktop_text(result, "id", "?");
 	printf("%s\n", shown);
 	free(shown);
-	return CLI_DESKTOP_EXIT_OK;
+	return CLI_EXIT_OK;
 }
 
 static int
@@ -1842,7 +1839,7 @@ cli_desktop_rec_stop(struct cli_desktop_cmd *cmd, int argc, char **argv)
 		    -1) {
 			cli_print_warn("%s", cause);
 			free(cause);
-			return CLI_DESKTOP_EXIT_FAILED;
+			return CLI_EXIT_FAILED;
 		}
 		sha256_init(&f.sha);
 	}
@@ -1859,12 +1856,12 @@ cli_desktop_rec_stop(struct cli_desktop_cmd *cmd, int argc, char **argv)
 	free(f.temp);
 	if (status == CLI_CONN_INTERRUPTED && cli_fs_signalled() != 0) {
 		free(cause);
-		return 128 + cli_fs_signalled();
+		return CLI_EXIT_SIGNAL + cli_fs_signalled();
 	}
 	if (status != CLI_CONN_OK)
 		return cmd->host->fail_cb(status, cause);
 	fflush(stdout);
-	return CLI_DESKTOP_EXIT_OK;
+	return CLI_EXIT_OK;
 }
 
 /* The columns of record status. */
@@ -1940,18 +1937,18 @@ cli_desktop_status_show(
 		    xstrdup("record.status answered without recordings"));
 	if (cmd->json) {
 		cli_print_json(result);
-		return CLI_DESKTOP_EXIT_OK;
+		return CLI_EXIT_OK;
 	}
 	if ((n = list->via.array.size) == 0) {
 		printf("no recordings\n");
-		return CLI_DESKTOP_EXIT_OK;
+		return CLI_EXIT_OK;
 	}
 	cells = xcalloc((size_t)n * CLI_DESKTOP_RCOLS, sizeof *cells);
 	for (i = 0; i < n; i++)
 		cli_desktop_status_row(
 		    &list->via.array.ptr[i], &cells[i * CLI_DESKTOP_RCOLS]);
 	cli_desktop_table(head, CLI_DESKTOP_RCOLS, cells, n);
-	return CLI_DESKTOP_EXIT_OK;
+	return CLI_EXIT_OK;
 }
 
 static int

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "cli_exec.h"
 #include "cli_print.h"
 #include "clock.h"
@@ -244,7 +245,7 @@ cli_exec_args(struct cli_exec *e, int argc, char **argv)
 		case CLI_HOST_STOP:
 			/* A usage error is berth's failure, apart from the
 			 * command's statuses. */
-			return status == 0 ? 0 : CLI_EXEC_EXIT_BERTH;
+			return status == 0 ? 0 : CLI_EXIT_EXEC_BERTH;
 		case CLI_EXEC_OPT_CWD: e->cwd = optarg; break;
 		case CLI_EXEC_OPT_ENV: rc = cli_exec_env(e, optarg); break;
 		case CLI_EXEC_OPT_USER: e->user = optarg; break;
@@ -256,14 +257,14 @@ cli_exec_args(struct cli_exec *e, int argc, char **argv)
 		}
 	}
 	if (rc != 0)
-		return CLI_EXEC_EXIT_BERTH;
+		return CLI_EXIT_EXEC_BERTH;
 	if (optind >= argc) {
 		cli_exec_usage("exec wants a command");
-		return CLI_EXEC_EXIT_BERTH;
+		return CLI_EXIT_EXEC_BERTH;
 	}
 	e->argv = &argv[optind];
 	if (e->host->ready_cb(e->host->cli, &json, &e->timeout_ms) != 0)
-		return CLI_EXEC_EXIT_BERTH;
+		return CLI_EXIT_EXEC_BERTH;
 	return -1;
 }
 
@@ -541,7 +542,7 @@ cli_exec_waited(struct cli_exec *e, const struct proto_msg *m, char **cause)
 	        code->type == MSGPACK_OBJECT_NEGATIVE_INTEGER))
 		e->exit_status = (int)(code->via.i64 & 0xff);
 	else if (proto_arg_u64(x, "signal", &sig) == 1 && sig > 0 && sig < 128)
-		e->exit_status = 128 + (int)sig;
+		e->exit_status = CLI_EXIT_SIGNAL + (int)sig;
 	else {
 		*cause = xstrdup("proc.wait answered without an exit");
 		return CLI_CONN_PROTOCOL;
@@ -781,7 +782,7 @@ cli_exec_fail(struct cli_exec *e, char *cause)
 	else
 		cli_print_warn("%s", cause);
 	free(cause);
-	return CLI_EXEC_EXIT_BERTH;
+	return CLI_EXIT_EXEC_BERTH;
 }
 
 static int
@@ -790,7 +791,7 @@ cli_exec_finish(struct cli_exec *e)
 	cli_exec_disconnect(e);
 	if (e->timed_out) {
 		cli_print_warn("timed out after %g s", e->limit_s);
-		return CLI_EXEC_EXIT_TIMEOUT;
+		return CLI_EXIT_EXEC_TIMEOUT;
 	}
 	return e->exit_status;
 }
@@ -821,7 +822,7 @@ cli_exec_broken(struct cli_exec *e)
 	        e, e->timeout_ms, &resp, &cause) != CLI_CONN_OK)
 		free(cause);
 	cli_exec_disconnect(e);
-	return 128 + SIGPIPE;
+	return CLI_EXIT_SIGNAL + SIGPIPE;
 }
 
 /*

@@ -7,10 +7,6 @@
 
 #include "cli_host.h"
 
-/* exec's own exit statuses, beside the command's (as timeout(1) has). */
-#define CLI_EXEC_EXIT_TIMEOUT 124 /* --timeout ran out; the command died */
-#define CLI_EXEC_EXIT_BERTH 125   /* berth failed: usage, connection... */
-
 /* Runs "exec [OPTIONS] [--] CMD ARGS...": argv[0] is "exec". Returns the
  * command's exit status (128 + N for signal N), or one of exec's own. */
 int cli_exec_run(const struct cli_host *host, int argc, char **argv);

@@ -18,14 +18,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "cli_fs.h"
 #include "cli_print.h"
 #include "clock.h"
 #include "xmalloc.h"
-
-#define CLI_FS_EXIT_OK 0
-#define CLI_FS_EXIT_FAILED 1
-#define CLI_FS_EXIT_USAGE 2
 
 /* fs.write's largest chunk, and how many requests go unanswered. */
 #define CLI_FS_CHUNK (4u << 20)
@@ -148,7 +145,7 @@ cli_fs_usage(struct cli_fs_cmd *cmd, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, CLI_FS_USAGE_HEAD "%s\nTry 'berth --help' for more.\n",
 	    cmd->usage);
-	return CLI_FS_EXIT_USAGE;
+	return CLI_EXIT_USAGE;
 }
 
 /* The next argument: an option of opts or shorts (its value), a word
@@ -181,7 +178,7 @@ cli_fs_remote_path(struct cli_fs_cmd *cmd, const char *arg, const char **path)
 	if (strlen(*path) >= CLI_FS_PATH_MAX)
 		return cli_fs_usage(cmd, "a path of at most %d bytes: %.64s...",
 		    CLI_FS_PATH_MAX - 1, arg);
-	return CLI_FS_EXIT_OK;
+	return CLI_EXIT_OK;
 }
 
 /* The last component of path (trailing slashes aside), allocated; ""
@@ -968,11 +965,11 @@ cli_fs_cp(const struct cli_host *host, int argc, char **argv)
 		status = cli_fs_download(&cmd, remote, words[1], quiet, &cause);
 	if (status == CLI_CONN_INTERRUPTED && cli_fs_signalled() != 0) {
 		free(cause);
-		return 128 + cli_fs_signalled();
+		return CLI_EXIT_SIGNAL + cli_fs_signalled();
 	}
 	if (status != CLI_CONN_OK)
 		return host->fail_cb(status, cause);
-	return CLI_FS_EXIT_OK;
+	return CLI_EXIT_OK;
 }
 
 /* ---- cat ---- */
@@ -985,20 +982,20 @@ cli_fs_cat(const struct cli_host *host, int argc, char **argv)
 	    .link = {.cmd = &cmd, .rid = CLI_FS_RAW_ID}, .fd = STDOUT_FILENO};
 	const char **paths = xcalloc((size_t)argc, sizeof *paths);
 	char *word, *cause;
-	int c, i, n = 0, status = CLI_FS_EXIT_OK, failed = 0;
+	int c, i, n = 0, status = CLI_EXIT_OK, failed = 0;
 
-	while (status == CLI_FS_EXIT_OK &&
+	while (status == CLI_EXIT_OK &&
 	    (c = cli_fs_next(&cmd, argc, argv, NULL, "", &word)) != -1) {
 		if (c == CLI_HOST_STOP)
 			status = cmd.status;
 		else
 			status = cli_fs_remote_path(&cmd, word, &paths[n++]);
 	}
-	if (status == CLI_FS_EXIT_OK && n == 0)
+	if (status == CLI_EXIT_OK && n == 0)
 		status = cli_fs_usage(&cmd, "cat wants a path");
-	if (status == CLI_FS_EXIT_OK)
+	if (status == CLI_EXIT_OK)
 		status = cli_fs_ready(&cmd);
-	if (status == CLI_FS_EXIT_OK &&
+	if (status == CLI_EXIT_OK &&
 	    (status = cli_fs_open(&d.link, &cause)) != CLI_CONN_OK)
 		status = host->fail_cb(status, cause);
 	if (d.link.conn == NULL) {
@@ -1027,7 +1024,7 @@ cli_fs_cat(const struct cli_host *host, int argc, char **argv)
 	free(paths);
 	if (status != CLI_CONN_OK)
 		return host->fail_cb(status, cause);
-	return failed ? CLI_FS_EXIT_FAILED : CLI_FS_EXIT_OK;
+	return failed ? CLI_EXIT_FAILED : CLI_EXIT_OK;
 }
 
 /* ---- ls ---- */
@@ -1293,5 +1290,5 @@ cli_fs_ls(const struct cli_host *host, int argc, char **argv)
 	cli_fs_close(&l);
 	if (status != CLI_CONN_OK)
 		return host->fail_cb(status, cause);
-	return CLI_FS_EXIT_OK;
+	return CLI_EXIT_OK;
 }

@@ -16,17 +16,12 @@
 #include <termios.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "cli_print.h"
 #include "cli_pty.h"
 #include "clock.h"
 #include "log.h"
 #include "xmalloc.h"
-
-/* Exit statuses that cli_pty gives itself, the same as every berth
- * command gives (cli_conn failures go through fail_cb). */
-#define CLI_PTY_EXIT_OK 0
-#define CLI_PTY_EXIT_ANSWERED 1
-#define CLI_PTY_EXIT_USAGE 2
 
 #define CLI_PTY_SIZE_MAX 1000
 #define CLI_PTY_TTL_MAX (UINT64_C(10) * 366 * 86400)
@@ -138,7 +133,7 @@ cli_pty_usage(struct cli_pty_cmd *cmd, const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "%s%s\nTry 'berth pty help' for more.\n",
 	    CLI_PTY_USAGE_HEAD, cmd->usage);
-	return CLI_PTY_EXIT_USAGE;
+	return CLI_EXIT_USAGE;
 }
 
 /* The next of the arguments: an option of opts (its value), a word
@@ -170,7 +165,7 @@ cli_pty_words(
 	}
 	if (got < n)
 		return cli_pty_usage(cmd, "too few arguments");
-	return CLI_PTY_EXIT_OK;
+	return CLI_EXIT_OK;
 }
 
 /* After the parse: the transport and the global settings. */
@@ -195,7 +190,7 @@ cli_pty_uint(struct cli_pty_cmd *cmd, const char *what, const char *arg,
 		    "%s wants a whole number from %" PRIu64 " to %" PRIu64
 		    ": %s",
 		    what, min, max, arg);
-	return CLI_PTY_EXIT_OK;
+	return CLI_EXIT_OK;
 }
 
 static int
@@ -215,7 +210,7 @@ cli_pty_id(struct cli_pty_cmd *cmd, const char *id)
 {
 	if (*id == '\0' || strlen(id) > CLI_PTY_ID_MAX)
 		return cli_pty_usage(cmd, "not a session id: %s", id);
-	return CLI_PTY_EXIT_OK;
+	return CLI_EXIT_OK;
 }
 
 /* The terminal's size, from stdin or else stdout; false if neither is
@@ -327,7 +322,7 @@ cli_pty_once(struct cli_pty_cmd *cmd, const char *op, cli_conn_pack_cb pack,
 	char *cause;
 	int status;
 
-	if ((status = cli_pty_ready(cmd)) != CLI_PTY_EXIT_OK)
+	if ((status = cli_pty_ready(cmd)) != CLI_EXIT_OK)
 		return status;
 	status = cmd->host->open_cb(cmd->host->cli, &conn, &cause);
 	if (status != CLI_CONN_OK)
@@ -341,7 +336,7 @@ cli_pty_once(struct cli_pty_cmd *cmd, const char *op, cli_conn_pack_cb pack,
 	fflush(stdout);
 	if (status != CLI_CONN_OK)
 		return cmd->host->fail_cb(status, cause);
-	return CLI_PTY_EXIT_OK;
+	return CLI_EXIT_OK;
 }
 
 /* ---- open ---- */
@@ -369,9 +364,9 @@ cli_pty_open(struct cli_pty_cmd *cmd, int argc, char **argv)
 	bool cols_set = false, rows_set = false;
 	unsigned cols, rows;
 	char *word;
-	int c, status = CLI_PTY_EXIT_OK;
+	int c, status = CLI_EXIT_OK;
 
-	while (status == CLI_PTY_EXIT_OK && a.argv == NULL &&
+	while (status == CLI_EXIT_OK && a.argv == NULL &&
 	    (c = cli_pty_next(cmd, argc, argv, opts, &word)) != -1) {
 		switch (c) {
 		case CLI_HOST_STOP: return cmd->status;
@@ -396,7 +391,7 @@ cli_pty_open(struct cli_pty_cmd *cmd, int argc, char **argv)
 			break;
 		}
 	}
-	if (status != CLI_PTY_EXIT_OK)
+	if (status != CLI_EXIT_OK)
 		return status;
 	if (cli_pty_winsize(&cols, &rows)) {
 		a.cols = cols_set ? a.cols : cols;
@@ -429,7 +424,7 @@ cli_pty_exit(const msgpack_object *e, int *status, char **words)
 	if (proto_arg_u64(e, "signal", &sig) != 1 || sig == 0 || sig > 127)
 		return -1;
 	proto_arg_bool(e, "core", &core);
-	*status = 128 + (int)sig;
+	*status = CLI_EXIT_SIGNAL + (int)sig;
 	name = sigabbrev_np((int)sig);
 	if (name != NULL)
 		*words = xasprintf("SIG%s%s", name, core ? " (core)" : "");
@@ -546,7 +541,7 @@ cli_pty_send(struct cli_pty_cmd *cmd, int argc, char **argv)
 	cli_conn_close(conn);
 	if (status != CLI_CONN_OK)
 		return cmd->host->fail_cb(status, cause);
-	return CLI_PTY_EXIT_OK;
+	return CLI_EXIT_OK;
 }
 
 /* ---- the terminal, for attach ---- */
@@ -1263,7 +1258,7 @@ cli_pty_detach(struct cli_pty_attach *a)
 	a->conn = NULL;
 	cli_pty_unraw();
 	fprintf(stderr, "[detached from %s]\n", a->id);
-	return CLI_PTY_EXIT_OK;
+	return CLI_EXIT_OK;
 }
 
 static int
@@ -1275,7 +1270,7 @@ cli_pty_finish(struct cli_pty_attach *a)
 	if (!a->exit_known) {
 		fprintf(stderr, "[%s %s]\n", a->id,
 		    a->closed ? "was closed" : "exited");
-		return CLI_PTY_EXIT_ANSWERED;
+		return CLI_EXIT_FAILED;
 	}
 	if (a->exit_signal > 0)
 		fprintf(stderr, "[%s exited with status %d (%s)]\n", a->id,
@@ -1368,7 +1363,7 @@ cli_pty_parse_key(struct cli_pty_cmd *cmd, const char *arg, int *key)
 	else
 		return cli_pty_usage(cmd,
 		    "--detach-key wants ^X, one character or none: %s", arg);
-	return CLI_PTY_EXIT_OK;
+	return CLI_EXIT_OK;
 }
 
 static int
@@ -1383,9 +1378,9 @@ cli_pty_attach_args(struct cli_pty_attach *a, int argc, char **argv)
 	};
 	struct cli_pty_cmd *cmd = a->cmd;
 	char *word;
-	int c, status = CLI_PTY_EXIT_OK;
+	int c, status = CLI_EXIT_OK;
 
-	while (status == CLI_PTY_EXIT_OK &&
+	while (status == CLI_EXIT_OK &&
 	    (c = cli_pty_next(cmd, argc, argv, opts, &word)) != -1) {
 		switch (c) {
 		case CLI_HOST_STOP: return cmd->status;
@@ -1407,14 +1402,14 @@ cli_pty_attach_args(struct cli_pty_attach *a, int argc, char **argv)
 			break;
 		}
 	}
-	if (status != CLI_PTY_EXIT_OK)
+	if (status != CLI_EXIT_OK)
 		return status;
 	if (a->id == NULL)
 		return cli_pty_usage(cmd, "attach wants a session id");
 	if (a->from_set && a->screen)
 		return cli_pty_usage(
 		    cmd, "--from and --screen exclude each other");
-	if ((status = cli_pty_id(cmd, a->id)) != CLI_PTY_EXIT_OK)
+	if ((status = cli_pty_id(cmd, a->id)) != CLI_EXIT_OK)
 		return status;
 	return cli_pty_ready(cmd);
 }
@@ -1429,7 +1424,7 @@ cli_pty_attach(struct cli_pty_cmd *cmd, int argc, char **argv)
 	a->cmd = cmd;
 	a->key = CLI_PTY_DETACH_KEY;
 	a->rid = CLI_PTY_RAW_ID;
-	if ((status = cli_pty_attach_args(a, argc, argv)) != CLI_PTY_EXIT_OK) {
+	if ((status = cli_pty_attach_args(a, argc, argv)) != CLI_EXIT_OK) {
 		free(a);
 		return status;
 	}
@@ -1481,7 +1476,7 @@ cli_pty_help(struct cli_pty_cmd *cmd, int argc, char **argv)
 	    "made again and the output resumes where it stopped. When the\n"
 	    "session exits, attach exits with its status (128 + N for\n"
 	    "signal N).\n");
-	return CLI_PTY_EXIT_OK;
+	return CLI_EXIT_OK;
 }
 
 int
