@@ -88,18 +88,6 @@ enum {
 	CLI_DESKTOP_OPT_MAX_SECONDS,
 };
 
-/* One command being parsed and run; usage is its synopsis after the
- * name. */
-struct cli_desktop_cmd {
-	const struct cli_host *host;
-	const char *name;
-	const char *usage;
-	bool dashdash; /* past "--": every argument is a word */
-	int status;    /* set by getopt_cb with CLI_HOST_STOP */
-	bool json;
-	int timeout_ms;
-};
-
 /* A rectangle of the screen, as --region gives it. */
 struct cli_desktop_rect {
 	bool set;
@@ -157,44 +145,6 @@ struct cli_desktop_wait {
 	long timeout_ms;
 };
 
-/* Shows an answer's result; returns the exit status. */
-typedef int (*cli_desktop_show_cb)(
-    struct cli_desktop_cmd *cmd, const msgpack_object *result, void *ctx);
-
-static int cli_desktop_usage(struct cli_desktop_cmd *cmd, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static int
-cli_desktop_usage(struct cli_desktop_cmd *cmd, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	cli_print_vwarn(fmt, ap);
-	va_end(ap);
-	fprintf(stderr,
-	    "usage: berth [OPTIONS] %s%s%s\nTry 'berth --help' for more.\n",
-	    cmd->name, *cmd->usage != '\0' ? " " : "", cmd->usage);
-	return CLI_EXIT_USAGE;
-}
-
-/* The next argument: an option of opts or shorts (its value), a word
- * (*wordp), -1 at the end, or CLI_HOST_STOP. Options may come before,
- * between and after the words. */
-static int
-cli_desktop_next(struct cli_desktop_cmd *cmd, int argc, char **argv,
-    const struct option *opts, const char *shorts, char **wordp)
-{
-	return cli_host_next(cmd->host, argc, argv, opts, shorts,
-	    &cmd->dashdash, &cmd->status, wordp);
-}
-
-static int
-cli_desktop_ready(struct cli_desktop_cmd *cmd)
-{
-	return cmd->host->ready_cb(
-	    cmd->host->cli, &cmd->json, &cmd->timeout_ms);
-}
-
 /* ---- reading arguments ---- */
 
 /* A decimal integer in [lo, hi], all of s: 0, or -1. */
@@ -239,8 +189,7 @@ cli_desktop_double(const char *s, double *out)
  * a size of at least one pixel. Whether it lies within the screen only
  * the screen's server knows. */
 static int
-cli_desktop_region(
-    struct cli_desktop_cmd *cmd, const char *arg, struct cli_desktop_rect *r)
+cli_desktop_region(struct cli *cli, const char *arg, struct cli_desktop_rect *r)
 {
 	long *fields[4] = {&r->x, &r->y, &r->width, &r->height};
 	char *copy = xstrdup(arg), *rest = copy, *field;
@@ -254,7 +203,7 @@ cli_desktop_region(
 	}
 	free(copy);
 	if (bad || n != 4)
-		return cli_desktop_usage(cmd,
+		return cli_usage(cli,
 		    "--region wants X,Y,W,H: four integers, X and Y 0 or "
 		    "more, W and H 1 or more, each at most %d: %s",
 		    CLI_DESKTOP_COORD_MAX, arg);
@@ -264,11 +213,11 @@ cli_desktop_region(
 
 /* The two words X Y of a point on the screen. */
 static int
-cli_desktop_point(struct cli_desktop_cmd *cmd, char **words, long *x, long *y)
+cli_desktop_point(struct cli *cli, char **words, long *x, long *y)
 {
 	if (cli_desktop_long(words[0], 0, CLI_DESKTOP_COORD_MAX, x) != 0 ||
 	    cli_desktop_long(words[1], 0, CLI_DESKTOP_COORD_MAX, y) != 0)
-		return cli_desktop_usage(cmd,
+		return cli_usage(cli,
 		    "X and Y are pixels, integers from 0 to %d: %s %s",
 		    CLI_DESKTOP_COORD_MAX, words[0], words[1]);
 	return CLI_EXIT_OK;
@@ -276,7 +225,7 @@ cli_desktop_point(struct cli_desktop_cmd *cmd, char **words, long *x, long *y)
 
 /* --button: a name, or the number X gives the button. */
 static int
-cli_desktop_button(struct cli_desktop_cmd *cmd, const char *arg, long *out)
+cli_desktop_button(struct cli *cli, const char *arg, long *out)
 {
 	static const struct {
 		const char *name;
@@ -296,7 +245,7 @@ cli_desktop_button(struct cli_desktop_cmd *cmd, const char *arg, long *out)
 			return CLI_EXIT_OK;
 		}
 	if (cli_desktop_long(arg, 1, CLI_DESKTOP_BUTTON_MAX, out) != 0)
-		return cli_desktop_usage(cmd,
+		return cli_usage(cli,
 		    "--button wants left, middle, right, back, forward or a "
 		    "number from 1 to %d: %s",
 		    CLI_DESKTOP_BUTTON_MAX, arg);
@@ -350,38 +299,39 @@ cli_desktop_utf8_count(const char *s, size_t len)
 
 /* ---- one request ---- */
 
+/* A desktop op's request, for cli_desktop_map_cb to check its answer
+ * before show sees it. */
+struct cli_desktop_ask {
+	const char *op;
+	cli_show_cb show;
+	void *ctx;
+};
+
+/* Every desktop op answers a map: anything else is the server's fault. */
+static int
+cli_desktop_map_cb(struct cli *cli, const msgpack_object *result, void *arg)
+{
+	struct cli_desktop_ask *a = arg;
+
+	if (result->type != MSGPACK_OBJECT_MAP)
+		return cli_fail(CLI_CONN_PROTOCOL,
+		    xasprintf("%s answered with no map", a->op));
+	return a->show(cli, result, a->ctx);
+}
+
 /*
  * Connects, sends op with args from pack, and shows the result with
- * show. An error answer is printed as "CODE: MESSAGE" (exit 1). extra_ms
- * is what the op itself may take beyond the time for an answer.
+ * show (ctx is both's). An error answer is printed as "CODE: MESSAGE"
+ * (exit 1). extra_ms is what the op itself may take beyond the time for
+ * an answer.
  */
 static int
-cli_desktop_request(struct cli_desktop_cmd *cmd, const char *op,
-    cli_conn_pack_cb pack, void *ctx, int extra_ms, cli_desktop_show_cb show)
+cli_desktop_request(struct cli *cli, const char *op, cli_conn_pack_cb pack,
+    void *ctx, int extra_ms, cli_show_cb show)
 {
-	const struct proto_msg *resp;
-	struct cli_conn *conn;
-	char *cause;
-	int status;
+	struct cli_desktop_ask a = {op, show, ctx};
 
-	if ((status = cmd->host->open_cb(cmd->host->cli, &conn, &cause)) !=
-	    CLI_CONN_OK)
-		return cmd->host->fail_cb(status, cause);
-	status = cli_conn_call(
-	    conn, op, pack, ctx, cmd->timeout_ms + extra_ms, &resp, &cause);
-	if (status != CLI_CONN_OK) {
-		cli_conn_close(conn);
-		return cmd->host->fail_cb(status, cause);
-	}
-	if (resp->result->type != MSGPACK_OBJECT_MAP) {
-		cli_conn_close(conn);
-		return cmd->host->fail_cb(CLI_CONN_PROTOCOL,
-		    xasprintf("%s answered with no map", op));
-	}
-	status = show(cmd, resp->result, ctx);
-	fflush(stdout);
-	cli_conn_close(conn);
-	return status;
+	return cli_ask(cli, op, pack, ctx, extra_ms, cli_desktop_map_cb, &a);
 }
 
 /* An integer of a result's map (positive or negative). */
@@ -612,8 +562,7 @@ cli_desktop_file_json(
 }
 
 static int
-cli_desktop_shot_show(
-    struct cli_desktop_cmd *cmd, const msgpack_object *result, void *ctx)
+cli_desktop_shot_show(struct cli *cli, const msgpack_object *result, void *ctx)
 {
 	struct cli_desktop_shot *s = ctx;
 	const msgpack_object *data = proto_map_get(result, "data");
@@ -621,7 +570,7 @@ cli_desktop_shot_show(
 	int status;
 
 	if (data == NULL || data->type != MSGPACK_OBJECT_BIN)
-		return cmd->host->fail_cb(CLI_CONN_PROTOCOL,
+		return cli_fail(CLI_CONN_PROTOCOL,
 		    xstrdup("desktop.screenshot answered without the image"));
 	if (s->output == NULL) {
 		if (cli_desktop_write_all(STDOUT_FILENO, data->via.bin.ptr,
@@ -636,7 +585,7 @@ cli_desktop_shot_show(
 	    cli_desktop_save(s->output, data->via.bin.ptr, data->via.bin.size);
 	if (status != CLI_EXIT_OK)
 		return status;
-	if (cmd->json) {
+	if (cli->json) {
 		cli_desktop_file_json(result, "data", s->output);
 		return CLI_EXIT_OK;
 	}
@@ -649,8 +598,8 @@ cli_desktop_shot_show(
 
 /* Reads the options of screenshot into s. */
 static int
-cli_desktop_shot_args(struct cli_desktop_cmd *cmd, int argc, char **argv,
-    struct cli_desktop_shot *s)
+cli_desktop_shot_args(
+    struct cli *cli, int argc, char **argv, struct cli_desktop_shot *s)
 {
 	static const struct option opts[] = {
 	    {"output", required_argument, NULL, 'o'},
@@ -665,25 +614,25 @@ cli_desktop_shot_args(struct cli_desktop_cmd *cmd, int argc, char **argv,
 	int c, status = CLI_EXIT_OK;
 
 	while (status == CLI_EXIT_OK &&
-	    (c = cli_desktop_next(cmd, argc, argv, opts, "o:", &word)) != -1) {
+	    (c = cli_next(cli, argc, argv, opts, "o:", &word)) != -1) {
 		switch (c) {
-		case CLI_HOST_STOP: return cmd->status;
-		case CLI_HOST_WORD:
-			return cli_desktop_usage(
-			    cmd, "screenshot takes no words: %s", word);
+		case CLI_STOP: return CLI_EXIT_USAGE;
+		case CLI_WORD:
+			return cli_usage(
+			    cli, "screenshot takes no words: %s", word);
 		case 'o':
 			if (*optarg == '\0')
-				return cli_desktop_usage(cmd, "an empty -o");
+				return cli_usage(cli, "an empty -o");
 			s->output = strcmp(optarg, "-") == 0 ? NULL : optarg;
 			break;
 		case CLI_DESKTOP_OPT_REGION:
-			status = cli_desktop_region(cmd, optarg, &s->region);
+			status = cli_desktop_region(cli, optarg, &s->region);
 			break;
 		case CLI_DESKTOP_OPT_SCALE:
 			if (cli_desktop_double(optarg, &s->scale) != 0 ||
 			    s->scale < CLI_DESKTOP_SCALE_MIN ||
 			    s->scale > CLI_DESKTOP_SCALE_MAX)
-				return cli_desktop_usage(cmd,
+				return cli_usage(cli,
 				    "--scale wants a number from %g to %g: %s",
 				    CLI_DESKTOP_SCALE_MIN,
 				    CLI_DESKTOP_SCALE_MAX, optarg);
@@ -696,13 +645,13 @@ cli_desktop_shot_args(struct cli_desktop_cmd *cmd, int argc, char **argv,
 			    strcmp(optarg, "jpg") == 0)
 				s->format = "jpeg";
 			else
-				return cli_desktop_usage(cmd,
+				return cli_usage(cli,
 				    "--format wants png or jpeg: %s", optarg);
 			break;
 		case CLI_DESKTOP_OPT_QUALITY:
 			if (cli_desktop_long(optarg, 1, CLI_DESKTOP_QUALITY_MAX,
 			        &s->quality) != 0)
-				return cli_desktop_usage(cmd,
+				return cli_usage(cli,
 				    "--quality wants an integer from 1 to "
 				    "%d: %s",
 				    CLI_DESKTOP_QUALITY_MAX, optarg);
@@ -714,32 +663,44 @@ cli_desktop_shot_args(struct cli_desktop_cmd *cmd, int argc, char **argv,
 }
 
 static int
-cli_desktop_screenshot(struct cli_desktop_cmd *cmd, int argc, char **argv)
+cli_desktop_screenshot(struct cli *cli, int argc, char **argv)
 {
 	struct cli_desktop_shot s = {.cursor = true};
 	int status;
 
-	if ((status = cli_desktop_shot_args(cmd, argc, argv, &s)) != 0 ||
-	    (status = cli_desktop_ready(cmd)) != 0)
+	if ((status = cli_desktop_shot_args(cli, argc, argv, &s)) != 0 ||
+	    (status = cli_ready(cli)) != 0)
 		return status;
 	if (s.format == NULL)
 		s.format = s.output != NULL && cli_desktop_is_jpeg(s.output)
 		    ? "jpeg"
 		    : "png";
 	if (s.quality != 0 && strcmp(s.format, "jpeg") != 0)
-		return cli_desktop_usage(cmd,
+		return cli_usage(cli,
 		    "--quality is for JPEG (--format jpeg, or a .jpg file)");
-	if (s.output == NULL && cmd->json)
-		return cli_desktop_usage(cmd,
+	if (s.output == NULL && cli->json)
+		return cli_usage(cli,
 		    "--json prints the result on stdout: give -o FILE for "
 		    "the image");
 	if (s.output == NULL && isatty(STDOUT_FILENO))
-		return cli_desktop_usage(cmd,
+		return cli_usage(cli,
 		    "stdout is a terminal: give -o FILE, or send stdout to a "
 		    "file or a pipe");
-	return cli_desktop_request(cmd, "desktop.screenshot",
+	return cli_desktop_request(cli, "desktop.screenshot",
 	    cli_desktop_pack_shot_cb, &s, 0, cli_desktop_shot_show);
 }
+
+const struct cli_cmd_entry cli_desktop_screenshot_entry = {
+    .name = "screenshot",
+    .usage = "[-o FILE] [--region X,Y,W,H] [--scale F] [--format png|jpeg] "
+             "[--quality N] [--no-cursor]",
+    .summary = "the screen, or --region, as PNG or JPEG (by\n"
+               "FILE's extension, or --format) into FILE, or to\n"
+               "stdout when it is no terminal; --scale 0.05..4,\n"
+               "--quality 1..100 (JPEG), --no-cursor leaves the\n"
+               "pointer out; --json: the result, not the image",
+    .exec = cli_desktop_screenshot,
+};
 
 /* ---- input: click, move, scroll, type, key ---- */
 
@@ -797,11 +758,10 @@ cli_desktop_pack_input_cb(msgpack_packer *pk, void *ctx)
 }
 
 static int
-cli_desktop_input_show(
-    struct cli_desktop_cmd *cmd, const msgpack_object *result, void *ctx)
+cli_desktop_input_show(struct cli *cli, const msgpack_object *result, void *ctx)
 {
 	(void)ctx;
-	if (cmd->json)
+	if (cli->json)
 		cli_print_json(result);
 	return CLI_EXIT_OK;
 }
@@ -809,31 +769,30 @@ cli_desktop_input_show(
 /* Sends the actions as one desktop.input, which checks them all before
  * it performs any. */
 static int
-cli_desktop_input(struct cli_desktop_cmd *cmd,
-    struct cli_desktop_action *actions, size_t n, int extra_ms)
+cli_desktop_input(
+    struct cli *cli, struct cli_desktop_action *actions, size_t n, int extra_ms)
 {
 	struct cli_desktop_input in = {.actions = actions, .n = n};
 
-	return cli_desktop_request(cmd, "desktop.input",
+	return cli_desktop_request(cli, "desktop.input",
 	    cli_desktop_pack_input_cb, &in, extra_ms, cli_desktop_input_show);
 }
 
 /* An option of click or scroll, into a. */
 static int
-cli_desktop_action_opt(
-    struct cli_desktop_cmd *cmd, int c, struct cli_desktop_action *a)
+cli_desktop_action_opt(struct cli *cli, int c, struct cli_desktop_action *a)
 {
 	long *d = c == CLI_DESKTOP_OPT_DX ? &a->dx : &a->dy;
 
 	switch (c) {
 	case CLI_DESKTOP_OPT_BUTTON:
-		return cli_desktop_button(cmd, optarg, &a->button);
+		return cli_desktop_button(cli, optarg, &a->button);
 	case CLI_DESKTOP_OPT_DOUBLE: a->count = 2; break;
 	case CLI_DESKTOP_OPT_DX:
 	case CLI_DESKTOP_OPT_DY:
 		if (cli_desktop_long(optarg, -CLI_DESKTOP_SCROLL_MAX,
 		        CLI_DESKTOP_SCROLL_MAX, d) != 0)
-			return cli_desktop_usage(cmd,
+			return cli_usage(cli,
 			    "--%s wants clicks of the wheel, an integer from "
 			    "-%d to %d: %s",
 			    c == CLI_DESKTOP_OPT_DX ? "dx" : "dy",
@@ -848,37 +807,36 @@ cli_desktop_action_opt(
  * both were given. Any other number of words is a usage error, and so is
  * none when need is set. */
 static int
-cli_desktop_xy_args(struct cli_desktop_cmd *cmd, int argc, char **argv,
+cli_desktop_xy_args(struct cli *cli, int argc, char **argv,
     const struct option *opts, bool need, struct cli_desktop_action *a)
 {
 	char *words[2], *word;
 	int c, n = 0, status;
 
-	while ((c = cli_desktop_next(cmd, argc, argv, opts, "", &word)) != -1) {
-		if (c == CLI_HOST_STOP)
-			return cmd->status;
-		if (c != CLI_HOST_WORD) {
-			if ((status = cli_desktop_action_opt(cmd, c, a)) != 0)
+	while ((c = cli_next(cli, argc, argv, opts, "", &word)) != -1) {
+		if (c == CLI_STOP)
+			return CLI_EXIT_USAGE;
+		if (c != CLI_WORD) {
+			if ((status = cli_desktop_action_opt(cli, c, a)) != 0)
 				return status;
 			continue;
 		}
 		if (n == 2)
-			return cli_desktop_usage(
-			    cmd, "too many arguments: %s", word);
+			return cli_usage(cli, "too many arguments: %s", word);
 		words[n++] = word;
 	}
 	if (n == 1 || (need && n == 0))
-		return cli_desktop_usage(cmd, "%s wants X and Y", cmd->name);
+		return cli_usage(cli, "%s wants X and Y", cli->cmd->name);
 	if (n == 2) {
-		if ((status = cli_desktop_point(cmd, words, &a->x, &a->y)) != 0)
+		if ((status = cli_desktop_point(cli, words, &a->x, &a->y)) != 0)
 			return status;
 		a->at = true;
 	}
-	return cli_desktop_ready(cmd);
+	return cli_ready(cli);
 }
 
 static int
-cli_desktop_click(struct cli_desktop_cmd *cmd, int argc, char **argv)
+cli_desktop_click(struct cli *cli, int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"button", required_argument, NULL, CLI_DESKTOP_OPT_BUTTON},
@@ -889,26 +847,42 @@ cli_desktop_click(struct cli_desktop_cmd *cmd, int argc, char **argv)
 	    .kind = CLI_DESKTOP_CLICK, .button = 1, .count = 1};
 	int status;
 
-	if ((status = cli_desktop_xy_args(cmd, argc, argv, opts, false, &a)) !=
+	if ((status = cli_desktop_xy_args(cli, argc, argv, opts, false, &a)) !=
 	    0)
 		return status;
-	return cli_desktop_input(cmd, &a, 1, 0);
+	return cli_desktop_input(cli, &a, 1, 0);
 }
 
+const struct cli_cmd_entry cli_desktop_click_entry = {
+    .name = "click",
+    .usage = "[--button B] [--double] [X Y]",
+    .summary = "click at X Y (or where the pointer is), twice\n"
+               "with --double; --button left|middle|right|\n"
+               "back|forward|1..9",
+    .exec = cli_desktop_click,
+};
+
 static int
-cli_desktop_move(struct cli_desktop_cmd *cmd, int argc, char **argv)
+cli_desktop_move(struct cli *cli, int argc, char **argv)
 {
 	struct cli_desktop_action a = {.kind = CLI_DESKTOP_MOVE};
 	int status;
 
-	if ((status = cli_desktop_xy_args(cmd, argc, argv, NULL, true, &a)) !=
+	if ((status = cli_desktop_xy_args(cli, argc, argv, NULL, true, &a)) !=
 	    0)
 		return status;
-	return cli_desktop_input(cmd, &a, 1, 0);
+	return cli_desktop_input(cli, &a, 1, 0);
 }
 
+const struct cli_cmd_entry cli_desktop_move_entry = {
+    .name = "move",
+    .usage = "X Y",
+    .summary = "move the pointer to X Y",
+    .exec = cli_desktop_move,
+};
+
 static int
-cli_desktop_scroll(struct cli_desktop_cmd *cmd, int argc, char **argv)
+cli_desktop_scroll(struct cli *cli, int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"dx", required_argument, NULL, CLI_DESKTOP_OPT_DX},
@@ -918,15 +892,23 @@ cli_desktop_scroll(struct cli_desktop_cmd *cmd, int argc, char **argv)
 	struct cli_desktop_action a = {.kind = CLI_DESKTOP_SCROLL};
 	int status;
 
-	if ((status = cli_desktop_xy_args(cmd, argc, argv, opts, false, &a)) !=
+	if ((status = cli_desktop_xy_args(cli, argc, argv, opts, false, &a)) !=
 	    0)
 		return status;
 	if (a.dx == 0 && a.dy == 0)
-		return cli_desktop_usage(cmd,
+		return cli_usage(cli,
 		    "scroll wants --dy N (down, or up when negative) or "
 		    "--dx N (right, or left)");
-	return cli_desktop_input(cmd, &a, 1, 0);
+	return cli_desktop_input(cli, &a, 1, 0);
 }
+
+const struct cli_cmd_entry cli_desktop_scroll_entry = {
+    .name = "scroll",
+    .usage = "[--dx N] [--dy N] [X Y]",
+    .summary = "turn the wheel N clicks (at X Y): --dy down\n"
+               "(negative: up), --dx right (negative: left)",
+    .exec = cli_desktop_scroll,
+};
 
 /* All of stdin, at most max bytes: 0, or -1 with errno (E2BIG: more). */
 static int
@@ -961,7 +943,7 @@ cli_desktop_slurp(char **bufp, size_t *lenp, size_t max)
 /* The text to type, and its characters: the word, or stdin for "-"
  * (*owned is then the buffer to free). */
 static int
-cli_desktop_text_of(struct cli_desktop_cmd *cmd, const char *word,
+cli_desktop_text_of(struct cli *cli, const char *word,
     struct cli_desktop_action *a, char **owned, long *charsp)
 {
 	long chars;
@@ -978,24 +960,24 @@ cli_desktop_text_of(struct cli_desktop_cmd *cmd, const char *word,
 			    "cannot read stdin: %s", strerror(errno));
 			return CLI_EXIT_FAILED;
 		}
-		return cli_desktop_usage(cmd,
-		    "type takes at most %d characters", CLI_DESKTOP_TEXT_MAX);
+		return cli_usage(cli, "type takes at most %d characters",
+		    CLI_DESKTOP_TEXT_MAX);
 	} else
 		a->text = *owned;
 	if ((chars = cli_desktop_utf8_count(a->text, a->len)) < 0)
-		return cli_desktop_usage(cmd, "the text is not valid UTF-8");
+		return cli_usage(cli, "the text is not valid UTF-8");
 	if (chars > CLI_DESKTOP_TEXT_MAX)
-		return cli_desktop_usage(cmd,
+		return cli_usage(cli,
 		    "type takes at most %d characters (this is %ld)",
 		    CLI_DESKTOP_TEXT_MAX, chars);
 	if (chars == 0 && *owned == NULL)
-		return cli_desktop_usage(cmd, "nothing to type");
+		return cli_usage(cli, "nothing to type");
 	*charsp = chars;
 	return CLI_EXIT_OK;
 }
 
 static int
-cli_desktop_type(struct cli_desktop_cmd *cmd, int argc, char **argv)
+cli_desktop_type(struct cli *cli, int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"delay", required_argument, NULL, CLI_DESKTOP_OPT_DELAY},
@@ -1006,28 +988,27 @@ cli_desktop_type(struct cli_desktop_cmd *cmd, int argc, char **argv)
 	long chars;
 	int c, status;
 
-	while ((c = cli_desktop_next(cmd, argc, argv, opts, "", &word)) != -1) {
-		if (c == CLI_HOST_STOP)
-			return cmd->status;
+	while ((c = cli_next(cli, argc, argv, opts, "", &word)) != -1) {
+		if (c == CLI_STOP)
+			return CLI_EXIT_USAGE;
 		if (c == CLI_DESKTOP_OPT_DELAY) {
 			if (cli_desktop_long(optarg, 0, CLI_DESKTOP_DELAY_MAX,
 			        &a.delay_ms) != 0)
-				return cli_desktop_usage(cmd,
+				return cli_usage(cli,
 				    "--delay wants milliseconds between keys, "
 				    "from 0 to %d: %s",
 				    CLI_DESKTOP_DELAY_MAX, optarg);
 		} else if (text != NULL)
-			return cli_desktop_usage(
-			    cmd, "type takes one TEXT (quote it): %s", word);
+			return cli_usage(
+			    cli, "type takes one TEXT (quote it): %s", word);
 		else
 			text = word;
 	}
 	if (text == NULL)
-		return cli_desktop_usage(
-		    cmd, "type wants TEXT, or - for stdin");
-	if ((status = cli_desktop_ready(cmd)) != 0)
+		return cli_usage(cli, "type wants TEXT, or - for stdin");
+	if ((status = cli_ready(cli)) != 0)
 		return status;
-	if ((status = cli_desktop_text_of(cmd, text, &a, &owned, &chars)) !=
+	if ((status = cli_desktop_text_of(cli, text, &a, &owned, &chars)) !=
 	    0) {
 		free(owned);
 		return status;
@@ -1035,14 +1016,22 @@ cli_desktop_type(struct cli_desktop_cmd *cmd, int argc, char **argv)
 	/* Empty stdin: there is nothing to do, and that is no error. */
 	status = chars == 0
 	    ? CLI_EXIT_OK
-	    : cli_desktop_input(cmd, &a, 1,
+	    : cli_desktop_input(cli, &a, 1,
 	          (int)(chars * (CLI_DESKTOP_TYPE_MS + a.delay_ms)));
 	free(owned);
 	return status;
 }
 
+const struct cli_cmd_entry cli_desktop_type_entry = {
+    .name = "type",
+    .usage = "[--delay MS] TEXT | -",
+    .summary = "type TEXT (UTF-8; -: all of stdin) key by key;\n"
+               "--delay MS between keys",
+    .exec = cli_desktop_type,
+};
+
 static int
-cli_desktop_key(struct cli_desktop_cmd *cmd, int argc, char **argv)
+cli_desktop_key(struct cli *cli, int argc, char **argv)
 {
 	struct cli_desktop_action *a;
 	char *word;
@@ -1051,85 +1040,81 @@ cli_desktop_key(struct cli_desktop_cmd *cmd, int argc, char **argv)
 
 	a = xcalloc(CLI_DESKTOP_ACTIONS_MAX, sizeof *a);
 	while (status == CLI_EXIT_OK &&
-	    (c = cli_desktop_next(cmd, argc, argv, NULL, "", &word)) != -1) {
-		if (c == CLI_HOST_STOP)
-			status = cmd->status;
+	    (c = cli_next(cli, argc, argv, NULL, "", &word)) != -1) {
+		if (c == CLI_STOP)
+			status = CLI_EXIT_USAGE;
 		else if (*word == '\0' || strlen(word) > CLI_DESKTOP_COMBO_MAX)
-			status = cli_desktop_usage(cmd,
+			status = cli_usage(cli,
 			    "a key is a name like Return, a or ctrl+shift+t, "
 			    "at most %d bytes: '%.64s'",
 			    CLI_DESKTOP_COMBO_MAX, word);
 		else if (n == CLI_DESKTOP_ACTIONS_MAX)
-			status = cli_desktop_usage(cmd,
-			    "at most %d keys at once", CLI_DESKTOP_ACTIONS_MAX);
+			status = cli_usage(cli, "at most %d keys at once",
+			    CLI_DESKTOP_ACTIONS_MAX);
 		else {
 			a[n].kind = CLI_DESKTOP_KEY;
 			a[n++].combo = word;
 		}
 	}
 	if (status == CLI_EXIT_OK && n == 0)
-		status = cli_desktop_usage(
-		    cmd, "key wants a key, like Return or ctrl+l");
+		status =
+		    cli_usage(cli, "key wants a key, like Return or ctrl+l");
 	if (status == CLI_EXIT_OK)
-		status = cli_desktop_ready(cmd);
+		status = cli_ready(cli);
 	if (status == CLI_EXIT_OK)
-		status = cli_desktop_input(cmd, a, n, 0);
+		status = cli_desktop_input(cli, a, n, 0);
 	free(a);
 	return status;
 }
 
+const struct cli_cmd_entry cli_desktop_key_entry = {
+    .name = "key",
+    .usage = "COMBO...",
+    .summary = "press each key in turn: Return, ctrl+l, alt+F4",
+    .exec = cli_desktop_key,
+};
+
 /* ---- cursor, desktop info, windows ---- */
-
-/* Takes the command's arguments when it has no options or words of its
- * own. */
-static int
-cli_desktop_no_args(struct cli_desktop_cmd *cmd, int argc, char **argv)
-{
-	char *word;
-	int c;
-
-	c = cli_desktop_next(cmd, argc, argv, NULL, "", &word);
-	if (c == CLI_HOST_STOP)
-		return cmd->status;
-	if (c == CLI_HOST_WORD)
-		return cli_desktop_usage(
-		    cmd, "%s takes no arguments: %s", cmd->name, word);
-	return cli_desktop_ready(cmd);
-}
 
 static int
 cli_desktop_cursor_show(
-    struct cli_desktop_cmd *cmd, const msgpack_object *result, void *ctx)
+    struct cli *cli, const msgpack_object *result, void *ctx)
 {
 	int64_t x, y;
 
 	(void)ctx;
-	if (cmd->json) {
+	if (cli->json) {
 		cli_print_json(result);
 		return CLI_EXIT_OK;
 	}
 	if (!cli_desktop_int(result, "x", &x) ||
 	    !cli_desktop_int(result, "y", &y))
-		return cmd->host->fail_cb(CLI_CONN_PROTOCOL,
+		return cli_fail(CLI_CONN_PROTOCOL,
 		    xstrdup("desktop.cursor answered without x and y"));
 	printf("%" PRId64 " %" PRId64 "\n", x, y);
 	return CLI_EXIT_OK;
 }
 
 static int
-cli_desktop_cursor(struct cli_desktop_cmd *cmd, int argc, char **argv)
+cli_desktop_cursor(struct cli *cli, int argc, char **argv)
 {
 	int status;
 
-	if ((status = cli_desktop_no_args(cmd, argc, argv)) != 0)
+	if ((status = cli_no_words(cli, argc, argv)) != 0)
 		return status;
 	return cli_desktop_request(
-	    cmd, "desktop.cursor", NULL, NULL, 0, cli_desktop_cursor_show);
+	    cli, "desktop.cursor", NULL, NULL, 0, cli_desktop_cursor_show);
 }
 
+const struct cli_cmd_entry cli_desktop_cursor_entry = {
+    .name = "cursor",
+    .usage = "",
+    .summary = "where the pointer is: X Y",
+    .exec = cli_desktop_cursor,
+};
+
 static int
-cli_desktop_info_show(
-    struct cli_desktop_cmd *cmd, const msgpack_object *result, void *ctx)
+cli_desktop_info_show(struct cli *cli, const msgpack_object *result, void *ctx)
 {
 	const msgpack_object *screens = proto_map_get(result, "screens");
 	int64_t w = 0, h = 0, depth = 0;
@@ -1138,7 +1123,7 @@ cli_desktop_info_show(
 	uint32_t i;
 
 	(void)ctx;
-	if (cmd->json) {
+	if (cli->json) {
 		cli_print_json(result);
 		return CLI_EXIT_OK;
 	}
@@ -1163,21 +1148,28 @@ cli_desktop_info_show(
 }
 
 static int
-cli_desktop_desktop(struct cli_desktop_cmd *cmd, int argc, char **argv)
+cli_desktop_desktop(struct cli *cli, int argc, char **argv)
 {
 	char *word = NULL;
 	int c, status;
 
-	c = cli_desktop_next(cmd, argc, argv, NULL, "", &word);
-	if (c == CLI_HOST_STOP)
-		return cmd->status;
-	if (c != CLI_HOST_WORD || strcmp(word, "info") != 0)
-		return cli_desktop_usage(cmd, "desktop wants info");
-	if ((status = cli_desktop_no_args(cmd, argc, argv)) != 0)
+	c = cli_next(cli, argc, argv, NULL, "", &word);
+	if (c == CLI_STOP)
+		return CLI_EXIT_USAGE;
+	if (c != CLI_WORD || strcmp(word, "info") != 0)
+		return cli_usage(cli, "desktop wants info");
+	if ((status = cli_no_words(cli, argc, argv)) != 0)
 		return status;
 	return cli_desktop_request(
-	    cmd, "desktop.info", NULL, NULL, 0, cli_desktop_info_show);
+	    cli, "desktop.info", NULL, NULL, 0, cli_desktop_info_show);
 }
+
+const struct cli_cmd_entry cli_desktop_desktop_entry = {
+    .name = "desktop",
+    .usage = "info",
+    .summary = "the display: its size, depth and screens",
+    .exec = cli_desktop_desktop,
+};
 
 /*
  * Prints a table: the header head, then nrows rows of ncols cells each
@@ -1218,7 +1210,7 @@ cli_desktop_table(
 
 static int
 cli_desktop_windows_show(
-    struct cli_desktop_cmd *cmd, const msgpack_object *result, void *ctx)
+    struct cli *cli, const msgpack_object *result, void *ctx)
 {
 	static const char *const head[CLI_DESKTOP_WCOLS] = {
 	    "ID", "GEOMETRY", "ACTIVE", "CLASS", "TITLE"};
@@ -1229,12 +1221,12 @@ cli_desktop_windows_show(
 	uint32_t i, n;
 
 	(void)ctx;
-	if (cmd->json) {
+	if (cli->json) {
 		cli_print_json(result);
 		return CLI_EXIT_OK;
 	}
 	if (list == NULL || list->type != MSGPACK_OBJECT_ARRAY)
-		return cmd->host->fail_cb(CLI_CONN_PROTOCOL,
+		return cli_fail(CLI_CONN_PROTOCOL,
 		    xstrdup("desktop.windows answered without windows"));
 	if ((n = list->via.array.size) == 0) {
 		printf("no windows\n");
@@ -1259,15 +1251,22 @@ cli_desktop_windows_show(
 }
 
 static int
-cli_desktop_windows(struct cli_desktop_cmd *cmd, int argc, char **argv)
+cli_desktop_windows(struct cli *cli, int argc, char **argv)
 {
 	int status;
 
-	if ((status = cli_desktop_no_args(cmd, argc, argv)) != 0)
+	if ((status = cli_no_words(cli, argc, argv)) != 0)
 		return status;
 	return cli_desktop_request(
-	    cmd, "desktop.windows", NULL, NULL, 0, cli_desktop_windows_show);
+	    cli, "desktop.windows", NULL, NULL, 0, cli_desktop_windows_show);
 }
+
+const struct cli_cmd_entry cli_desktop_windows_entry = {
+    .name = "windows",
+    .usage = "",
+    .summary = "the windows: id, geometry, active, class, title",
+    .exec = cli_desktop_windows,
+};
 
 /* ---- wait-change ---- */
 
@@ -1283,8 +1282,7 @@ cli_desktop_pack_wait_cb(msgpack_packer *pk, void *ctx)
 }
 
 static int
-cli_desktop_wait_show(
-    struct cli_desktop_cmd *cmd, const msgpack_object *result, void *ctx)
+cli_desktop_wait_show(struct cli *cli, const msgpack_object *result, void *ctx)
 {
 	struct cli_desktop_wait *w = ctx;
 	int64_t waited = 0;
@@ -1292,10 +1290,10 @@ cli_desktop_wait_show(
 	char *area;
 
 	if (proto_arg_bool(result, "changed", &changed) != 1)
-		return cmd->host->fail_cb(CLI_CONN_PROTOCOL,
+		return cli_fail(CLI_CONN_PROTOCOL,
 		    xstrdup("desktop.wait_change answered without changed"));
 	cli_desktop_int(result, "waited_ms", &waited);
-	if (cmd->json)
+	if (cli->json)
 		cli_print_json(result);
 	else if (changed) {
 		area = cli_desktop_geometry(proto_map_get(result, "area"));
@@ -1307,7 +1305,7 @@ cli_desktop_wait_show(
 }
 
 static int
-cli_desktop_wait_change(struct cli_desktop_cmd *cmd, int argc, char **argv)
+cli_desktop_wait_change(struct cli *cli, int argc, char **argv)
 {
 	/* --timeout is the wait's: it shadows the global one (the time for
 	 * an answer), which comes before the command's name. */
@@ -1321,21 +1319,21 @@ cli_desktop_wait_change(struct cli_desktop_cmd *cmd, int argc, char **argv)
 	char *word;
 	int c, status;
 
-	while ((c = cli_desktop_next(cmd, argc, argv, opts, "", &word)) != -1) {
+	while ((c = cli_next(cli, argc, argv, opts, "", &word)) != -1) {
 		switch (c) {
-		case CLI_HOST_STOP: return cmd->status;
-		case CLI_HOST_WORD:
-			return cli_desktop_usage(
-			    cmd, "wait-change takes no words: %s", word);
+		case CLI_STOP: return CLI_EXIT_USAGE;
+		case CLI_WORD:
+			return cli_usage(
+			    cli, "wait-change takes no words: %s", word);
 		case CLI_DESKTOP_OPT_REGION:
 			if ((status = cli_desktop_region(
-			         cmd, optarg, &w.region)) != 0)
+			         cli, optarg, &w.region)) != 0)
 				return status;
 			break;
 		case CLI_DESKTOP_OPT_TIMEOUT:
 			if (cli_desktop_double(optarg, &s) != 0 || !(s > 0) ||
 			    s > CLI_DESKTOP_WAIT_MAX_S)
-				return cli_desktop_usage(cmd,
+				return cli_usage(cli,
 				    "--timeout wants seconds, more than 0 and "
 				    "at most %d: %s",
 				    CLI_DESKTOP_WAIT_MAX_S, optarg);
@@ -1345,12 +1343,21 @@ cli_desktop_wait_change(struct cli_desktop_cmd *cmd, int argc, char **argv)
 			break;
 		}
 	}
-	if ((status = cli_desktop_ready(cmd)) != 0)
+	if ((status = cli_ready(cli)) != 0)
 		return status;
-	return cli_desktop_request(cmd, "desktop.wait_change",
+	return cli_desktop_request(cli, "desktop.wait_change",
 	    cli_desktop_pack_wait_cb, &w, (int)w.timeout_ms,
 	    cli_desktop_wait_show);
 }
+
+const struct cli_cmd_entry cli_desktop_wait_change_entry = {
+    .name = "wait-change",
+    .usage = "[--region X,Y,W,H] [--timeout SEC]",
+    .summary = "wait until the screen (or --region) changes,\n"
+               "at most --timeout SEC (default 10, at most 60);\n"
+               "exit status 1 if it did not",
+    .exec = cli_desktop_wait_change,
+};
 
 /* ---- record ---- */
 
@@ -1374,7 +1381,7 @@ struct cli_desktop_rec {
  * and fd.
  */
 struct cli_desktop_fetch {
-	struct cli_desktop_cmd *cmd;
+	struct cli *cli;
 	const char *rec_id; /* argv */
 	const char *output; /* argv; NULL: no fetch */
 	struct cli_conn *conn;
@@ -1425,7 +1432,7 @@ cli_desktop_pack_id_cb(msgpack_packer *pk, void *ctx)
 /* The ID word of stop and status: what berth-desktop named a recording,
  * so a short printable word; whether it names one is its to say. */
 static int
-cli_desktop_rec_id(struct cli_desktop_cmd *cmd, const char *word)
+cli_desktop_rec_id(struct cli *cli, const char *word)
 {
 	size_t i, len = strlen(word);
 
@@ -1433,7 +1440,7 @@ cli_desktop_rec_id(struct cli_desktop_cmd *cmd, const char *word)
 		if ((unsigned char)word[i] <= 0x20 || word[i] == 0x7f)
 			break;
 	if (len == 0 || len > CLI_DESKTOP_REC_ID_MAX || i < len)
-		return cli_desktop_usage(cmd,
+		return cli_usage(cli,
 		    "ID is what record start printed, like 1a2b3c4d: '%.64s'",
 		    word);
 	return CLI_EXIT_OK;
@@ -1441,16 +1448,16 @@ cli_desktop_rec_id(struct cli_desktop_cmd *cmd, const char *word)
 
 static int
 cli_desktop_rec_start_show(
-    struct cli_desktop_cmd *cmd, const msgpack_object *result, void *ctx)
+    struct cli *cli, const msgpack_object *result, void *ctx)
 {
 	const msgpack_object *id = proto_map_get(result, "id");
 	char *shown;
 
 	(void)ctx;
 	if (id == NULL || id->type != MSGPACK_OBJECT_STR)
-		return cmd->host->fail_cb(CLI_CONN_PROTOCOL,
+		return cli_fail(CLI_CONN_PROTOCOL,
 		    xstrdup("record.start answered without an id"));
-	if (cmd->json) {
+	if (cli->json) {
 		cli_print_json(result);
 		return CLI_EXIT_OK;
 	}
@@ -1461,7 +1468,7 @@ cli_desktop_rec_start_show(
 }
 
 static int
-cli_desktop_rec_start(struct cli_desktop_cmd *cmd, int argc, char **argv)
+cli_desktop_rec_start(struct cli *cli, int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"fps", required_argument, NULL, CLI_DESKTOP_OPT_FPS},
@@ -1475,30 +1482,30 @@ cli_desktop_rec_start(struct cli_desktop_cmd *cmd, int argc, char **argv)
 	char *word;
 	int c, status;
 
-	while ((c = cli_desktop_next(cmd, argc, argv, opts, "", &word)) != -1) {
+	while ((c = cli_next(cli, argc, argv, opts, "", &word)) != -1) {
 		switch (c) {
-		case CLI_HOST_STOP: return cmd->status;
-		case CLI_HOST_WORD:
-			return cli_desktop_usage(
-			    cmd, "record start takes no words: %s", word);
+		case CLI_STOP: return CLI_EXIT_USAGE;
+		case CLI_WORD:
+			return cli_usage(
+			    cli, "record start takes no words: %s", word);
 		case CLI_DESKTOP_OPT_FPS:
 			if (cli_desktop_long(
 			        optarg, 1, CLI_DESKTOP_FPS_MAX, &a.fps) != 0)
-				return cli_desktop_usage(cmd,
+				return cli_usage(cli,
 				    "--fps wants frames per second, an "
 				    "integer from 1 to %d: %s",
 				    CLI_DESKTOP_FPS_MAX, optarg);
 			break;
 		case CLI_DESKTOP_OPT_REGION:
 			if ((status = cli_desktop_region(
-			         cmd, optarg, &a.region)) != 0)
+			         cli, optarg, &a.region)) != 0)
 				return status;
 			break;
 		case CLI_DESKTOP_OPT_MAX_SECONDS:
 			if (cli_desktop_long(optarg, 1,
 			        CLI_DESKTOP_REC_SECONDS_MAX,
 			        &a.max_seconds) != 0)
-				return cli_desktop_usage(cmd,
+				return cli_usage(cli,
 				    "--max-seconds wants an integer from 1 "
 				    "to %d: %s",
 				    CLI_DESKTOP_REC_SECONDS_MAX, optarg);
@@ -1506,16 +1513,16 @@ cli_desktop_rec_start(struct cli_desktop_cmd *cmd, int argc, char **argv)
 		case CLI_DESKTOP_OPT_QUALITY:
 			if (cli_desktop_long(optarg, 1, CLI_DESKTOP_QUALITY_MAX,
 			        &a.quality) != 0)
-				return cli_desktop_usage(cmd,
+				return cli_usage(cli,
 				    "--quality wants an integer from 1 to "
 				    "%d: %s",
 				    CLI_DESKTOP_QUALITY_MAX, optarg);
 			break;
 		}
 	}
-	if ((status = cli_desktop_ready(cmd)) != 0)
+	if ((status = cli_ready(cli)) != 0)
 		return status;
-	return cli_desktop_request(cmd, "record.start", cli_desktop_pack_rec_cb,
+	return cli_desktop_request(cli, "record.start", cli_desktop_pack_rec_cb,
 	    &a, 0, cli_desktop_rec_start_show);
 }
 
@@ -1535,8 +1542,8 @@ cli_desktop_stop_call(struct cli_desktop_fetch *f, char **cause)
 	const struct proto_msg *resp;
 	const msgpack_object *art;
 	msgpack_packer pk;
-	int wait = f->cmd->timeout_ms > CLI_DESKTOP_STOP_WAIT_MS
-	    ? f->cmd->timeout_ms
+	int wait = f->cli->timeout_ms > CLI_DESKTOP_STOP_WAIT_MS
+	    ? f->cli->timeout_ms
 	    : CLI_DESKTOP_STOP_WAIT_MS;
 	int status;
 
@@ -1600,7 +1607,7 @@ cli_desktop_fetch_take(struct cli_desktop_fetch *f, char **cause)
 	int status;
 
 	do {
-		status = cli_conn_recv(f->conn, f->cmd->timeout_ms, &m, cause);
+		status = cli_conn_recv(f->conn, f->cli->timeout_ms, &m, cause);
 		if (status != CLI_CONN_OK)
 			return status;
 	} while (m->type != PROTO_RESPONSE || m->id != f->pend[f->phead]);
@@ -1672,12 +1679,11 @@ cli_desktop_stop_work(struct cli_desktop_fetch *f, char **cause)
 static int
 cli_desktop_stop_run(struct cli_desktop_fetch *f, char **cause)
 {
-	const struct cli_host *h = f->cmd->host;
 	int backoff = 0, status;
 	uint64_t give_up;
 	char *why;
 
-	if ((status = h->open_cb(h->cli, &f->conn, cause)) != CLI_CONN_OK) {
+	if ((status = cli_open(f->cli, &f->conn, cause)) != CLI_CONN_OK) {
 		f->conn = NULL;
 		return status;
 	}
@@ -1685,8 +1691,8 @@ cli_desktop_stop_run(struct cli_desktop_fetch *f, char **cause)
 		return status;
 	why = *cause;
 	give_up = clock_mono_ms() +
-	    (uint64_t)(f->cmd->timeout_ms > CLI_DESKTOP_RECONNECT_MS
-	            ? f->cmd->timeout_ms
+	    (uint64_t)(f->cli->timeout_ms > CLI_DESKTOP_RECONNECT_MS
+	            ? f->cli->timeout_ms
 	            : CLI_DESKTOP_RECONNECT_MS);
 	for (;;) {
 		cli_conn_close(f->conn);
@@ -1696,7 +1702,7 @@ cli_desktop_stop_run(struct cli_desktop_fetch *f, char **cause)
 			status = CLI_CONN_INTERRUPTED;
 			break;
 		}
-		status = h->open_cb(h->cli, &f->conn, cause);
+		status = cli_open(f->cli, &f->conn, cause);
 		if (status == CLI_CONN_OK)
 			status = cli_desktop_stop_work(f, cause);
 		else
@@ -1778,7 +1784,7 @@ cli_desktop_stop_show(struct cli_desktop_fetch *f)
 	if (msgpack_unpack_next(&u, f->result.data, f->result.size, NULL) !=
 	    MSGPACK_UNPACK_SUCCESS)
 		log_fatal("record.stop's answer does not unpack again");
-	if (!f->cmd->json)
+	if (!f->cli->json)
 		cli_desktop_stop_lines(&u.data, f->output);
 	else if (f->output != NULL)
 		cli_desktop_file_json(&u.data, NULL, f->output);
@@ -1788,8 +1794,8 @@ cli_desktop_stop_show(struct cli_desktop_fetch *f)
 }
 
 static int
-cli_desktop_stop_args(struct cli_desktop_cmd *cmd, int argc, char **argv,
-    struct cli_desktop_fetch *f)
+cli_desktop_stop_args(
+    struct cli *cli, int argc, char **argv, struct cli_desktop_fetch *f)
 {
 	static const struct option opts[] = {
 	    {"output", required_argument, NULL, 'o'},
@@ -1798,38 +1804,37 @@ cli_desktop_stop_args(struct cli_desktop_cmd *cmd, int argc, char **argv,
 	char *word;
 	int c;
 
-	while (
-	    (c = cli_desktop_next(cmd, argc, argv, opts, "o:", &word)) != -1) {
-		if (c == CLI_HOST_STOP)
-			return cmd->status;
+	while ((c = cli_next(cli, argc, argv, opts, "o:", &word)) != -1) {
+		if (c == CLI_STOP)
+			return CLI_EXIT_USAGE;
 		if (c == 'o') {
 			if (*optarg == '\0' || strcmp(optarg, "-") == 0)
-				return cli_desktop_usage(cmd,
+				return cli_usage(cli,
 				    "-o wants a FILE for the MP4: '%s'",
 				    optarg);
 			f->output = optarg;
 		} else if (f->rec_id != NULL)
-			return cli_desktop_usage(
-			    cmd, "record stop takes one ID: %s", word);
+			return cli_usage(
+			    cli, "record stop takes one ID: %s", word);
 		else
 			f->rec_id = word;
 	}
 	if (f->rec_id == NULL)
-		return cli_desktop_usage(
-		    cmd, "record stop wants the ID record start printed");
-	return cli_desktop_rec_id(cmd, f->rec_id);
+		return cli_usage(
+		    cli, "record stop wants the ID record start printed");
+	return cli_desktop_rec_id(cli, f->rec_id);
 }
 
 static int
-cli_desktop_rec_stop(struct cli_desktop_cmd *cmd, int argc, char **argv)
+cli_desktop_rec_stop(struct cli *cli, int argc, char **argv)
 {
 	struct cli_desktop_fetch f = {
-	    .cmd = cmd, .fd = -1, .rid = CLI_DESKTOP_RAW_ID};
+	    .cli = cli, .fd = -1, .rid = CLI_DESKTOP_RAW_ID};
 	char *cause = NULL;
 	int status;
 
-	if ((status = cli_desktop_stop_args(cmd, argc, argv, &f)) != 0 ||
-	    (status = cli_desktop_ready(cmd)) != 0)
+	if ((status = cli_desktop_stop_args(cli, argc, argv, &f)) != 0 ||
+	    (status = cli_ready(cli)) != 0)
 		return status;
 	/* Before the recording ends: a FILE that cannot be written says so
 	 * while the recording can still be stopped with another. */
@@ -1859,7 +1864,7 @@ cli_desktop_rec_stop(struct cli_desktop_cmd *cmd, int argc, char **argv)
 		return CLI_EXIT_SIGNAL + cli_fs_signalled();
 	}
 	if (status != CLI_CONN_OK)
-		return cmd->host->fail_cb(status, cause);
+		return cli_fail(status, cause);
 	fflush(stdout);
 	return CLI_EXIT_OK;
 }
@@ -1922,7 +1927,7 @@ cli_desktop_status_row(const msgpack_object *rec, char **row)
 
 static int
 cli_desktop_status_show(
-    struct cli_desktop_cmd *cmd, const msgpack_object *result, void *ctx)
+    struct cli *cli, const msgpack_object *result, void *ctx)
 {
 	static const char *const head[CLI_DESKTOP_RCOLS] = {"ID", "STATE",
 	    "STARTED", "FPS", "REGION", "DURATION", "FRAMES", "DROPPED",
@@ -1933,9 +1938,9 @@ cli_desktop_status_show(
 
 	(void)ctx;
 	if (list == NULL || list->type != MSGPACK_OBJECT_ARRAY)
-		return cmd->host->fail_cb(CLI_CONN_PROTOCOL,
+		return cli_fail(CLI_CONN_PROTOCOL,
 		    xstrdup("record.status answered without recordings"));
-	if (cmd->json) {
+	if (cli->json) {
 		cli_print_json(result);
 		return CLI_EXIT_OK;
 	}
@@ -1952,92 +1957,76 @@ cli_desktop_status_show(
 }
 
 static int
-cli_desktop_rec_status(struct cli_desktop_cmd *cmd, int argc, char **argv)
+cli_desktop_rec_status(struct cli *cli, int argc, char **argv)
 {
 	char *word, *id = NULL;
 	int c, status;
 
-	while ((c = cli_desktop_next(cmd, argc, argv, NULL, "", &word)) != -1) {
-		if (c == CLI_HOST_STOP)
-			return cmd->status;
+	while ((c = cli_next(cli, argc, argv, NULL, "", &word)) != -1) {
+		if (c == CLI_STOP)
+			return CLI_EXIT_USAGE;
 		if (id != NULL)
-			return cli_desktop_usage(cmd,
+			return cli_usage(cli,
 			    "record status takes one ID at most: %s", word);
-		if ((status = cli_desktop_rec_id(cmd, word)) != 0)
+		if ((status = cli_desktop_rec_id(cli, word)) != 0)
 			return status;
 		id = word;
 	}
-	if ((status = cli_desktop_ready(cmd)) != 0)
+	if ((status = cli_ready(cli)) != 0)
 		return status;
-	return cli_desktop_request(cmd, "record.status", cli_desktop_pack_id_cb,
+	return cli_desktop_request(cli, "record.status", cli_desktop_pack_id_cb,
 	    id, 0, cli_desktop_status_show);
 }
 
-/* record start|stop|status: the word after record picks the command,
- * whose name and synopsis usage errors then show. */
-static int
-cli_desktop_record(struct cli_desktop_cmd *cmd, int argc, char **argv)
-{
-	static const struct {
-		const char *word;
-		const char *name;
-		const char *usage;
-		int (*run)(struct cli_desktop_cmd *, int, char **);
-	} subs[] = {
-	    {"start", "record start", CLI_DESKTOP_RECORD_START_ARGS,
-	        cli_desktop_rec_start},
-	    {"stop", "record stop", CLI_DESKTOP_RECORD_STOP_ARGS,
-	        cli_desktop_rec_stop},
-	    {"status", "record status", CLI_DESKTOP_RECORD_STATUS_ARGS,
-	        cli_desktop_rec_status},
-	};
-	char *word = NULL;
-	size_t i;
-	int c;
-
-	c = cli_desktop_next(cmd, argc, argv, NULL, "", &word);
-	if (c == CLI_HOST_STOP)
-		return cmd->status;
-	for (i = 0; c == CLI_HOST_WORD && i < sizeof subs / sizeof subs[0]; i++)
-		if (strcmp(word, subs[i].word) == 0) {
-			cmd->name = subs[i].name;
-			cmd->usage = subs[i].usage;
-			return subs[i].run(cmd, argc, argv);
-		}
-	return cli_desktop_usage(cmd, "record wants start, stop or status");
-}
-
-/* ---- the commands ---- */
-
-static const struct {
-	const char *name;
-	const char *usage;
-	int (*run)(struct cli_desktop_cmd *, int, char **);
-} cli_desktop_cmds[] = {
-    {"screenshot", CLI_DESKTOP_SCREENSHOT_ARGS, cli_desktop_screenshot},
-    {"click", CLI_DESKTOP_CLICK_ARGS, cli_desktop_click},
-    {"move", CLI_DESKTOP_MOVE_ARGS, cli_desktop_move},
-    {"scroll", CLI_DESKTOP_SCROLL_ARGS, cli_desktop_scroll},
-    {"type", CLI_DESKTOP_TYPE_ARGS, cli_desktop_type},
-    {"key", CLI_DESKTOP_KEY_ARGS, cli_desktop_key},
-    {"cursor", CLI_DESKTOP_CURSOR_ARGS, cli_desktop_cursor},
-    {"desktop", CLI_DESKTOP_DESKTOP_ARGS, cli_desktop_desktop},
-    {"windows", CLI_DESKTOP_WINDOWS_ARGS, cli_desktop_windows},
-    {"wait-change", CLI_DESKTOP_WAIT_CHANGE_ARGS, cli_desktop_wait_change},
-    {"record", CLI_DESKTOP_RECORD_ARGS, cli_desktop_record},
+static const struct cli_cmd_entry cli_desktop_rec_start_entry = {
+    .name = "start",
+    .usage = "[--fps N] [--region X,Y,W,H] [--max-seconds S] [--quality Q]",
+    .exec = cli_desktop_rec_start,
 };
 
-int
-cli_desktop_run(const struct cli_host *host, int argc, char **argv)
-{
-	struct cli_desktop_cmd cmd = {.host = host, .name = argv[0]};
-	size_t i;
+static const struct cli_cmd_entry cli_desktop_rec_stop_entry = {
+    .name = "stop",
+    .usage = "ID [-o FILE]",
+    .exec = cli_desktop_rec_stop,
+};
 
-	for (i = 0; i < sizeof cli_desktop_cmds / sizeof cli_desktop_cmds[0];
-	     i++)
-		if (strcmp(argv[0], cli_desktop_cmds[i].name) == 0) {
-			cmd.usage = cli_desktop_cmds[i].usage;
-			return cli_desktop_cmds[i].run(&cmd, argc, argv);
-		}
-	log_fatal("no desktop command %s", argv[0]);
+static const struct cli_cmd_entry cli_desktop_rec_status_entry = {
+    .name = "status",
+    .usage = "[ID]",
+    .exec = cli_desktop_rec_status,
+};
+
+static const struct cli_cmd_entry *const cli_desktop_rec_subs[] = {
+    &cli_desktop_rec_start_entry,
+    &cli_desktop_rec_stop_entry,
+    &cli_desktop_rec_status_entry,
+    NULL,
+};
+
+/* record start|stop|status: the word after record picks the sub-command,
+ * whose synopsis usage errors then show. */
+static int
+cli_desktop_record(struct cli *cli, int argc, char **argv)
+{
+	char *word = NULL;
+	int c;
+
+	c = cli_next(cli, argc, argv, NULL, "", &word);
+	if (c == CLI_STOP)
+		return CLI_EXIT_USAGE;
+	if (c == CLI_WORD &&
+	    (cli->sub = cli_cmd_find(cli_desktop_rec_subs, word)) != NULL)
+		return cli->sub->exec(cli, argc, argv);
+	return cli_usage(cli, "record wants start, stop or status");
 }
+
+const struct cli_cmd_entry cli_desktop_record_entry = {
+    .name = "record",
+    .usage = "start|stop|status ...",
+    .summary = "record the screen to MP4: start [--fps N]\n"
+               "[--region X,Y,W,H] [--max-seconds S]\n"
+               "[--quality Q] prints its ID; stop ID [-o FILE]\n"
+               "ends it and prints the artifact (-o: saves the\n"
+               "MP4 here); status [ID] lists the recordings",
+    .exec = cli_desktop_record,
+};

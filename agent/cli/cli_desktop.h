@@ -1,38 +1,24 @@
 /* cli_desktop: the berth commands for computer use — screenshot, click,
  * move, scroll, type, key, cursor, desktop info, windows, wait-change and
- * record — over the desktop.* and record.* ops. They borrow the command
- * core's option parser and connection through struct cli_host,
- * and own nothing else. */
+ * record — over the desktop.* and record.* ops. Each exits 0, 1 also
+ * when a screenshot or a recording cannot be written here or wait-change
+ * saw no change, 128 + N when signal N ended record stop -o, or with the
+ * statuses every command has. */
 #ifndef BERTH_CLI_DESKTOP_H
 #define BERTH_CLI_DESKTOP_H
 
-#include "cli_host.h"
+#include "cli.h"
 
-/* The synopses, for the help and for usage errors alike. */
-#define CLI_DESKTOP_SCREENSHOT_ARGS                                            \
-	"[-o FILE] [--region X,Y,W,H] [--scale F] [--format png|jpeg] "        \
-	"[--quality N] [--no-cursor]"
-#define CLI_DESKTOP_CLICK_ARGS "[--button B] [--double] [X Y]"
-#define CLI_DESKTOP_MOVE_ARGS "X Y"
-#define CLI_DESKTOP_SCROLL_ARGS "[--dx N] [--dy N] [X Y]"
-#define CLI_DESKTOP_TYPE_ARGS "[--delay MS] TEXT | -"
-#define CLI_DESKTOP_KEY_ARGS "COMBO..."
-#define CLI_DESKTOP_CURSOR_ARGS ""
-#define CLI_DESKTOP_DESKTOP_ARGS "info"
-#define CLI_DESKTOP_WINDOWS_ARGS ""
-#define CLI_DESKTOP_WAIT_CHANGE_ARGS "[--region X,Y,W,H] [--timeout SEC]"
-#define CLI_DESKTOP_RECORD_START_ARGS                                          \
-	"[--fps N] [--region X,Y,W,H] [--max-seconds S] [--quality Q]"
-#define CLI_DESKTOP_RECORD_STOP_ARGS "ID [-o FILE]"
-#define CLI_DESKTOP_RECORD_STATUS_ARGS "[ID]"
-#define CLI_DESKTOP_RECORD_ARGS "start|stop|status ..."
-
-/* Runs the command named by argv[0] (one of the names above; "desktop"
- * for desktop info, "wait-change" for wait-change, "record" for record
- * start, stop and status). Returns the exit status: 0, or the core's
- * statuses (1 also when a screenshot or a recording cannot be written
- * here, or wait-change saw no change; 128 + N when signal N ended record
- * stop -o). */
-int cli_desktop_run(const struct cli_host *host, int argc, char **argv);
+extern const struct cli_cmd_entry cli_desktop_screenshot_entry;
+extern const struct cli_cmd_entry cli_desktop_click_entry;
+extern const struct cli_cmd_entry cli_desktop_move_entry;
+extern const struct cli_cmd_entry cli_desktop_scroll_entry;
+extern const struct cli_cmd_entry cli_desktop_type_entry;
+extern const struct cli_cmd_entry cli_desktop_key_entry;
+extern const struct cli_cmd_entry cli_desktop_cursor_entry;
+extern const struct cli_cmd_entry cli_desktop_desktop_entry;
+extern const struct cli_cmd_entry cli_desktop_windows_entry;
+extern const struct cli_cmd_entry cli_desktop_wait_change_entry;
+extern const struct cli_cmd_entry cli_desktop_record_entry;
 
 #endif

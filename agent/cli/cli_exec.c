@@ -8,7 +8,6 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,12 +19,6 @@
 #include "cli_print.h"
 #include "clock.h"
 #include "xmalloc.h"
-
-#define CLI_EXEC_USAGE                                                         \
-	"usage: berth [OPTIONS] exec [--cwd DIR] [--env NAME=VALUE]... "       \
-	"[--user USER]\n"                                                      \
-	"             [--timeout SEC] [--tag TAG] [--stdin] [--] CMD "         \
-	"[ARGS...]\n"
 
 /* What proc.start and proc.input take (see supervisor/proc.c). */
 #define CLI_EXEC_INPUT_MAX (64u << 10)
@@ -95,8 +88,7 @@ struct cli_exec_out {
  * command line; owns conn and the stream names.
  */
 struct cli_exec {
-	const struct cli_host *host;
-	int timeout_ms; /* for answers */
+	struct cli *cli;
 
 	char **argv; /* NULL-terminated */
 	const char *cwd;
@@ -137,19 +129,6 @@ struct cli_exec {
 	bool broken; /* our stdout or stderr has no reader left */
 };
 
-static void cli_exec_usage(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2)));
-static void
-cli_exec_usage(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	cli_print_vwarn(fmt, ap);
-	va_end(ap);
-	fputs(CLI_EXEC_USAGE "Try 'berth --help' for more.\n", stderr);
-}
-
 static void
 cli_exec_signal_cb(int sig)
 {
@@ -183,7 +162,7 @@ cli_exec_env(struct cli_exec *e, const char *arg)
 	size_t i, n;
 
 	if (eq == NULL || eq == arg) {
-		cli_exec_usage("--env wants NAME=VALUE: %s", arg);
+		cli_usage(e->cli, "--env wants NAME=VALUE: %s", arg);
 		return -1;
 	}
 	n = (size_t)(eq - arg) + 1;
@@ -193,7 +172,7 @@ cli_exec_env(struct cli_exec *e, const char *arg)
 			return 0;
 		}
 	if (e->nenv == CLI_EXEC_ENV_MAX) {
-		cli_exec_usage("at most %d --env", CLI_EXEC_ENV_MAX);
+		cli_usage(e->cli, "at most %d --env", CLI_EXEC_ENV_MAX);
 		return -1;
 	}
 	e->env[e->nenv++] = arg;
@@ -209,8 +188,9 @@ cli_exec_limit(struct cli_exec *e, const char *arg)
 	e->limit_s = strtod(arg, &end);
 	if (errno != 0 || end == arg || *end != '\0' || !(e->limit_s > 0) ||
 	    e->limit_s > CLI_EXEC_LIMIT_MAX_S) {
-		cli_exec_usage("--timeout wants seconds, more than 0 and at "
-		               "most 7 days: %s",
+		cli_usage(e->cli,
+		    "--timeout wants seconds, more than 0 and at most 7 days: "
+		    "%s",
 		    arg);
 		return -1;
 	}
@@ -235,17 +215,15 @@ cli_exec_args(struct cli_exec *e, int argc, char **argv)
 	    {"stdin", no_argument, NULL, CLI_EXEC_OPT_STDIN},
 	    {NULL, 0, NULL, 0},
 	};
-	bool json;
-	int c, rc = 0, status = 0;
+	int c, rc = 0;
 
-	while (rc == 0 &&
-	    (c = e->host->getopt_cb(
-	         e->host->cli, argc, argv, opts, "", &status)) != -1) {
+	while (
+	    rc == 0 && (c = cli_getopt(e->cli, argc, argv, opts, "")) != -1) {
 		switch (c) {
-		case CLI_HOST_STOP:
+		case CLI_STOP:
 			/* A usage error is berth's failure, apart from the
 			 * command's statuses. */
-			return status == 0 ? 0 : CLI_EXIT_EXEC_BERTH;
+			return CLI_EXIT_EXEC_BERTH;
 		case CLI_EXEC_OPT_CWD: e->cwd = optarg; break;
 		case CLI_EXEC_OPT_ENV: rc = cli_exec_env(e, optarg); break;
 		case CLI_EXEC_OPT_USER: e->user = optarg; break;
@@ -259,11 +237,11 @@ cli_exec_args(struct cli_exec *e, int argc, char **argv)
 	if (rc != 0)
 		return CLI_EXIT_EXEC_BERTH;
 	if (optind >= argc) {
-		cli_exec_usage("exec wants a command");
+		cli_usage(e->cli, "exec wants a command");
 		return CLI_EXIT_EXEC_BERTH;
 	}
 	e->argv = &argv[optind];
-	if (e->host->ready_cb(e->host->cli, &json, &e->timeout_ms) != 0)
+	if (cli_ready(e->cli) != 0)
 		return CLI_EXIT_EXEC_BERTH;
 	return -1;
 }
@@ -670,7 +648,7 @@ cli_exec_attach(struct cli_exec *e, char **cause)
 	int status, i;
 
 	status = cli_conn_call(e->conn, "proc.attach", cli_exec_pack_attach_cb,
-	    e, e->timeout_ms, &resp, cause);
+	    e, e->cli->timeout_ms, &resp, cause);
 	/* berthd takes the offsets asked for as acknowledged. */
 	for (i = 0; status == CLI_CONN_OK && i < CLI_EXEC_NOUT; i++)
 		e->out[i].acked = e->out[i].next;
@@ -711,12 +689,12 @@ cli_exec_reconnect(struct cli_exec *e, char *why, char **cause)
 	int backoff = 0, status;
 
 	give_up = clock_mono_ms() +
-	    (uint64_t)(e->timeout_ms > CLI_EXEC_RECONNECT_MS
-	            ? e->timeout_ms
+	    (uint64_t)(e->cli->timeout_ms > CLI_EXEC_RECONNECT_MS
+	            ? e->cli->timeout_ms
 	            : CLI_EXEC_RECONNECT_MS);
 	for (;;) {
 		cli_conn_pause(backoff);
-		status = e->host->open_cb(e->host->cli, &e->conn, cause);
+		status = cli_open(e->cli, &e->conn, cause);
 		if (status == CLI_CONN_OK) {
 			status = cli_exec_attach(e, cause);
 			if (status == CLI_CONN_OK)
@@ -751,13 +729,13 @@ cli_exec_start(struct cli_exec *e, char **cause)
 	const struct proto_msg *resp;
 	int status, i;
 
-	status = e->host->open_cb(e->host->cli, &e->conn, cause);
+	status = cli_open(e->cli, &e->conn, cause);
 	if (status != CLI_CONN_OK) {
 		e->conn = NULL;
 		return status;
 	}
 	status = cli_conn_call(e->conn, "proc.start", cli_exec_pack_start_cb, e,
-	    e->timeout_ms, &resp, cause);
+	    e->cli->timeout_ms, &resp, cause);
 	if (status != CLI_CONN_OK)
 		return status;
 	if (proto_arg_str(resp->result, "id", e->id, sizeof e->id) != 1) {
@@ -819,7 +797,7 @@ cli_exec_broken(struct cli_exec *e)
 	char *cause;
 
 	if (cli_conn_request(e->conn, "proc.signal", cli_exec_pack_sigpipe_cb,
-	        e, e->timeout_ms, &resp, &cause) != CLI_CONN_OK)
+	        e, e->cli->timeout_ms, &resp, &cause) != CLI_CONN_OK)
 		free(cause);
 	cli_exec_disconnect(e);
 	return CLI_EXIT_SIGNAL + SIGPIPE;
@@ -863,14 +841,14 @@ cli_exec_loop(struct cli_exec *e)
 	return cli_exec_finish(e);
 }
 
-int
-cli_exec_run(const struct cli_host *host, int argc, char **argv)
+static int
+cli_exec_run(struct cli *cli, int argc, char **argv)
 {
 	struct cli_exec *e = xcalloc(1, sizeof *e);
 	char *cause;
 	int status, i;
 
-	e->host = host;
+	e->cli = cli;
 	e->rid = CLI_EXEC_RAW_ID;
 	e->out[CLI_EXEC_STDOUT].fd = STDOUT_FILENO;
 	e->out[CLI_EXEC_STDERR].fd = STDERR_FILENO;
@@ -891,3 +869,18 @@ cli_exec_run(const struct cli_host *host, int argc, char **argv)
 	free(e);
 	return status;
 }
+
+const struct cli_cmd_entry cli_exec_entry = {
+    .name = "exec",
+    .usage = "[OPTIONS] [--] CMD [ARGS...]",
+    .summary = "run CMD in the sandbox, its stdout, stderr and\n"
+               "exit status passed through (128 + N for signal\n"
+               "N); --cwd DIR, --env NAME=VALUE, --user USER,\n"
+               "--tag TAG; --stdin passes stdin (else it is\n"
+               "closed); --timeout SEC kills it: status 124;\n"
+               "berth's own failures: status 125",
+    .synopsis = "exec [--cwd DIR] [--env NAME=VALUE]... [--user USER]\n"
+                "             [--timeout SEC] [--tag TAG] [--stdin] [--] "
+                "CMD [ARGS...]",
+    .exec = cli_exec_run,
+};

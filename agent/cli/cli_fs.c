@@ -10,7 +10,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,18 +45,6 @@
 /* How often the progress bar is drawn again. */
 #define CLI_FS_BAR_MS 200
 
-#define CLI_FS_USAGE_HEAD "usage: berth [OPTIONS] "
-
-/* One command being parsed and run. */
-struct cli_fs_cmd {
-	const struct cli_host *host;
-	const char *usage; /* after CLI_FS_USAGE_HEAD */
-	bool dashdash;     /* past "--": every argument is a word */
-	int status;        /* set by getopt_cb with CLI_HOST_STOP */
-	bool json;
-	int timeout_ms;
-};
-
 /* A request sent without waiting, for the answer to say which. */
 struct cli_fs_req {
 	uint64_t id;
@@ -72,7 +59,7 @@ struct cli_fs_req {
  * transfer that uses it; owns conn.
  */
 struct cli_fs_link {
-	struct cli_fs_cmd *cmd;
+	struct cli *cli;
 	struct cli_conn *conn;
 	uint64_t rid; /* the id of the next request sent without waiting */
 	struct cli_fs_req pend[CLI_FS_PIPE];
@@ -133,50 +120,17 @@ struct cli_fs_down {
 /* The signal that interrupted a copy, to exit with. */
 static volatile sig_atomic_t cli_fs_caught;
 
-static int cli_fs_usage(struct cli_fs_cmd *cmd, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static int
-cli_fs_usage(struct cli_fs_cmd *cmd, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	cli_print_vwarn(fmt, ap);
-	va_end(ap);
-	fprintf(stderr, CLI_FS_USAGE_HEAD "%s\nTry 'berth --help' for more.\n",
-	    cmd->usage);
-	return CLI_EXIT_USAGE;
-}
-
-/* The next argument: an option of opts or shorts (its value), a word
- * (*wordp), -1 at the end, or CLI_HOST_STOP. Options may come before,
- * between and after the words. */
-static int
-cli_fs_next(struct cli_fs_cmd *cmd, int argc, char **argv,
-    const struct option *opts, const char *shorts, char **wordp)
-{
-	return cli_host_next(cmd->host, argc, argv, opts, shorts,
-	    &cmd->dashdash, &cmd->status, wordp);
-}
-
-static int
-cli_fs_ready(struct cli_fs_cmd *cmd)
-{
-	return cmd->host->ready_cb(
-	    cmd->host->cli, &cmd->json, &cmd->timeout_ms);
-}
-
 /* A path in the sandbox: absolute, as every fs.* op wants it. A leading
  * ':' (cp's mark) is allowed and skipped. */
 static int
-cli_fs_remote_path(struct cli_fs_cmd *cmd, const char *arg, const char **path)
+cli_fs_remote_path(struct cli *cli, const char *arg, const char **path)
 {
 	*path = arg[0] == ':' ? arg + 1 : arg;
 	if ((*path)[0] != '/')
-		return cli_fs_usage(
-		    cmd, "a path in the sandbox must be absolute: %s", arg);
+		return cli_usage(
+		    cli, "a path in the sandbox must be absolute: %s", arg);
 	if (strlen(*path) >= CLI_FS_PATH_MAX)
-		return cli_fs_usage(cmd, "a path of at most %d bytes: %.64s...",
+		return cli_usage(cli, "a path of at most %d bytes: %.64s...",
 		    CLI_FS_PATH_MAX - 1, arg);
 	return CLI_EXIT_OK;
 }
@@ -289,7 +243,7 @@ cli_fs_open(struct cli_fs_link *l, char **cause)
 	int status;
 
 	l->phead = l->npend = 0;
-	status = l->cmd->host->open_cb(l->cmd->host->cli, &l->conn, cause);
+	status = cli_open(l->cli, &l->conn, cause);
 	if (status != CLI_CONN_OK)
 		l->conn = NULL;
 	return status;
@@ -310,7 +264,7 @@ cli_fs_call(struct cli_fs_link *l, const char *op, cli_conn_pack_cb pack,
     void *ctx, const struct proto_msg **respp, char **cause)
 {
 	return cli_conn_call(
-	    l->conn, op, pack, ctx, l->cmd->timeout_ms, respp, cause);
+	    l->conn, op, pack, ctx, l->cli->timeout_ms, respp, cause);
 }
 
 /* Sends a request without waiting for its answer; req says what it is
@@ -347,7 +301,7 @@ cli_fs_answer(struct cli_fs_link *l, struct cli_fs_req *req,
 	int status;
 
 	for (;;) {
-		status = cli_conn_recv(l->conn, l->cmd->timeout_ms, mp, cause);
+		status = cli_conn_recv(l->conn, l->cli->timeout_ms, mp, cause);
 		if (status != CLI_CONN_OK)
 			return status;
 		if ((*mp)->type == PROTO_RESPONSE && l->npend > 0 &&
@@ -379,7 +333,7 @@ static int
 cli_fs_reconnect(struct cli_fs_link *l, char *why,
     int (*resume)(void *, char **), void *arg, char **cause)
 {
-	int backoff = 0, status = CLI_CONN_OK, limit = l->cmd->timeout_ms;
+	int backoff = 0, status = CLI_CONN_OK, limit = l->cli->timeout_ms;
 	uint64_t give_up;
 
 	cli_fs_close(l);
@@ -752,14 +706,14 @@ cli_fs_up_target(
 }
 
 static int
-cli_fs_upload(struct cli_fs_cmd *cmd, const char *local, const char *remote,
+cli_fs_upload(struct cli *cli, const char *local, const char *remote,
     bool quiet, char **cause)
 {
 	struct cli_fs_up *up = xcalloc(1, sizeof *up);
 	struct stat sb;
 	int status;
 
-	up->link.cmd = cmd;
+	up->link.cli = cli;
 	up->link.rid = CLI_FS_RAW_ID;
 	if ((up->fd = open(local, O_RDONLY | O_CLOEXEC)) == -1 ||
 	    fstat(up->fd, &sb) != 0)
@@ -844,10 +798,10 @@ cli_fs_down_land(struct cli_fs_down *d, const char *temp, const char *target,
 }
 
 static int
-cli_fs_download(struct cli_fs_cmd *cmd, const char *remote, const char *local,
+cli_fs_download(struct cli *cli, const char *remote, const char *local,
     bool quiet, char **cause)
 {
-	struct cli_fs_down d = {.link = {.cmd = cmd, .rid = CLI_FS_RAW_ID},
+	struct cli_fs_down d = {.link = {.cli = cli, .rid = CLI_FS_RAW_ID},
 	    .path = remote,
 	    .fd = -1};
 	const msgpack_object *st;
@@ -922,82 +876,78 @@ cli_fs_signals(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
-int
-cli_fs_cp(const struct cli_host *host, int argc, char **argv)
+static int
+cli_fs_cp(struct cli *cli, int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"quiet", no_argument, NULL, 'q'},
 	    {NULL, 0, NULL, 0},
 	};
-	struct cli_fs_cmd cmd = {
-	    .host = host, .usage = "cp [-q] LOCAL :REMOTE | :REMOTE LOCAL"};
 	char *words[2] = {NULL, NULL}, *word, *cause;
 	const char *remote;
 	bool quiet = false, up;
 	int c, n = 0, status;
 
-	while ((c = cli_fs_next(&cmd, argc, argv, opts, "q", &word)) != -1) {
-		if (c == CLI_HOST_STOP)
-			return cmd.status;
+	while ((c = cli_next(cli, argc, argv, opts, "q", &word)) != -1) {
+		if (c == CLI_STOP)
+			return CLI_EXIT_USAGE;
 		if (c == 'q')
 			quiet = true;
 		else if (n == 2)
-			return cli_fs_usage(
-			    &cmd, "too many arguments: %s", word);
+			return cli_usage(cli, "too many arguments: %s", word);
 		else
 			words[n++] = word;
 	}
 	if (n < 2)
-		return cli_fs_usage(&cmd, "cp wants a source and a target");
+		return cli_usage(cli, "cp wants a source and a target");
 	if ((words[0][0] == ':') == (words[1][0] == ':'))
-		return cli_fs_usage(&cmd,
+		return cli_usage(cli,
 		    "one path must be in the sandbox (:PATH), the other here");
 	up = words[1][0] == ':';
-	if ((status = cli_fs_remote_path(&cmd, words[up], &remote)) != 0 ||
-	    (status = cli_fs_ready(&cmd)) != 0)
+	if ((status = cli_fs_remote_path(cli, words[up], &remote)) != 0 ||
+	    (status = cli_ready(cli)) != 0)
 		return status;
 	if (*words[!up] == '\0')
-		return cli_fs_usage(&cmd, "an empty local path");
+		return cli_usage(cli, "an empty local path");
 	cli_fs_signals();
 	if (up)
-		status = cli_fs_upload(&cmd, words[0], remote, quiet, &cause);
+		status = cli_fs_upload(cli, words[0], remote, quiet, &cause);
 	else
-		status = cli_fs_download(&cmd, remote, words[1], quiet, &cause);
+		status = cli_fs_download(cli, remote, words[1], quiet, &cause);
 	if (status == CLI_CONN_INTERRUPTED && cli_fs_signalled() != 0) {
 		free(cause);
 		return CLI_EXIT_SIGNAL + cli_fs_signalled();
 	}
 	if (status != CLI_CONN_OK)
-		return host->fail_cb(status, cause);
+		return cli_fail(status, cause);
 	return CLI_EXIT_OK;
 }
 
 /* ---- cat ---- */
 
-int
-cli_fs_cat(const struct cli_host *host, int argc, char **argv)
+static int
+cli_fs_cat(struct cli *cli, int argc, char **argv)
 {
-	struct cli_fs_cmd cmd = {.host = host, .usage = "cat PATH..."};
 	struct cli_fs_down d = {
-	    .link = {.cmd = &cmd, .rid = CLI_FS_RAW_ID}, .fd = STDOUT_FILENO};
+	    .link = {.cli = cli, .rid = CLI_FS_RAW_ID}, .fd = STDOUT_FILENO};
 	const char **paths = xcalloc((size_t)argc, sizeof *paths);
 	char *word, *cause;
 	int c, i, n = 0, status = CLI_EXIT_OK, failed = 0;
 
 	while (status == CLI_EXIT_OK &&
-	    (c = cli_fs_next(&cmd, argc, argv, NULL, "", &word)) != -1) {
-		if (c == CLI_HOST_STOP)
-			status = cmd.status;
+	    (c = cli_next(cli, argc, argv, NULL, "", &word)) != -1) {
+		if (c == CLI_STOP)
+			status = CLI_EXIT_USAGE;
 		else
-			status = cli_fs_remote_path(&cmd, word, &paths[n++]);
+			status = cli_fs_remote_path(cli, word, &paths[n++]);
 	}
 	if (status == CLI_EXIT_OK && n == 0)
-		status = cli_fs_usage(&cmd, "cat wants a path");
+		status = cli_usage(cli, "cat wants a path");
 	if (status == CLI_EXIT_OK)
-		status = cli_fs_ready(&cmd);
+		status = cli_ready(cli);
 	if (status == CLI_EXIT_OK &&
 	    (status = cli_fs_open(&d.link, &cause)) != CLI_CONN_OK)
-		status = host->fail_cb(status, cause);
+		status = cli_fail(status, cause);
 	if (d.link.conn == NULL) {
 		free(paths);
 		return status;
@@ -1023,7 +973,7 @@ cli_fs_cat(const struct cli_host *host, int argc, char **argv)
 	cli_fs_close(&d.link);
 	free(paths);
 	if (status != CLI_CONN_OK)
-		return host->fail_cb(status, cause);
+		return cli_fail(status, cause);
 	return failed ? CLI_EXIT_FAILED : CLI_EXIT_OK;
 }
 
@@ -1211,8 +1161,8 @@ cli_fs_ls_show(const struct cli_fs_ls *ls, const msgpack_object *result)
 /* A path that is no directory: the one entry fs.stat gives, as ls(1)
  * shows a file it is given. */
 static int
-cli_fs_ls_lone(struct cli_fs_cmd *cmd, struct cli_fs_ls *ls,
-    struct cli_fs_link *l, struct cli_fs_list_args *a, char **cause)
+cli_fs_ls_lone(struct cli *cli, struct cli_fs_ls *ls, struct cli_fs_link *l,
+    struct cli_fs_list_args *a, char **cause)
 {
 	const struct proto_msg *resp;
 	msgpack_object array;
@@ -1223,7 +1173,7 @@ cli_fs_ls_lone(struct cli_fs_cmd *cmd, struct cli_fs_ls *ls,
 	    cli_fs_call(l, "fs.stat", cli_fs_pack_lstat_cb, a, &resp, cause);
 	if (status != CLI_CONN_OK)
 		return status;
-	if (cmd->json) {
+	if (cli->json) {
 		cli_print_json(resp->result);
 		return CLI_CONN_OK;
 	}
@@ -1234,8 +1184,8 @@ cli_fs_ls_lone(struct cli_fs_cmd *cmd, struct cli_fs_ls *ls,
 	return CLI_CONN_OK;
 }
 
-int
-cli_fs_ls(const struct cli_host *host, int argc, char **argv)
+static int
+cli_fs_ls(struct cli *cli, int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"long", no_argument, NULL, 'l'},
@@ -1243,52 +1193,75 @@ cli_fs_ls(const struct cli_host *host, int argc, char **argv)
 	    {"recursive", no_argument, NULL, 'R'},
 	    {NULL, 0, NULL, 0},
 	};
-	struct cli_fs_cmd cmd = {
-	    .host = host, .usage = "ls [-l] [-a] [-R] PATH"};
-	struct cli_fs_link l = {.cmd = &cmd};
+	struct cli_fs_link l = {.cli = cli};
 	struct cli_fs_list_args a = {.depth = 1};
 	struct cli_fs_ls ls = {.tame = isatty(STDOUT_FILENO)};
 	const struct proto_msg *resp;
 	char *word, *cause;
 	int c, status;
 
-	while ((c = cli_fs_next(&cmd, argc, argv, opts, "laR", &word)) != -1) {
+	while ((c = cli_next(cli, argc, argv, opts, "laR", &word)) != -1) {
 		switch (c) {
-		case CLI_HOST_STOP: return cmd.status;
+		case CLI_STOP: return CLI_EXIT_USAGE;
 		case 'l': ls.longfmt = true; break;
 		case 'a': ls.all = true; break;
 		case 'R': a.depth = CLI_FS_DEPTH_MAX; break;
-		case CLI_HOST_WORD:
+		case CLI_WORD:
 			if (a.path != NULL)
-				return cli_fs_usage(
-				    &cmd, "too many arguments: %s", word);
-			if ((status = cli_fs_remote_path(
-			         &cmd, word, &a.path)) != 0)
+				return cli_usage(
+				    cli, "too many arguments: %s", word);
+			if ((status = cli_fs_remote_path(cli, word, &a.path)) !=
+			    0)
 				return status;
 			break;
 		}
 	}
 	if (a.path == NULL)
-		return cli_fs_usage(&cmd, "ls wants a path");
-	if ((status = cli_fs_ready(&cmd)) != 0)
+		return cli_usage(cli, "ls wants a path");
+	if ((status = cli_ready(cli)) != 0)
 		return status;
 	ls.top = a.path;
 	if ((status = cli_fs_open(&l, &cause)) != CLI_CONN_OK)
-		return host->fail_cb(status, cause);
+		return cli_fail(status, cause);
 	status = cli_conn_request(l.conn, "fs.list", cli_fs_pack_list_cb, &a,
-	    cmd.timeout_ms, &resp, &cause);
+	    cli->timeout_ms, &resp, &cause);
 	if (status == CLI_CONN_OK && !resp->ok &&
 	    strcmp(resp->err_code, PROTO_E_NOT_A_DIRECTORY) == 0)
-		status = cli_fs_ls_lone(&cmd, &ls, &l, &a, &cause);
+		status = cli_fs_ls_lone(cli, &ls, &l, &a, &cause);
 	else if (status == CLI_CONN_OK && !resp->ok)
 		status = cli_fs_refused(resp, &cause);
-	else if (status == CLI_CONN_OK && cmd.json)
+	else if (status == CLI_CONN_OK && cli->json)
 		cli_print_json(resp->result);
 	else if (status == CLI_CONN_OK)
 		cli_fs_ls_show(&ls, resp->result);
 	fflush(stdout);
 	cli_fs_close(&l);
 	if (status != CLI_CONN_OK)
-		return host->fail_cb(status, cause);
+		return cli_fail(status, cause);
 	return CLI_EXIT_OK;
 }
+
+const struct cli_cmd_entry cli_fs_cp_entry = {
+    .name = "cp",
+    .usage = "[-q] LOCAL :REMOTE | :REMOTE LOCAL",
+    .summary = "copy a file into the sandbox or out of it\n"
+               "(:PATH is in the sandbox; into a directory,\n"
+               "the file keeps its name); -q: no progress bar",
+    .exec = cli_fs_cp,
+};
+
+const struct cli_cmd_entry cli_fs_ls_entry = {
+    .name = "ls",
+    .usage = "[-l] [-a] [-R] PATH",
+    .summary = "list a directory in the sandbox: -l with mode,\n"
+               "size and time (UTC), -a dot files too, -R all\n"
+               "below it; --json: fs.list's result",
+    .exec = cli_fs_ls,
+};
+
+const struct cli_cmd_entry cli_fs_cat_entry = {
+    .name = "cat",
+    .usage = "PATH...",
+    .summary = "print files of the sandbox",
+    .exec = cli_fs_cat,
+};

@@ -60,18 +60,6 @@
  * so that the two never meet on one connection. */
 #define CLI_PTY_RAW_ID (UINT64_C(1) << 32)
 
-#define CLI_PTY_USAGE_HEAD "usage: berth [OPTIONS] pty "
-
-/* One pty command being parsed and run. Strings point into argv. */
-struct cli_pty_cmd {
-	const struct cli_host *host;
-	const char *usage; /* the sub-command's usage line */
-	bool dashdash;     /* past "--": every argument is a word */
-	int status;        /* set by getopt_cb with CLI_HOST_STOP */
-	bool json;
-	int timeout_ms;
-};
-
 /* The arguments of one request, for the pack callbacks. */
 struct cli_pty_args {
 	const char *id;
@@ -87,98 +75,28 @@ struct cli_pty_args {
 	size_t len;
 };
 
-struct cli_pty_sub {
-	const char *name;
-	const char *args;
-	int (*run)(struct cli_pty_cmd *, int, char **);
-};
-
-static int cli_pty_open(struct cli_pty_cmd *, int, char **);
-static int cli_pty_list(struct cli_pty_cmd *, int, char **);
-static int cli_pty_attach(struct cli_pty_cmd *, int, char **);
-static int cli_pty_send(struct cli_pty_cmd *, int, char **);
-static int cli_pty_resize(struct cli_pty_cmd *, int, char **);
-static int cli_pty_signal(struct cli_pty_cmd *, int, char **);
-static int cli_pty_close(struct cli_pty_cmd *, int, char **);
-static int cli_pty_help(struct cli_pty_cmd *, int, char **);
-
-static const struct cli_pty_sub cli_pty_subs[] = {
-    {"open",
-        "open [--cols N] [--rows N] [--cwd DIR] [--ttl SEC] "
-        "[-- CMD ARGS...]",
-        cli_pty_open},
-    {"list", "list", cli_pty_list},
-    {"attach",
-        "attach ID [--from OFFSET | --screen] [--read-only] "
-        "[--detach-key KEY]",
-        cli_pty_attach},
-    {"send", "send ID TEXT", cli_pty_send},
-    {"resize", "resize ID COLS ROWS", cli_pty_resize},
-    {"signal", "signal ID SIGNAL", cli_pty_signal},
-    {"close", "close ID", cli_pty_close},
-    {"help", "help", cli_pty_help},
-};
-
-#define CLI_PTY_NSUBS (sizeof cli_pty_subs / sizeof cli_pty_subs[0])
-
-static int cli_pty_usage(struct cli_pty_cmd *cmd, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static int
-cli_pty_usage(struct cli_pty_cmd *cmd, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	cli_print_vwarn(fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "%s%s\nTry 'berth pty help' for more.\n",
-	    CLI_PTY_USAGE_HEAD, cmd->usage);
-	return CLI_EXIT_USAGE;
-}
-
-/* The next of the arguments: an option of opts (its value), a word
- * (*wordp), -1 at the end, or CLI_HOST_STOP (cmd->status says how to
- * end). Options may come before, between and after the words. */
-static int
-cli_pty_next(struct cli_pty_cmd *cmd, int argc, char **argv,
-    const struct option *opts, char **wordp)
-{
-	return cli_host_next(cmd->host, argc, argv, opts, "", &cmd->dashdash,
-	    &cmd->status, wordp);
-}
-
 /* The words of a command without options of its own: exactly n. */
 static int
-cli_pty_words(
-    struct cli_pty_cmd *cmd, int argc, char **argv, char **words, int n)
+cli_pty_words(struct cli *cli, int argc, char **argv, char **words, int n)
 {
 	char *word;
 	int c, got = 0;
 
-	while ((c = cli_pty_next(cmd, argc, argv, NULL, &word)) != -1) {
-		if (c == CLI_HOST_STOP)
-			return cmd->status;
+	while ((c = cli_next(cli, argc, argv, NULL, "", &word)) != -1) {
+		if (c == CLI_STOP)
+			return CLI_EXIT_USAGE;
 		if (got == n)
-			return cli_pty_usage(
-			    cmd, "too many arguments: %s", word);
+			return cli_usage(cli, "too many arguments: %s", word);
 		words[got++] = word;
 	}
 	if (got < n)
-		return cli_pty_usage(cmd, "too few arguments");
+		return cli_usage(cli, "too few arguments");
 	return CLI_EXIT_OK;
 }
 
-/* After the parse: the transport and the global settings. */
 static int
-cli_pty_ready(struct cli_pty_cmd *cmd)
-{
-	return cmd->host->ready_cb(
-	    cmd->host->cli, &cmd->json, &cmd->timeout_ms);
-}
-
-static int
-cli_pty_uint(struct cli_pty_cmd *cmd, const char *what, const char *arg,
-    uint64_t min, uint64_t max, uint64_t *out)
+cli_pty_uint(struct cli *cli, const char *what, const char *arg, uint64_t min,
+    uint64_t max, uint64_t *out)
 {
 	char *end;
 
@@ -186,7 +104,7 @@ cli_pty_uint(struct cli_pty_cmd *cmd, const char *what, const char *arg,
 	*out = strtoull(arg, &end, 10);
 	if (errno != 0 || end == arg || *end != '\0' || *arg == '-' ||
 	    *out < min || *out > max)
-		return cli_pty_usage(cmd,
+		return cli_usage(cli,
 		    "%s wants a whole number from %" PRIu64 " to %" PRIu64
 		    ": %s",
 		    what, min, max, arg);
@@ -194,22 +112,21 @@ cli_pty_uint(struct cli_pty_cmd *cmd, const char *what, const char *arg,
 }
 
 static int
-cli_pty_size(
-    struct cli_pty_cmd *cmd, const char *what, const char *arg, unsigned *out)
+cli_pty_size(struct cli *cli, const char *what, const char *arg, unsigned *out)
 {
 	uint64_t v;
 	int status;
 
-	status = cli_pty_uint(cmd, what, arg, 1, CLI_PTY_SIZE_MAX, &v);
+	status = cli_pty_uint(cli, what, arg, 1, CLI_PTY_SIZE_MAX, &v);
 	*out = (unsigned)v;
 	return status;
 }
 
 static int
-cli_pty_id(struct cli_pty_cmd *cmd, const char *id)
+cli_pty_id(struct cli *cli, const char *id)
 {
 	if (*id == '\0' || strlen(id) > CLI_PTY_ID_MAX)
-		return cli_pty_usage(cmd, "not a session id: %s", id);
+		return cli_usage(cli, "not a session id: %s", id);
 	return CLI_EXIT_OK;
 }
 
@@ -303,40 +220,40 @@ cli_pty_pack_open_cb(msgpack_packer *pk, void *ctx)
 
 /* A request whose error answer is a failure (CLI_CONN_ANSWERED). */
 static int
-cli_pty_call(struct cli_pty_cmd *cmd, struct cli_conn *conn, const char *op,
+cli_pty_call(struct cli *cli, struct cli_conn *conn, const char *op,
     cli_conn_pack_cb pack, void *ctx, const struct proto_msg **respp,
     char **cause)
 {
 	return cli_conn_call(
-	    conn, op, pack, ctx, cmd->timeout_ms, respp, cause);
+	    conn, op, pack, ctx, cli->timeout_ms, respp, cause);
 }
 
-/* Connects, sends one request and shows its result with show (or as
- * JSON with --json; nothing if show is NULL). */
+/* How a command of one request prints its result for people. */
+typedef void (*cli_pty_print_cb)(const msgpack_object *result);
+
 static int
-cli_pty_once(struct cli_pty_cmd *cmd, const char *op, cli_conn_pack_cb pack,
-    void *ctx, void (*show)(const msgpack_object *))
+cli_pty_show_cb(struct cli *cli, const msgpack_object *result, void *arg)
 {
-	const struct proto_msg *resp;
-	struct cli_conn *conn;
-	char *cause;
+	cli_pty_print_cb *print = arg;
+
+	if (cli->json)
+		cli_print_json(result);
+	else if (*print != NULL)
+		(*print)(result);
+	return CLI_EXIT_OK;
+}
+
+/* Settles the transport, sends one request and shows its result with
+ * print (or as JSON with --json; nothing if print is NULL). */
+static int
+cli_pty_once(struct cli *cli, const char *op, cli_conn_pack_cb pack, void *ctx,
+    cli_pty_print_cb print)
+{
 	int status;
 
-	if ((status = cli_pty_ready(cmd)) != CLI_EXIT_OK)
+	if ((status = cli_ready(cli)) != CLI_EXIT_OK)
 		return status;
-	status = cmd->host->open_cb(cmd->host->cli, &conn, &cause);
-	if (status != CLI_CONN_OK)
-		return cmd->host->fail_cb(status, cause);
-	status = cli_pty_call(cmd, conn, op, pack, ctx, &resp, &cause);
-	if (status == CLI_CONN_OK && cmd->json)
-		cli_print_json(resp->result);
-	else if (status == CLI_CONN_OK && show != NULL)
-		show(resp->result);
-	cli_conn_close(conn);
-	fflush(stdout);
-	if (status != CLI_CONN_OK)
-		return cmd->host->fail_cb(status, cause);
-	return CLI_EXIT_OK;
+	return cli_ask(cli, op, pack, ctx, 0, cli_pty_show_cb, &print);
 }
 
 /* ---- open ---- */
@@ -351,7 +268,7 @@ cli_pty_show_id(const msgpack_object *result)
 }
 
 static int
-cli_pty_open(struct cli_pty_cmd *cmd, int argc, char **argv)
+cli_pty_open(struct cli *cli, int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"cols", required_argument, NULL, 'c'},
@@ -367,24 +284,24 @@ cli_pty_open(struct cli_pty_cmd *cmd, int argc, char **argv)
 	int c, status = CLI_EXIT_OK;
 
 	while (status == CLI_EXIT_OK && a.argv == NULL &&
-	    (c = cli_pty_next(cmd, argc, argv, opts, &word)) != -1) {
+	    (c = cli_next(cli, argc, argv, opts, "", &word)) != -1) {
 		switch (c) {
-		case CLI_HOST_STOP: return cmd->status;
+		case CLI_STOP: return CLI_EXIT_USAGE;
 		case 'c':
-			status = cli_pty_size(cmd, "--cols", optarg, &a.cols);
+			status = cli_pty_size(cli, "--cols", optarg, &a.cols);
 			cols_set = true;
 			break;
 		case 'r':
-			status = cli_pty_size(cmd, "--rows", optarg, &a.rows);
+			status = cli_pty_size(cli, "--rows", optarg, &a.rows);
 			rows_set = true;
 			break;
 		case 'd': a.cwd = optarg; break;
 		case 't':
 			status = cli_pty_uint(
-			    cmd, "--ttl", optarg, 0, CLI_PTY_TTL_MAX, &a.ttl);
+			    cli, "--ttl", optarg, 0, CLI_PTY_TTL_MAX, &a.ttl);
 			a.ttl_set = true;
 			break;
-		case CLI_HOST_WORD:
+		case CLI_WORD:
 			/* The command and its arguments, verbatim. */
 			a.argv = &argv[optind - 1];
 			optind = argc;
@@ -398,7 +315,7 @@ cli_pty_open(struct cli_pty_cmd *cmd, int argc, char **argv)
 		a.rows = rows_set ? a.rows : rows;
 	}
 	return cli_pty_once(
-	    cmd, "pty.open", cli_pty_pack_open_cb, &a, cli_pty_show_id);
+	    cli, "pty.open", cli_pty_pack_open_cb, &a, cli_pty_show_id);
 }
 
 /* ---- list ---- */
@@ -435,67 +352,67 @@ cli_pty_exit(const msgpack_object *e, int *status, char **words)
 }
 
 static int
-cli_pty_list(struct cli_pty_cmd *cmd, int argc, char **argv)
+cli_pty_list(struct cli *cli, int argc, char **argv)
 {
 	int status;
 
-	if ((status = cli_pty_words(cmd, argc, argv, NULL, 0)) != 0)
+	if ((status = cli_pty_words(cli, argc, argv, NULL, 0)) != 0)
 		return status;
-	return cli_pty_once(cmd, "pty.list", NULL, NULL, cli_print_pty_list);
+	return cli_pty_once(cli, "pty.list", NULL, NULL, cli_print_pty_list);
 }
 
 /* ---- close, resize, signal, send ---- */
 
 static int
-cli_pty_close(struct cli_pty_cmd *cmd, int argc, char **argv)
+cli_pty_close(struct cli *cli, int argc, char **argv)
 {
 	struct cli_pty_args a = {0};
 	char *words[1] = {NULL};
 	int status;
 
-	if ((status = cli_pty_words(cmd, argc, argv, words, 1)) != 0 ||
-	    (status = cli_pty_id(cmd, words[0])) != 0)
+	if ((status = cli_pty_words(cli, argc, argv, words, 1)) != 0 ||
+	    (status = cli_pty_id(cli, words[0])) != 0)
 		return status;
 	a.id = words[0];
-	return cli_pty_once(cmd, "pty.close", cli_pty_pack_id_cb, &a, NULL);
+	return cli_pty_once(cli, "pty.close", cli_pty_pack_id_cb, &a, NULL);
 }
 
 static int
-cli_pty_resize(struct cli_pty_cmd *cmd, int argc, char **argv)
+cli_pty_resize(struct cli *cli, int argc, char **argv)
 {
 	struct cli_pty_args a = {0};
 	char *words[3] = {NULL};
 	int status;
 
-	if ((status = cli_pty_words(cmd, argc, argv, words, 3)) != 0 ||
-	    (status = cli_pty_id(cmd, words[0])) != 0 ||
-	    (status = cli_pty_size(cmd, "COLS", words[1], &a.cols)) != 0 ||
-	    (status = cli_pty_size(cmd, "ROWS", words[2], &a.rows)) != 0)
+	if ((status = cli_pty_words(cli, argc, argv, words, 3)) != 0 ||
+	    (status = cli_pty_id(cli, words[0])) != 0 ||
+	    (status = cli_pty_size(cli, "COLS", words[1], &a.cols)) != 0 ||
+	    (status = cli_pty_size(cli, "ROWS", words[2], &a.rows)) != 0)
 		return status;
 	a.id = words[0];
 	return cli_pty_once(
-	    cmd, "pty.resize", cli_pty_pack_resize_cb, &a, NULL);
+	    cli, "pty.resize", cli_pty_pack_resize_cb, &a, NULL);
 }
 
 /* SIGNAL: a name, with or without "SIG", in any case (berthd says which
  * it takes), or a number. */
 static int
-cli_pty_signal(struct cli_pty_cmd *cmd, int argc, char **argv)
+cli_pty_signal(struct cli *cli, int argc, char **argv)
 {
 	struct cli_pty_args a = {0};
 	char *words[2] = {NULL}, *name, *p;
 	int status;
 
-	if ((status = cli_pty_words(cmd, argc, argv, words, 2)) != 0 ||
-	    (status = cli_pty_id(cmd, words[0])) != 0)
+	if ((status = cli_pty_words(cli, argc, argv, words, 2)) != 0 ||
+	    (status = cli_pty_id(cli, words[0])) != 0)
 		return status;
 	a.id = words[0];
 	if (*words[1] >= '0' && *words[1] <= '9') {
 		if ((status = cli_pty_uint(
-		         cmd, "SIGNAL", words[1], 1, 127, &a.signum)) != 0)
+		         cli, "SIGNAL", words[1], 1, 127, &a.signum)) != 0)
 			return status;
 		return cli_pty_once(
-		    cmd, "pty.signal", cli_pty_pack_signal_cb, &a, NULL);
+		    cli, "pty.signal", cli_pty_pack_signal_cb, &a, NULL);
 	}
 	name = xstrdup(words[1]);
 	for (p = name; *p != '\0'; p++)
@@ -503,14 +420,14 @@ cli_pty_signal(struct cli_pty_cmd *cmd, int argc, char **argv)
 			*p = (char)(*p - 'a' + 'A');
 	a.signame = strncmp(name, "SIG", 3) == 0 ? name + 3 : name;
 	status =
-	    cli_pty_once(cmd, "pty.signal", cli_pty_pack_signal_cb, &a, NULL);
+	    cli_pty_once(cli, "pty.signal", cli_pty_pack_signal_cb, &a, NULL);
 	free(name);
 	return status;
 }
 
 /* TEXT goes as it is, in pty.input requests of at most 64 KiB each. */
 static int
-cli_pty_send(struct cli_pty_cmd *cmd, int argc, char **argv)
+cli_pty_send(struct cli *cli, int argc, char **argv)
 {
 	struct cli_pty_args a = {0};
 	const struct proto_msg *resp;
@@ -519,28 +436,28 @@ cli_pty_send(struct cli_pty_cmd *cmd, int argc, char **argv)
 	size_t len, done = 0;
 	int status;
 
-	if ((status = cli_pty_words(cmd, argc, argv, words, 2)) != 0 ||
-	    (status = cli_pty_id(cmd, words[0])) != 0 ||
-	    (status = cli_pty_ready(cmd)) != 0)
+	if ((status = cli_pty_words(cli, argc, argv, words, 2)) != 0 ||
+	    (status = cli_pty_id(cli, words[0])) != 0 ||
+	    (status = cli_ready(cli)) != 0)
 		return status;
 	a.id = words[0];
 	len = strlen(words[1]);
-	status = cmd->host->open_cb(cmd->host->cli, &conn, &cause);
+	status = cli_open(cli, &conn, &cause);
 	if (status != CLI_CONN_OK)
-		return cmd->host->fail_cb(status, cause);
+		return cli_fail(status, cause);
 	do {
 		a.data = words[1] + done;
 		a.len = len - done > CLI_PTY_INPUT_MAX ? CLI_PTY_INPUT_MAX
 		                                       : len - done;
 		done += a.len;
-		status = cli_pty_call(cmd, conn, "pty.input",
+		status = cli_pty_call(cli, conn, "pty.input",
 		    cli_pty_pack_input_cb, &a, &resp, &cause);
 	} while (status == CLI_CONN_OK && done < len);
-	if (status == CLI_CONN_OK && cmd->json)
+	if (status == CLI_CONN_OK && cli->json)
 		cli_print_json(resp->result);
 	cli_conn_close(conn);
 	if (status != CLI_CONN_OK)
-		return cmd->host->fail_cb(status, cause);
+		return cli_fail(status, cause);
 	return CLI_EXIT_OK;
 }
 
@@ -729,7 +646,7 @@ enum cli_pty_req {
  * cli_pty_attach; owns conn and stream.
  */
 struct cli_pty_attach {
-	struct cli_pty_cmd *cmd;
+	struct cli *cli;
 	const char *id;
 	char *stream; /* "pty/ID", as data messages name it */
 	bool from_set;
@@ -922,26 +839,26 @@ cli_pty_attached(
 static int
 cli_pty_connect(struct cli_pty_attach *a, char **cause)
 {
-	struct cli_pty_cmd *cmd = a->cmd;
+	struct cli *cli = a->cli;
 	struct cli_pty_args args = {.id = a->id};
 	const struct proto_msg *resp;
 	int status;
 
-	status = cmd->host->open_cb(cmd->host->cli, &a->conn, cause);
+	status = cli_open(cli, &a->conn, cause);
 	if (status != CLI_CONN_OK) {
 		a->conn = NULL;
 		return status;
 	}
 	cli_pty_forget(a);
 	status = cli_pty_call(
-	    cmd, a->conn, "events.subscribe", NULL, NULL, &resp, cause);
+	    cli, a->conn, "events.subscribe", NULL, NULL, &resp, cause);
 	cli_pty_winch = 0;
 	if (status == CLI_CONN_OK && a->tty && !a->readonly &&
 	    cli_pty_winsize(&args.cols, &args.rows))
-		status = cli_pty_call(cmd, a->conn, "pty.resize",
+		status = cli_pty_call(cli, a->conn, "pty.resize",
 		    cli_pty_pack_resize_cb, &args, &resp, cause);
 	if (status == CLI_CONN_OK)
-		status = cli_pty_call(cmd, a->conn, "pty.attach",
+		status = cli_pty_call(cli, a->conn, "pty.attach",
 		    cli_pty_pack_attach_cb, a, &resp, cause);
 	if (status == CLI_CONN_OK)
 		status = cli_pty_attached(a, resp->result, cause);
@@ -1109,7 +1026,7 @@ cli_pty_listed(struct cli_pty_attach *a, const msgpack_object *result)
 	a->listed = false;
 	a->end_known = true;
 	a->end = a->next;
-	a->end_deadline = clock_mono_ms() + (uint64_t)a->cmd->timeout_ms;
+	a->end_deadline = clock_mono_ms() + (uint64_t)a->cli->timeout_ms;
 	if (list == NULL || list->type != MSGPACK_OBJECT_ARRAY)
 		return;
 	for (i = 0; i < list->via.array.size; i++) {
@@ -1252,7 +1169,7 @@ cli_pty_detach(struct cli_pty_attach *a)
 	}
 	if (a->conn != NULL &&
 	    cli_conn_request(a->conn, "pty.detach", cli_pty_pack_id_cb, &args,
-	        a->cmd->timeout_ms, &resp, &cause) != CLI_CONN_OK)
+	        a->cli->timeout_ms, &resp, &cause) != CLI_CONN_OK)
 		free(cause);
 	cli_conn_close(a->conn);
 	a->conn = NULL;
@@ -1287,7 +1204,7 @@ cli_pty_fail(struct cli_pty_attach *a, int status, char *cause)
 	cli_conn_close(a->conn);
 	a->conn = NULL;
 	cli_pty_unraw();
-	return a->cmd->host->fail_cb(status, cause);
+	return cli_fail(status, cause);
 }
 
 /* How long the connection may be waited on before stdin's next turn. */
@@ -1349,7 +1266,7 @@ cli_pty_loop(struct cli_pty_attach *a)
 
 /* KEY: "^X" (Ctrl-X; "^?" is DEL), one character, or "none". */
 static int
-cli_pty_parse_key(struct cli_pty_cmd *cmd, const char *arg, int *key)
+cli_pty_parse_key(struct cli *cli, const char *arg, int *key)
 {
 	if (strcmp(arg, "none") == 0)
 		*key = -1;
@@ -1361,7 +1278,7 @@ cli_pty_parse_key(struct cli_pty_cmd *cmd, const char *arg, int *key)
 	else if (arg[0] != '\0' && arg[1] == '\0')
 		*key = (unsigned char)arg[0];
 	else
-		return cli_pty_usage(cmd,
+		return cli_usage(cli,
 		    "--detach-key wants ^X, one character or none: %s", arg);
 	return CLI_EXIT_OK;
 }
@@ -1376,28 +1293,28 @@ cli_pty_attach_args(struct cli_pty_attach *a, int argc, char **argv)
 	    {"detach-key", required_argument, NULL, 'k'},
 	    {NULL, 0, NULL, 0},
 	};
-	struct cli_pty_cmd *cmd = a->cmd;
+	struct cli *cli = a->cli;
 	char *word;
 	int c, status = CLI_EXIT_OK;
 
 	while (status == CLI_EXIT_OK &&
-	    (c = cli_pty_next(cmd, argc, argv, opts, &word)) != -1) {
+	    (c = cli_next(cli, argc, argv, opts, "", &word)) != -1) {
 		switch (c) {
-		case CLI_HOST_STOP: return cmd->status;
+		case CLI_STOP: return CLI_EXIT_USAGE;
 		case 'f':
 			status = cli_pty_uint(
-			    cmd, "--from", optarg, 0, INT64_MAX, &a->from);
+			    cli, "--from", optarg, 0, INT64_MAX, &a->from);
 			a->from_set = true;
 			break;
 		case 'S': a->screen = true; break;
 		case 'R': a->readonly = true; break;
 		case 'k':
-			status = cli_pty_parse_key(cmd, optarg, &a->key);
+			status = cli_pty_parse_key(cli, optarg, &a->key);
 			break;
-		case CLI_HOST_WORD:
+		case CLI_WORD:
 			if (a->id != NULL)
-				return cli_pty_usage(
-				    cmd, "too many arguments: %s", word);
+				return cli_usage(
+				    cli, "too many arguments: %s", word);
 			a->id = word;
 			break;
 		}
@@ -1405,23 +1322,22 @@ cli_pty_attach_args(struct cli_pty_attach *a, int argc, char **argv)
 	if (status != CLI_EXIT_OK)
 		return status;
 	if (a->id == NULL)
-		return cli_pty_usage(cmd, "attach wants a session id");
+		return cli_usage(cli, "attach wants a session id");
 	if (a->from_set && a->screen)
-		return cli_pty_usage(
-		    cmd, "--from and --screen exclude each other");
-	if ((status = cli_pty_id(cmd, a->id)) != CLI_EXIT_OK)
+		return cli_usage(cli, "--from and --screen exclude each other");
+	if ((status = cli_pty_id(cli, a->id)) != CLI_EXIT_OK)
 		return status;
-	return cli_pty_ready(cmd);
+	return cli_ready(cli);
 }
 
 static int
-cli_pty_attach(struct cli_pty_cmd *cmd, int argc, char **argv)
+cli_pty_attach(struct cli *cli, int argc, char **argv)
 {
 	struct cli_pty_attach *a = xcalloc(1, sizeof *a);
 	char *cause;
 	int status;
 
-	a->cmd = cmd;
+	a->cli = cli;
 	a->key = CLI_PTY_DETACH_KEY;
 	a->rid = CLI_PTY_RAW_ID;
 	if ((status = cli_pty_attach_args(a, argc, argv)) != CLI_EXIT_OK) {
@@ -1448,17 +1364,83 @@ cli_pty_attach(struct cli_pty_cmd *cmd, int argc, char **argv)
 
 /* ---- help, and the dispatch ---- */
 
+static int cli_pty_help(struct cli *cli, int argc, char **argv);
+
+static const struct cli_cmd_entry cli_pty_open_entry = {
+    .name = "open",
+    .usage = "[--cols N] [--rows N] [--cwd DIR] [--ttl SEC] "
+             "[-- CMD ARGS...]",
+    .exec = cli_pty_open,
+};
+
+static const struct cli_cmd_entry cli_pty_list_entry = {
+    .name = "list",
+    .usage = "",
+    .exec = cli_pty_list,
+};
+
+static const struct cli_cmd_entry cli_pty_attach_entry = {
+    .name = "attach",
+    .usage = "ID [--from OFFSET | --screen] [--read-only] "
+             "[--detach-key KEY]",
+    .exec = cli_pty_attach,
+};
+
+static const struct cli_cmd_entry cli_pty_send_entry = {
+    .name = "send",
+    .usage = "ID TEXT",
+    .exec = cli_pty_send,
+};
+
+static const struct cli_cmd_entry cli_pty_resize_entry = {
+    .name = "resize",
+    .usage = "ID COLS ROWS",
+    .exec = cli_pty_resize,
+};
+
+static const struct cli_cmd_entry cli_pty_signal_entry = {
+    .name = "signal",
+    .usage = "ID SIGNAL",
+    .exec = cli_pty_signal,
+};
+
+static const struct cli_cmd_entry cli_pty_close_entry = {
+    .name = "close",
+    .usage = "ID",
+    .exec = cli_pty_close,
+};
+
+static const struct cli_cmd_entry cli_pty_help_entry = {
+    .name = "help",
+    .usage = "",
+    .exec = cli_pty_help,
+};
+
+/* The words after pty, in the order pty help lists them. */
+static const struct cli_cmd_entry *const cli_pty_subs[] = {
+    &cli_pty_open_entry,
+    &cli_pty_list_entry,
+    &cli_pty_attach_entry,
+    &cli_pty_send_entry,
+    &cli_pty_resize_entry,
+    &cli_pty_signal_entry,
+    &cli_pty_close_entry,
+    &cli_pty_help_entry,
+    NULL,
+};
+
 static int
-cli_pty_help(struct cli_pty_cmd *cmd, int argc, char **argv)
+cli_pty_help(struct cli *cli, int argc, char **argv)
 {
-	size_t i;
+	const struct cli_cmd_entry *const *e;
 	int status;
 
-	if ((status = cli_pty_words(cmd, argc, argv, NULL, 0)) != 0)
+	if ((status = cli_pty_words(cli, argc, argv, NULL, 0)) != 0)
 		return status;
 	printf("usage: berth [OPTIONS] pty COMMAND [ARGS]\n\n");
-	for (i = 0; i < CLI_PTY_NSUBS; i++)
-		printf("  pty %s\n", cli_pty_subs[i].args);
+	for (e = cli_pty_subs; *e != NULL; e++)
+		printf("  pty %s%s%s\n", (*e)->name,
+		    *(*e)->usage != '\0' ? " " : "", (*e)->usage);
 	printf(
 	    "\n"
 	    "open starts a session (default: the login shell, at this\n"
@@ -1479,28 +1461,30 @@ cli_pty_help(struct cli_pty_cmd *cmd, int argc, char **argv)
 	return CLI_EXIT_OK;
 }
 
-int
-cli_pty_run(const struct cli_host *host, int argc, char **argv)
+/* pty WORD ...: the word picks the sub-command, whose synopsis usage
+ * errors then show. */
+static int
+cli_pty_run(struct cli *cli, int argc, char **argv)
 {
-	struct cli_pty_cmd cmd = {.host = host, .usage = "COMMAND [ARGS]"};
-	const struct cli_pty_sub *sub = NULL;
 	char *word = NULL;
-	size_t i;
 	int c;
 
-	while ((c = cli_pty_next(&cmd, argc, argv, NULL, &word)) != -1) {
-		if (c == CLI_HOST_STOP)
-			return cmd.status;
-		break;
-	}
-	for (i = 0; word != NULL && i < CLI_PTY_NSUBS; i++)
-		if (strcmp(word, cli_pty_subs[i].name) == 0)
-			sub = &cli_pty_subs[i];
-	if (sub == NULL) {
-		if (word == NULL)
-			return cli_pty_usage(&cmd, "pty wants a command");
-		return cli_pty_usage(&cmd, "unknown pty command: %s", word);
-	}
-	cmd.usage = sub->args;
-	return sub->run(&cmd, argc, argv);
+	c = cli_next(cli, argc, argv, NULL, "", &word);
+	if (c == CLI_STOP)
+		return CLI_EXIT_USAGE;
+	if (c == -1)
+		return cli_usage(cli, "pty wants a command");
+	if ((cli->sub = cli_cmd_find(cli_pty_subs, word)) == NULL)
+		return cli_usage(cli, "unknown pty command: %s", word);
+	return cli->sub->exec(cli, argc, argv);
 }
+
+const struct cli_cmd_entry cli_pty_entry = {
+    .name = "pty",
+    .usage = "COMMAND [ARGS]",
+    .summary = "terminal sessions: open, list, attach (Ctrl-\\\n"
+               "twice detaches), send, resize, signal, close;\n"
+               "'berth pty help' says more",
+    .more = "pty help",
+    .exec = cli_pty_run,
+};
