@@ -20,8 +20,8 @@
 
 #include "cli.h"
 #include "cli_desktop.h"
-#include "cli_fs.h"
 #include "cli_print.h"
+#include "cli_xfer.h"
 #include "clock.h"
 #include "log.h"
 #include "sha256.h"
@@ -65,11 +65,6 @@
 /* The ids of the reads, far above those cli_conn_request hands out, so
  * that the two never meet. */
 #define CLI_DESKTOP_RAW_ID (UINT64_C(1) << 32)
-/* How long a lost connection is tried again, unless --timeout says
- * longer, and the pauses between the tries. */
-#define CLI_DESKTOP_RECONNECT_MS 60000
-#define CLI_DESKTOP_BACKOFF_MIN_MS 100
-#define CLI_DESKTOP_BACKOFF_MAX_MS 2000
 
 /* Option values, apart from every global option's. */
 enum {
@@ -1670,18 +1665,33 @@ cli_desktop_stop_work(struct cli_desktop_fetch *f, char **cause)
 	return status;
 }
 
-/*
- * Does the work of record stop, making a lost connection again: at once,
- * then with backoff, for a minute (or --timeout, if longer), as cp does.
- * Mended at the first try, the loss goes unsaid: the gateway drops a
- * client that reads too slowly, and going on is how a client answers.
- */
+/* A try at mending record stop: a new connection, and what is left of
+ * the work done on it. */
+static int
+cli_desktop_stop_retry_cb(void *arg, char **cause)
+{
+	struct cli_desktop_fetch *f = arg;
+	int status;
+
+	if ((status = cli_open(f->cli, &f->conn, cause)) != CLI_CONN_OK) {
+		f->conn = NULL;
+		return status;
+	}
+	if ((status = cli_desktop_stop_work(f, cause)) != CLI_CONN_OK) {
+		cli_conn_close(f->conn);
+		f->conn = NULL;
+	}
+	return status;
+}
+
+/* Does the work of record stop, making a lost connection again as cp
+ * does. */
 static int
 cli_desktop_stop_run(struct cli_desktop_fetch *f, char **cause)
 {
-	int backoff = 0, status;
-	uint64_t give_up;
-	char *why;
+	struct cli_xfer_outage o = {
+	    .quiet = true, .retry = cli_desktop_stop_retry_cb, .arg = f};
+	int status;
 
 	if ((status = cli_open(f->cli, &f->conn, cause)) != CLI_CONN_OK) {
 		f->conn = NULL;
@@ -1689,39 +1699,11 @@ cli_desktop_stop_run(struct cli_desktop_fetch *f, char **cause)
 	}
 	if ((status = cli_desktop_stop_work(f, cause)) != CLI_CONN_LOST)
 		return status;
-	why = *cause;
-	give_up = clock_mono_ms() +
-	    (uint64_t)(f->cli->timeout_ms > CLI_DESKTOP_RECONNECT_MS
-	            ? f->cli->timeout_ms
-	            : CLI_DESKTOP_RECONNECT_MS);
-	for (;;) {
-		cli_conn_close(f->conn);
-		f->conn = NULL;
-		if (cli_conn_pause(backoff) == CLI_CONN_INTERRUPTED) {
-			*cause = xstrdup("interrupted");
-			status = CLI_CONN_INTERRUPTED;
-			break;
-		}
-		status = cli_open(f->cli, &f->conn, cause);
-		if (status == CLI_CONN_OK)
-			status = cli_desktop_stop_work(f, cause);
-		else
-			f->conn = NULL;
-		if (status == CLI_CONN_OK ||
-		    (status != CLI_CONN_LOST && status != CLI_CONN_TIMEOUT) ||
-		    clock_mono_ms() >= give_up)
-			break;
-		free(*cause);
-		if (backoff == 0)
-			cli_print_warn("%s; reconnecting", why);
-		backoff =
-		    backoff == 0 ? CLI_DESKTOP_BACKOFF_MIN_MS : backoff * 2;
-		if (backoff > CLI_DESKTOP_BACKOFF_MAX_MS)
-			backoff = CLI_DESKTOP_BACKOFF_MAX_MS;
-	}
-	if (status == CLI_CONN_OK && backoff > 0)
+	cli_conn_close(f->conn);
+	f->conn = NULL;
+	status = cli_xfer_mend(f->cli, &o, *cause, cause);
+	if (status == CLI_CONN_OK && o.tries > 1)
 		cli_print_warn("reconnected; resuming");
-	free(why);
 	return status;
 }
 
@@ -1839,7 +1821,7 @@ cli_desktop_rec_stop(struct cli *cli, int argc, char **argv)
 	/* Before the recording ends: a FILE that cannot be written says so
 	 * while the recording can still be stopped with another. */
 	if (f.output != NULL) {
-		cli_fs_signals();
+		cli_xfer_signals();
 		if ((f.fd = cli_desktop_temp(f.output, &f.temp, &cause)) ==
 		    -1) {
 			cli_print_warn("%s", cause);
@@ -1859,9 +1841,9 @@ cli_desktop_rec_stop(struct cli *cli, int argc, char **argv)
 		cli_desktop_stop_show(&f);
 	msgpack_sbuffer_destroy(&f.result);
 	free(f.temp);
-	if (status == CLI_CONN_INTERRUPTED && cli_fs_signalled() != 0) {
+	if (status == CLI_CONN_INTERRUPTED && cli_xfer_signalled() != 0) {
 		free(cause);
-		return CLI_EXIT_SIGNAL + cli_fs_signalled();
+		return CLI_EXIT_SIGNAL + cli_xfer_signalled();
 	}
 	if (status != CLI_CONN_OK)
 		return cli_fail(status, cause);

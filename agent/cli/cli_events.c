@@ -3,7 +3,6 @@
  * prints on until a signal, and makes a lost connection again. */
 #include <errno.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -14,19 +13,18 @@
 #include "cli.h"
 #include "cli_events.h"
 #include "cli_print.h"
+#include "cli_xfer.h"
 #include "xmalloc.h"
-
-#define CLI_EVENTS_BACKOFF_MIN_MS 100
-#define CLI_EVENTS_BACKOFF_MAX_MS 2000
 
 /*
  * The position in the stream is next, the first seq not yet printed. A
  * subscription asks for from_seq = next, so a reconnection resumes
  * exactly there: nothing lost, nothing printed twice. One per run, on
- * the stack of cli_events_run.
+ * the stack of cli_events_run; owns conn.
  */
 struct cli_events {
 	struct cli *cli;
+	struct cli_conn *conn;
 	bool follow;
 	bool from_set;
 	uint64_t from; /* the from_seq to subscribe with, if from_set */
@@ -87,49 +85,42 @@ cli_events_show(struct cli_events *ev, const struct proto_msg *msg)
 		fflush(stdout);
 }
 
-/* After a lost connection: connect and subscribe again from next, with
- * backoff, until it works, or fails for good (the token, an error
- * answer), or a signal ends the run. */
+/* A try at mending the stream: a new connection, subscribed from
+ * next. */
 static int
-cli_events_reconnect(
-    struct cli_events *ev, struct cli_conn **connp, char **cause)
+cli_events_retry_cb(void *arg, char **cause)
 {
-	int backoff = CLI_EVENTS_BACKOFF_MIN_MS, status;
+	struct cli_events *ev = arg;
+	int status;
 
-	ev->from_set = true;
-	for (;;) {
-		if (cli_conn_pause(backoff) == CLI_CONN_INTERRUPTED) {
-			*cause = NULL;
-			return CLI_CONN_INTERRUPTED;
-		}
-		backoff = backoff * 2 > CLI_EVENTS_BACKOFF_MAX_MS
-		    ? CLI_EVENTS_BACKOFF_MAX_MS
-		    : backoff * 2;
-		ev->from = ev->next;
-		status = cli_open(ev->cli, connp, cause);
-		if (status == CLI_CONN_OK) {
-			status = cli_events_subscribe(ev, *connp, false, cause);
-			if (status == CLI_CONN_OK)
-				break;
-			cli_conn_close(*connp);
-			*connp = NULL;
-		}
-		if (status == CLI_CONN_AUTH || status == CLI_CONN_ANSWERED ||
-		    status == CLI_CONN_INTERRUPTED)
-			return status;
-		free(*cause);
+	ev->from = ev->next;
+	if ((status = cli_open(ev->cli, &ev->conn, cause)) != CLI_CONN_OK)
+		return status;
+	status = cli_events_subscribe(ev, ev->conn, false, cause);
+	if (status != CLI_CONN_OK) {
+		cli_conn_close(ev->conn);
+		ev->conn = NULL;
 	}
-	cli_print_warn("reconnected to %s; resuming at seq %" PRIu64,
-	    ev->cli->url != NULL ? ev->cli->url : ev->cli->socket_path,
-	    ev->next);
-	return CLI_CONN_OK;
+	return status;
 }
 
-static void
-cli_events_signal_cb(int sig)
+/* After a lost connection (why says how; taken): a follower tries until
+ * the stream is back, says so, and goes on from next. */
+static int
+cli_events_reconnect(struct cli_events *ev, char *why, char **cause)
 {
-	(void)sig;
-	cli_conn_interrupt();
+	struct cli_xfer_outage o = {
+	    .forever = true, .retry = cli_events_retry_cb, .arg = ev};
+	struct cli *cli = ev->cli;
+	int status;
+
+	cli_print_warn("%s; reconnecting", why);
+	ev->from_set = true;
+	status = cli_xfer_mend(cli, &o, why, cause);
+	if (status == CLI_CONN_OK)
+		cli_print_warn("reconnected to %s; resuming at seq %" PRIu64,
+		    cli->url != NULL ? cli->url : cli->socket_path, ev->next);
+	return status;
 }
 
 static int
@@ -177,46 +168,38 @@ cli_events_run(struct cli *cli, int argc, char **argv)
 {
 	struct cli_events ev = {.cli = cli};
 	const struct proto_msg *msg;
-	struct cli_conn *conn;
-	struct sigaction sa;
 	char *cause;
 	int status;
 
 	if ((status = cli_events_args(&ev, argc, argv)) != CLI_EXIT_OK)
 		return status;
-	if (ev.follow) {
-		memset(&sa, 0, sizeof sa);
-		sa.sa_handler = cli_events_signal_cb;
-		sigemptyset(&sa.sa_mask);
-		sigaction(SIGINT, &sa, NULL);
-		sigaction(SIGTERM, &sa, NULL);
-	}
-	if ((status = cli_open(cli, &conn, &cause)) != CLI_CONN_OK)
+	/* Following ends with a signal, quietly: it is how one stops. */
+	if (ev.follow)
+		cli_xfer_signals();
+	if ((status = cli_open(cli, &ev.conn, &cause)) != CLI_CONN_OK)
 		return cli_fail(status, cause);
-	if ((status = cli_events_subscribe(&ev, conn, true, &cause)) !=
+	if ((status = cli_events_subscribe(&ev, ev.conn, true, &cause)) !=
 	    CLI_CONN_OK) {
-		cli_conn_close(conn);
+		cli_conn_close(ev.conn);
 		return cli_fail(status, cause);
 	}
 	while (ev.follow || ev.next <= ev.last) {
 		status = cli_conn_recv(
-		    conn, ev.follow ? -1 : cli->timeout_ms, &msg, &cause);
+		    ev.conn, ev.follow ? -1 : cli->timeout_ms, &msg, &cause);
 		if (status == CLI_CONN_OK) {
 			if (msg->type == PROTO_EVENT)
 				cli_events_show(&ev, msg);
 			continue;
 		}
-		cli_conn_close(conn);
-		conn = NULL;
+		cli_conn_close(ev.conn);
+		ev.conn = NULL;
 		if (!ev.follow || status == CLI_CONN_INTERRUPTED)
 			break;
-		cli_print_warn("%s; reconnecting", cause);
-		free(cause);
-		if ((status = cli_events_reconnect(&ev, &conn, &cause)) !=
+		if ((status = cli_events_reconnect(&ev, cause, &cause)) !=
 		    CLI_CONN_OK)
 			break;
 	}
-	cli_conn_close(conn);
+	cli_conn_close(ev.conn);
 	fflush(stdout);
 	return status == CLI_CONN_OK ? CLI_EXIT_OK : cli_fail(status, cause);
 }

@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "cli_exec.h"
 #include "cli_print.h"
+#include "cli_xfer.h"
 #include "clock.h"
 #include "xmalloc.h"
 
@@ -42,14 +43,9 @@
 /* proc.input refused for a full backlog: the same bytes go again later. */
 #define CLI_EXEC_RETRY_MIN_MS 20
 #define CLI_EXEC_RETRY_MAX_MS 500
-#define CLI_EXEC_BACKOFF_MIN_MS 100
-#define CLI_EXEC_BACKOFF_MAX_MS 2000
 /* How much output arrives between two proc.ack: berthd lets the command
  * run half a ring (8 MiB) past the last byte acknowledged. */
 #define CLI_EXEC_ACK_EVERY (1u << 20)
-/* How long a lost connection is tried again, unless --timeout (the
- * global one, for answers) says longer. */
-#define CLI_EXEC_RECONNECT_MS 60000
 
 /* Option values, apart from every global option's. */
 enum {
@@ -675,51 +671,37 @@ cli_exec_lost(struct cli_exec *e)
 	e->input_id = e->close_id = e->signal_id = e->wait_id = 0;
 }
 
-/*
- * After a lost connection: again at once, then with backoff, until
- * attached, or a failure for good (the token, an error answer), or the
- * time is up. A connection mended at the first try goes unsaid: the
- * gateway drops a client that reads too slowly, and resuming is how a
- * client goes on. Takes why, the loss's cause.
- */
+/* A try at mending the run: a new connection, attached again. */
+static int
+cli_exec_retry_cb(void *arg, char **cause)
+{
+	struct cli_exec *e = arg;
+	int status;
+
+	if ((status = cli_open(e->cli, &e->conn, cause)) != CLI_CONN_OK) {
+		e->conn = NULL;
+		return status;
+	}
+	if ((status = cli_exec_attach(e, cause)) != CLI_CONN_OK)
+		cli_exec_disconnect(e);
+	return status;
+}
+
+/* After a lost connection (why says how; taken): attached again, each
+ * stream from its next, or a failure that retrying cannot mend. */
 static int
 cli_exec_reconnect(struct cli_exec *e, char *why, char **cause)
 {
-	uint64_t give_up;
-	int backoff = 0, status;
+	struct cli_xfer_outage o = {
+	    .quiet = true, .retry = cli_exec_retry_cb, .arg = e};
+	int status;
 
-	give_up = clock_mono_ms() +
-	    (uint64_t)(e->cli->timeout_ms > CLI_EXEC_RECONNECT_MS
-	            ? e->cli->timeout_ms
-	            : CLI_EXEC_RECONNECT_MS);
-	for (;;) {
-		cli_conn_pause(backoff);
-		status = cli_open(e->cli, &e->conn, cause);
-		if (status == CLI_CONN_OK) {
-			status = cli_exec_attach(e, cause);
-			if (status == CLI_CONN_OK)
-				break;
-			cli_exec_disconnect(e);
-		} else
-			e->conn = NULL;
-		if (status == CLI_CONN_AUTH || status == CLI_CONN_ANSWERED ||
-		    clock_mono_ms() >= give_up) {
-			free(why);
-			return status;
-		}
-		free(*cause);
-		if (backoff == 0)
-			cli_print_warn("%s; reconnecting", why);
-		backoff = backoff == 0 ? CLI_EXEC_BACKOFF_MIN_MS : backoff * 2;
-		if (backoff > CLI_EXEC_BACKOFF_MAX_MS)
-			backoff = CLI_EXEC_BACKOFF_MAX_MS;
-	}
-	if (backoff > 0)
+	status = cli_xfer_mend(e->cli, &o, why, cause);
+	if (status == CLI_CONN_OK && o.tries > 1)
 		cli_print_warn("reconnected; the output resumes at stdout "
 		               "%" PRIu64 ", stderr %" PRIu64,
 		    e->out[CLI_EXEC_STDOUT].next, e->out[CLI_EXEC_STDERR].next);
-	free(why);
-	return CLI_CONN_OK;
+	return status;
 }
 
 /* Starts the command on a new connection and attaches to its output. */

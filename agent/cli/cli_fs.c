@@ -9,7 +9,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +19,7 @@
 #include "cli.h"
 #include "cli_fs.h"
 #include "cli_print.h"
+#include "cli_xfer.h"
 #include "clock.h"
 #include "xmalloc.h"
 
@@ -37,11 +37,6 @@
 /* The ids of requests sent without waiting, far above those
  * cli_conn_request hands out, so that the two never meet. */
 #define CLI_FS_RAW_ID (UINT64_C(1) << 32)
-#define CLI_FS_BACKOFF_MIN_MS 100
-#define CLI_FS_BACKOFF_MAX_MS 2000
-/* How long a lost connection is tried again, unless --timeout says
- * longer. */
-#define CLI_FS_RECONNECT_MS 60000
 /* How often the progress bar is drawn again. */
 #define CLI_FS_BAR_MS 200
 
@@ -116,9 +111,6 @@ struct cli_fs_down {
 	bool eof;
 	struct cli_fs_bar bar;
 };
-
-/* The signal that interrupted a copy, to exit with. */
-static volatile sig_atomic_t cli_fs_caught;
 
 /* A path in the sandbox: absolute, as every fs.* op wants it. A leading
  * ':' (cp's mark) is allowed and skipped. */
@@ -321,50 +313,43 @@ cli_fs_refused(const struct proto_msg *m, char **cause)
 	return CLI_CONN_ANSWERED;
 }
 
-/*
- * After a lost connection: connect again at once, then with backoff, and
- * resume (resume's work, on the new connection), until that works, or
- * fails for good (the token, an error answer, a signal), or the time is
- * up. Mended at the first try, it goes unsaid: the gateway drops a client
- * that reads too slowly, and resuming is how a client goes on. Takes why,
- * the loss's cause.
- */
+/* What a link does to mend a transfer: connect again, then resume's
+ * work on the new connection. */
+struct cli_fs_mend {
+	struct cli_fs_link *link;
+	int (*resume)(void *, char **);
+	void *arg;
+};
+
+static int
+cli_fs_retry_cb(void *arg, char **cause)
+{
+	struct cli_fs_mend *m = arg;
+	int status;
+
+	if ((status = cli_fs_open(m->link, cause)) != CLI_CONN_OK)
+		return status;
+	if ((status = m->resume(m->arg, cause)) != CLI_CONN_OK)
+		cli_fs_close(m->link);
+	return status;
+}
+
+/* After a lost connection (why says how; taken): connected again and
+ * resumed (resume's work, with arg), or a failure that retrying cannot
+ * mend. */
 static int
 cli_fs_reconnect(struct cli_fs_link *l, char *why,
     int (*resume)(void *, char **), void *arg, char **cause)
 {
-	int backoff = 0, status = CLI_CONN_OK, limit = l->cli->timeout_ms;
-	uint64_t give_up;
+	struct cli_fs_mend m = {l, resume, arg};
+	struct cli_xfer_outage o = {
+	    .quiet = true, .retry = cli_fs_retry_cb, .arg = &m};
+	int status;
 
 	cli_fs_close(l);
-	give_up = clock_mono_ms() +
-	    (uint64_t)(limit > CLI_FS_RECONNECT_MS ? limit
-	                                           : CLI_FS_RECONNECT_MS);
-	for (;;) {
-		if (cli_conn_pause(backoff) == CLI_CONN_INTERRUPTED) {
-			*cause = xstrdup("interrupted");
-			status = CLI_CONN_INTERRUPTED;
-			break;
-		}
-		if ((status = cli_fs_open(l, cause)) == CLI_CONN_OK) {
-			if ((status = resume(arg, cause)) == CLI_CONN_OK)
-				break;
-			cli_fs_close(l);
-		}
-		if (status != CLI_CONN_LOST && status != CLI_CONN_TIMEOUT)
-			break;
-		if (clock_mono_ms() >= give_up)
-			break;
-		free(*cause);
-		if (backoff == 0)
-			cli_print_warn("%s; reconnecting", why);
-		backoff = backoff == 0 ? CLI_FS_BACKOFF_MIN_MS : backoff * 2;
-		if (backoff > CLI_FS_BACKOFF_MAX_MS)
-			backoff = CLI_FS_BACKOFF_MAX_MS;
-	}
-	if (status == CLI_CONN_OK && backoff > 0)
+	status = cli_xfer_mend(l->cli, &o, why, cause);
+	if (status == CLI_CONN_OK && o.tries > 1)
 		cli_print_warn("reconnected; resuming");
-	free(why);
 	return status;
 }
 
@@ -851,31 +836,6 @@ cli_fs_download(struct cli *cli, const char *remote, const char *local,
 
 /* ---- cp ---- */
 
-static void
-cli_fs_caught_cb(int sig)
-{
-	cli_fs_caught = sig;
-	cli_conn_interrupt();
-}
-
-int
-cli_fs_signalled(void)
-{
-	return cli_fs_caught;
-}
-
-void
-cli_fs_signals(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = cli_fs_caught_cb;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-}
-
 static int
 cli_fs_cp(struct cli *cli, int argc, char **argv)
 {
@@ -909,14 +869,14 @@ cli_fs_cp(struct cli *cli, int argc, char **argv)
 		return status;
 	if (*words[!up] == '\0')
 		return cli_usage(cli, "an empty local path");
-	cli_fs_signals();
+	cli_xfer_signals();
 	if (up)
 		status = cli_fs_upload(cli, words[0], remote, quiet, &cause);
 	else
 		status = cli_fs_download(cli, remote, words[1], quiet, &cause);
-	if (status == CLI_CONN_INTERRUPTED && cli_fs_signalled() != 0) {
+	if (status == CLI_CONN_INTERRUPTED && cli_xfer_signalled() != 0) {
 		free(cause);
-		return CLI_EXIT_SIGNAL + cli_fs_signalled();
+		return CLI_EXIT_SIGNAL + cli_xfer_signalled();
 	}
 	if (status != CLI_CONN_OK)
 		return cli_fail(status, cause);

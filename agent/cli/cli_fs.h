@@ -9,10 +9,4 @@ extern const struct cli_cmd_entry cli_fs_cp_entry;
 extern const struct cli_cmd_entry cli_fs_ls_entry;
 extern const struct cli_cmd_entry cli_fs_cat_entry;
 
-/* SIGINT and SIGTERM end a transfer between two waits (every wait of
- * cli_conn returns CLI_CONN_INTERRUPTED), so that a download can remove
- * its temp file; cli_fs_signalled is the signal caught then, else 0. */
-void cli_fs_signals(void);
-int cli_fs_signalled(void);
-
 #endif

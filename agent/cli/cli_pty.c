@@ -19,6 +19,7 @@
 #include "cli.h"
 #include "cli_print.h"
 #include "cli_pty.h"
+#include "cli_xfer.h"
 #include "clock.h"
 #include "log.h"
 #include "xmalloc.h"
@@ -54,8 +55,6 @@
 /* A lone detach key is passed on when no second one follows this soon. */
 #define CLI_PTY_HOLD_MS 1000
 #define CLI_PTY_DETACH_KEY 0x1c /* Ctrl-\ */
-#define CLI_PTY_BACKOFF_MIN_MS 100
-#define CLI_PTY_BACKOFF_MAX_MS 2000
 /* attach's own request ids, far above those cli_conn_request hands out,
  * so that the two never meet on one connection. */
 #define CLI_PTY_RAW_ID (UINT64_C(1) << 32)
@@ -1120,34 +1119,47 @@ cli_pty_ended(struct cli_pty_attach *a)
 	    (a->next >= a->end || clock_mono_ms() >= a->end_deadline);
 }
 
-/* After a lost connection: again, with backoff, until attached, or a
- * failure for good (the token, an error answer), or the detach key
- * (keys typed meanwhile wait, to be sent once attached). */
 static int
-cli_pty_reconnect(struct cli_pty_attach *a, char **cause)
+cli_pty_retry_cb(void *arg, char **cause)
 {
-	int backoff = CLI_PTY_BACKOFF_MIN_MS, status;
-	uint64_t until;
+	return cli_pty_connect(arg, cause);
+}
 
-	for (;;) {
-		until = clock_mono_ms() + (uint64_t)backoff;
-		while (!a->detach && clock_mono_ms() < until)
-			cli_pty_read(a, (int)(until - clock_mono_ms()));
-		if (a->detach)
-			return CLI_CONN_OK;
-		backoff = backoff * 2 > CLI_PTY_BACKOFF_MAX_MS
-		    ? CLI_PTY_BACKOFF_MAX_MS
-		    : backoff * 2;
-		status = cli_pty_connect(a, cause);
-		if (status == CLI_CONN_OK) {
-			cli_pty_note("[reattached to %s at offset %" PRIu64 "]",
-			    a->id, a->next);
-			return CLI_CONN_OK;
-		}
-		if (status == CLI_CONN_AUTH || status == CLI_CONN_ANSWERED)
-			return status;
+/* Between tries the keys typed are read, to be sent once attached, and
+ * the detach key ends the outage. */
+static int
+cli_pty_pause_cb(void *arg, int ms)
+{
+	struct cli_pty_attach *a = arg;
+	uint64_t until = clock_mono_ms() + (uint64_t)ms;
+
+	while (!a->detach && clock_mono_ms() < until)
+		cli_pty_read(a, (int)(until - clock_mono_ms()));
+	return a->detach ? CLI_CONN_INTERRUPTED : CLI_CONN_OK;
+}
+
+/* After a lost connection (why says how; taken): a viewer tries until
+ * attached again, or a failure for good (the token, an error answer), or
+ * the detach key, which the loop then sees. */
+static int
+cli_pty_reconnect(struct cli_pty_attach *a, char *why, char **cause)
+{
+	struct cli_xfer_outage o = {.forever = true,
+	    .retry = cli_pty_retry_cb,
+	    .pause = cli_pty_pause_cb,
+	    .arg = a};
+	int status;
+
+	cli_pty_note("berth: %s; reconnecting", why);
+	status = cli_xfer_mend(a->cli, &o, why, cause);
+	if (status == CLI_CONN_OK)
+		cli_pty_note(
+		    "[reattached to %s at offset %" PRIu64 "]", a->id, a->next);
+	else if (a->detach) {
 		free(*cause);
+		status = CLI_CONN_OK;
 	}
+	return status;
 }
 
 static int
@@ -1255,11 +1267,10 @@ cli_pty_loop(struct cli_pty_attach *a)
 		}
 		if (status != CLI_CONN_LOST)
 			return cli_pty_fail(a, status, cause);
-		cli_pty_note("berth: %s; reconnecting", cause);
-		free(cause);
 		cli_conn_close(a->conn);
 		a->conn = NULL;
-		if ((status = cli_pty_reconnect(a, &cause)) != CLI_CONN_OK)
+		if ((status = cli_pty_reconnect(a, cause, &cause)) !=
+		    CLI_CONN_OK)
 			return cli_pty_fail(a, status, cause);
 	}
 }
