@@ -4,12 +4,8 @@
  * argument is checked here before anything is sent, so that a typo never
  * reaches the screen; a screenshot, or a recording fetched by record
  * stop -o, lands in its file whole. */
-#include <sys/stat.h>
-
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +18,6 @@
 #include "cli_desktop.h"
 #include "cli_print.h"
 #include "cli_xfer.h"
-#include "clock.h"
 #include "log.h"
 #include "sha256.h"
 #include "xmalloc.h"
@@ -44,8 +39,7 @@
 /* What the answer to a type may take beyond --timeout, per character:
  * each one is pressed, released and synced in turn. */
 #define CLI_DESKTOP_TYPE_MS 5
-/* Room for a hidden temp name beside the target: "." NAME ".XXXXXX". */
-#define CLI_DESKTOP_NAME_MAX 255
+/* A screenshot's or a recording's temp file: ".NAME.XXXXXX", unique. */
 #define CLI_DESKTOP_TEMP_SUFFIX ".XXXXXX"
 /* record.start's limits. */
 #define CLI_DESKTOP_FPS_MAX 30
@@ -58,13 +52,6 @@
 #define CLI_DESKTOP_STOP_WAIT_MS 120000
 /* An artifact's id: the SHA-256 of its bytes in hex. */
 #define CLI_DESKTOP_HEX_ID 64
-/* artifact.read's chunk, and how many go unanswered: 4 MiB in flight
- * stay well below what the gateway holds for a client (8 MiB). */
-#define CLI_DESKTOP_READ_CHUNK (1u << 20)
-#define CLI_DESKTOP_PIPE 4
-/* The ids of the reads, far above those cli_conn_request hands out, so
- * that the two never meet. */
-#define CLI_DESKTOP_RAW_ID (UINT64_C(1) << 32)
 
 /* Option values, apart from every global option's. */
 enum {
@@ -423,106 +410,26 @@ cli_desktop_is_jpeg(const char *path)
 	    (strcasecmp(dot, ".jpg") == 0 || strcasecmp(dot, ".jpeg") == 0);
 }
 
-static int
-cli_desktop_write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-	ssize_t n;
-
-	while (len > 0) {
-		if ((n = write(fd, p, len)) < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/* A hidden temp file beside path (so that the rename stays within one
- * filesystem), open for writing: its fd, with *tempp its name (the
- * caller frees), or -1 with *cause. */
-static int
-cli_desktop_temp(const char *path, char **tempp, char **cause)
-{
-	const char *slash = strrchr(path, '/');
-	const char *name = slash != NULL ? slash + 1 : path;
-	int keep =
-	    CLI_DESKTOP_NAME_MAX - 1 - (int)strlen(CLI_DESKTOP_TEMP_SUFFIX);
-	char *temp;
-	int fd;
-
-	temp = xasprintf("%.*s.%.*s" CLI_DESKTOP_TEMP_SUFFIX,
-	    slash != NULL ? (int)(name - path) : 0, path, keep, name);
-	if ((fd = mkostemp(temp, O_CLOEXEC)) == -1) {
-		*cause =
-		    xasprintf("cannot write %s: %s", path, strerror(errno));
-		free(temp);
-		return -1;
-	}
-	*tempp = temp;
-	return fd;
-}
-
-/* Gives up a temp file: closes and removes it, keeping errno. */
-static void
-cli_desktop_discard(int fd, const char *temp)
-{
-	int saved = errno;
-
-	close(fd);
-	unlink(temp);
-	errno = saved;
-}
-
-/*
- * Lands a whole temp file on path: with the mode a new file gets,
- * synced, closed, then renamed over path. A reader sees the old file or
- * the new one, never part; a failure removes the temp file (-1 with
- * *cause). Closes fd either way.
- */
-static int
-cli_desktop_land(int fd, const char *temp, const char *path, char **cause)
-{
-	mode_t mask = umask(0);
-
-	umask(mask);
-	if (fchmod(fd, 0666 & ~mask) != 0 || fsync(fd) != 0) {
-		cli_desktop_discard(fd, temp);
-		*cause =
-		    xasprintf("cannot write %s: %s", path, strerror(errno));
-		return -1;
-	}
-	if (close(fd) != 0 || rename(temp, path) != 0) {
-		*cause =
-		    xasprintf("cannot write %s: %s", path, strerror(errno));
-		unlink(temp);
-		return -1;
-	}
-	return 0;
-}
-
 /* Writes the image to path whole or not at all. */
 static int
 cli_desktop_save(const char *path, const void *data, size_t len)
 {
-	char *temp = NULL, *cause = NULL;
-	int fd, status = CLI_EXIT_OK;
+	struct cli_xfer_land land = {.fd = -1};
+	char *cause = NULL;
+	int status = CLI_EXIT_FAILED;
 
-	if ((fd = cli_desktop_temp(path, &temp, &cause)) == -1)
-		status = CLI_EXIT_FAILED;
-	else if (cli_desktop_write_all(fd, data, len) != 0) {
-		cli_desktop_discard(fd, temp);
-		cause = xasprintf("cannot write %s: %s", path, strerror(errno));
-		status = CLI_EXIT_FAILED;
-	} else if (cli_desktop_land(fd, temp, path, &cause) != 0)
-		status = CLI_EXIT_FAILED;
+	if (cli_xfer_land_open(&land, path, CLI_DESKTOP_TEMP_SUFFIX, &cause) ==
+	    0) {
+		if (cli_xfer_write(land.fd, data, len) != 0)
+			cause = xasprintf(
+			    "cannot write %s: %s", path, strerror(errno));
+		else if (cli_xfer_land_commit(&land, 0666, &cause) == 0)
+			status = CLI_EXIT_OK;
+	}
+	cli_xfer_land_discard(&land);
 	if (cause != NULL)
 		cli_print_warn("%s", cause);
 	free(cause);
-	free(temp);
 	return status;
 }
 
@@ -568,7 +475,7 @@ cli_desktop_shot_show(struct cli *cli, const msgpack_object *result, void *ctx)
 		return cli_fail(CLI_CONN_PROTOCOL,
 		    xstrdup("desktop.screenshot answered without the image"));
 	if (s->output == NULL) {
-		if (cli_desktop_write_all(STDOUT_FILENO, data->via.bin.ptr,
+		if (cli_xfer_write(STDOUT_FILENO, data->via.bin.ptr,
 		        data->via.bin.size) != 0) {
 			cli_print_warn("cannot write the image to stdout: %s",
 			    strerror(errno));
@@ -1366,34 +1273,24 @@ struct cli_desktop_rec {
 
 /*
  * record stop: record.stop's answer, then, with an output, the MP4 it
- * names fetched by artifact.read into a hidden temp file beside output,
- * hashed as it is written. A lost connection is made again: record.stop
- * is asked again if its answer had not come (a recording that has ended
- * answers at once), and the fetch goes on from done. The reads in
- * flight are answered in order (berthd's rule for artifact.read): pend
- * holds their ids, oldest at phead. result is record.stop's answer
- * packed again, as it outlives its connection. Owns conn, result, temp
- * and fd.
+ * names read by artifact.read (cli_xfer's ranged read, of a fixed size)
+ * into a hidden temp file beside output, hashed as it is written. A lost
+ * connection is made again: record.stop is asked again if its answer had
+ * not come (a recording that has ended answers at once), and the read
+ * goes on from the byte it reached. result is record.stop's answer packed
+ * again, as it outlives its connection. On rec_stop's stack; owns result,
+ * the read's connection and the landing.
  */
 struct cli_desktop_fetch {
 	struct cli *cli;
 	const char *rec_id; /* argv */
 	const char *output; /* argv; NULL: no fetch */
-	struct cli_conn *conn;
-	bool answered;
 	msgpack_sbuffer result;
 	char art_id[CLI_DESKTOP_HEX_ID + 1];
 	char sha256[CLI_DESKTOP_HEX_ID + 1];
-	uint64_t size;
-	char *temp;
-	int fd;
+	struct cli_xfer_read read;
+	struct cli_xfer_land land;
 	struct sha256 sha;
-	uint64_t done; /* bytes written and hashed */
-	uint64_t next; /* the offset of the next read */
-	uint64_t rid;  /* the id of the next read */
-	uint64_t pend[CLI_DESKTOP_PIPE];
-	size_t phead;
-	size_t npend;
 };
 
 static void
@@ -1542,15 +1439,15 @@ cli_desktop_stop_call(struct cli_desktop_fetch *f, char **cause)
 	    : CLI_DESKTOP_STOP_WAIT_MS;
 	int status;
 
-	status = cli_conn_call(f->conn, "record.stop", cli_desktop_pack_id_cb,
-	    (void *)f->rec_id, wait, &resp, cause);
+	status = cli_conn_call(f->read.link.conn, "record.stop",
+	    cli_desktop_pack_id_cb, (void *)f->rec_id, wait, &resp, cause);
 	if (status != CLI_CONN_OK)
 		return status;
 	art = proto_map_get(resp->result, "artifact");
 	if (art == NULL ||
 	    proto_arg_str(art, "id", f->art_id, sizeof f->art_id) != 1 ||
 	    proto_arg_str(art, "sha256", f->sha256, sizeof f->sha256) != 1 ||
-	    proto_arg_u64(art, "size", &f->size) != 1 ||
+	    proto_arg_u64(art, "size", &f->read.size) != 1 ||
 	    !cli_desktop_is_hex_id(f->art_id) ||
 	    !cli_desktop_is_hex_id(f->sha256)) {
 		*cause = xstrdup("record.stop answered without the artifact's "
@@ -1559,152 +1456,32 @@ cli_desktop_stop_call(struct cli_desktop_fetch *f, char **cause)
 	}
 	msgpack_packer_init(&pk, &f->result, msgpack_sbuffer_write);
 	msgpack_pack_object(&pk, *resp->result);
-	f->answered = true;
 	return CLI_CONN_OK;
 }
 
-/* The next artifact.read, sent without waiting for its answer. */
 static int
-cli_desktop_fetch_ask(struct cli_desktop_fetch *f, char **cause)
+cli_desktop_stop_call_cb(void *arg, char **cause)
 {
-	msgpack_sbuffer sb;
-	msgpack_packer pk;
-	uint64_t left = f->size - f->next;
-	int status;
-
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	proto_pack_request(&pk, f->rid, "artifact.read");
-	msgpack_pack_map(&pk, 3);
-	proto_pack_kv_str(&pk, "id", f->art_id);
-	proto_pack_kv_u64(&pk, "offset", f->next);
-	proto_pack_kv_u64(&pk, "length", CLI_DESKTOP_READ_CHUNK);
-	status = cli_conn_send(f->conn, sb.data, sb.size, cause);
-	msgpack_sbuffer_destroy(&sb);
-	if (status != CLI_CONN_OK)
-		return status;
-	f->pend[(f->phead + f->npend++) % CLI_DESKTOP_PIPE] = f->rid++;
-	f->next +=
-	    left < CLI_DESKTOP_READ_CHUNK ? left : CLI_DESKTOP_READ_CHUNK;
-	return CLI_CONN_OK;
+	return cli_desktop_stop_call(arg, cause);
 }
 
-/* Takes the answer to the oldest read in flight: exactly the bytes it
- * asked for, written and hashed. */
-static int
-cli_desktop_fetch_take(struct cli_desktop_fetch *f, char **cause)
-{
-	const struct proto_msg *m;
-	const msgpack_object *data;
-	uint64_t offset, size, left = f->size - f->done;
-	uint64_t want =
-	    left < CLI_DESKTOP_READ_CHUNK ? left : CLI_DESKTOP_READ_CHUNK;
-	int status;
-
-	do {
-		status = cli_conn_recv(f->conn, f->cli->timeout_ms, &m, cause);
-		if (status != CLI_CONN_OK)
-			return status;
-	} while (m->type != PROTO_RESPONSE || m->id != f->pend[f->phead]);
-	f->phead = (f->phead + 1) % CLI_DESKTOP_PIPE;
-	f->npend--;
-	if (!m->ok) {
-		*cause = xasprintf("%s: %s", m->err_code, m->err_message);
-		return CLI_CONN_ANSWERED;
-	}
-	data = proto_map_get(m->result, "data");
-	if (data == NULL || data->type != MSGPACK_OBJECT_BIN ||
-	    proto_arg_u64(m->result, "offset", &offset) != 1 ||
-	    proto_arg_u64(m->result, "size", &size) != 1 || offset != f->done ||
-	    size != f->size || data->via.bin.size != want) {
-		*cause = xasprintf("artifact.read answered other bytes than "
-		                   "the %" PRIu64 " at %" PRIu64 " asked for",
-		    want, f->done);
-		return CLI_CONN_PROTOCOL;
-	}
-	if (cli_desktop_write_all(f->fd, data->via.bin.ptr, want) != 0) {
-		*cause = xasprintf(
-		    "cannot write %s: %s", f->output, strerror(errno));
-		return CLI_CONN_ANSWERED;
-	}
-	sha256_update(&f->sha, data->via.bin.ptr, want);
-	f->done += want;
-	return CLI_CONN_OK;
-}
-
-/* Fetches the rest of the MP4 on the connection, a few reads in flight;
- * every answer is taken before it returns. */
-static int
-cli_desktop_fetch_run(struct cli_desktop_fetch *f, char **cause)
-{
-	int status;
-
-	f->next = f->done;
-	f->phead = f->npend = 0;
-	while (f->done < f->size) {
-		while (f->npend < CLI_DESKTOP_PIPE && f->next < f->size)
-			if ((status = cli_desktop_fetch_ask(f, cause)) !=
-			    CLI_CONN_OK)
-				return status;
-		if ((status = cli_desktop_fetch_take(f, cause)) != CLI_CONN_OK)
-			return status;
-	}
-	return CLI_CONN_OK;
-}
-
-/* What is left to do on a connection: the answer, then the bytes. */
-static int
-cli_desktop_stop_work(struct cli_desktop_fetch *f, char **cause)
-{
-	int status = CLI_CONN_OK;
-
-	if (!f->answered)
-		status = cli_desktop_stop_call(f, cause);
-	if (status == CLI_CONN_OK && f->output != NULL)
-		status = cli_desktop_fetch_run(f, cause);
-	return status;
-}
-
-/* A try at mending record stop: a new connection, and what is left of
- * the work done on it. */
-static int
-cli_desktop_stop_retry_cb(void *arg, char **cause)
-{
-	struct cli_desktop_fetch *f = arg;
-	int status;
-
-	if ((status = cli_open(f->cli, &f->conn, cause)) != CLI_CONN_OK) {
-		f->conn = NULL;
-		return status;
-	}
-	if ((status = cli_desktop_stop_work(f, cause)) != CLI_CONN_OK) {
-		cli_conn_close(f->conn);
-		f->conn = NULL;
-	}
-	return status;
-}
-
-/* Does the work of record stop, making a lost connection again as cp
- * does. */
+/* record.stop, asked again on a new connection while its answer has not
+ * come, then the MP4's bytes, read on to the end as cp reads a file. */
 static int
 cli_desktop_stop_run(struct cli_desktop_fetch *f, char **cause)
 {
-	struct cli_xfer_outage o = {
-	    .quiet = true, .retry = cli_desktop_stop_retry_cb, .arg = f};
+	struct cli_xfer_link *l = &f->read.link;
 	int status;
 
-	if ((status = cli_open(f->cli, &f->conn, cause)) != CLI_CONN_OK) {
-		f->conn = NULL;
+	if ((status = cli_xfer_open(l, cause)) != CLI_CONN_OK)
 		return status;
-	}
-	if ((status = cli_desktop_stop_work(f, cause)) != CLI_CONN_LOST)
+	status = cli_desktop_stop_call(f, cause);
+	if (status == CLI_CONN_LOST)
+		status = cli_xfer_reconnect(
+		    l, *cause, cli_desktop_stop_call_cb, f, cause);
+	if (status != CLI_CONN_OK || f->output == NULL)
 		return status;
-	cli_conn_close(f->conn);
-	f->conn = NULL;
-	status = cli_xfer_mend(f->cli, &o, *cause, cause);
-	if (status == CLI_CONN_OK && o.tries > 1)
-		cli_print_warn("reconnected; resuming");
-	return status;
+	return cli_xfer_read_run(&f->read, cause);
 }
 
 /* The fetched MP4, whole and as published (its size and SHA-256 are the
@@ -1714,19 +1491,16 @@ cli_desktop_fetch_land(struct cli_desktop_fetch *f, char **cause)
 {
 	uint8_t digest[SHA256_LEN];
 	char hex[SHA256_HEX];
-	int fd = f->fd;
 
-	f->fd = -1;
 	sha256_final(&f->sha, digest);
 	sha256_hex(digest, hex);
 	if (strcmp(hex, f->sha256) != 0) {
-		cli_desktop_discard(fd, f->temp);
 		*cause = xasprintf("%s not written: its bytes' SHA-256 is %s, "
 		                   "the artifact's %s",
 		    f->output, hex, f->sha256);
 		return CLI_CONN_ANSWERED;
 	}
-	if (cli_desktop_land(fd, f->temp, f->output, cause) != 0)
+	if (cli_xfer_land_commit(&f->land, 0666, cause) != 0)
 		return CLI_CONN_ANSWERED;
 	return CLI_CONN_OK;
 }
@@ -1810,8 +1584,9 @@ cli_desktop_stop_args(
 static int
 cli_desktop_rec_stop(struct cli *cli, int argc, char **argv)
 {
-	struct cli_desktop_fetch f = {
-	    .cli = cli, .fd = -1, .rid = CLI_DESKTOP_RAW_ID};
+	struct cli_desktop_fetch f = {.cli = cli,
+	    .read = {.op = "artifact.read", .key = "id", .fixed = true},
+	    .land = {.fd = -1}};
 	char *cause = NULL;
 	int status;
 
@@ -1822,25 +1597,28 @@ cli_desktop_rec_stop(struct cli *cli, int argc, char **argv)
 	 * while the recording can still be stopped with another. */
 	if (f.output != NULL) {
 		cli_xfer_signals();
-		if ((f.fd = cli_desktop_temp(f.output, &f.temp, &cause)) ==
-		    -1) {
+		if (cli_xfer_land_open(&f.land, f.output,
+		        CLI_DESKTOP_TEMP_SUFFIX, &cause) != 0) {
 			cli_print_warn("%s", cause);
 			free(cause);
 			return CLI_EXIT_FAILED;
 		}
 		sha256_init(&f.sha);
+		f.read.fd = f.land.fd;
+		f.read.out = f.output;
+		f.read.sha = &f.sha;
 	}
+	cli_xfer_link_init(&f.read.link, cli);
+	f.read.name = f.art_id;
 	msgpack_sbuffer_init(&f.result);
 	status = cli_desktop_stop_run(&f, &cause);
-	cli_conn_close(f.conn);
+	cli_xfer_close(&f.read.link);
 	if (status == CLI_CONN_OK && f.output != NULL)
 		status = cli_desktop_fetch_land(&f, &cause);
-	if (f.fd != -1)
-		cli_desktop_discard(f.fd, f.temp);
+	cli_xfer_land_discard(&f.land);
 	if (status == CLI_CONN_OK)
 		cli_desktop_stop_show(&f);
 	msgpack_sbuffer_destroy(&f.result);
-	free(f.temp);
 	if (status == CLI_CONN_INTERRUPTED && cli_xfer_signalled() != 0) {
 		free(cause);
 		return CLI_EXIT_SIGNAL + cli_xfer_signalled();

@@ -26,9 +26,6 @@
 #define CLI_EXEC_ENV_MAX 256
 #define CLI_EXEC_LIMIT_MAX_S (7.0 * 86400)
 #define CLI_EXEC_ID_MAX 32
-/* The ids of requests sent without waiting, far above those
- * cli_conn_request hands out, so that the two never meet. */
-#define CLI_EXEC_RAW_ID (UINT64_C(1) << 32)
 /*
  * cli_conn cannot wake a wait on stdin, nor stdin one on the connection,
  * and a signal does not end a wait on the connection: the loop waits on
@@ -348,16 +345,9 @@ static int
 cli_exec_push(struct cli_exec *e, const char *op, cli_conn_pack_cb pack,
     uint64_t *idp, char **cause)
 {
-	msgpack_sbuffer sb;
-	msgpack_packer pk;
 	int status;
 
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	proto_pack_request(&pk, e->rid, op);
-	pack(&pk, e);
-	status = cli_conn_send(e->conn, sb.data, sb.size, cause);
-	msgpack_sbuffer_destroy(&sb);
+	status = cli_conn_push(e->conn, e->rid, op, pack, e, cause);
 	if (status == CLI_CONN_OK)
 		*idp = e->rid++;
 	return status;
@@ -371,31 +361,15 @@ static int
 cli_exec_write(
     struct cli_exec *e, int fd, const uint8_t *p, size_t len, char **cause)
 {
-	struct pollfd pfd = {fd, POLLOUT, 0};
-	ssize_t n;
-
-	while (len > 0) {
-		n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN) {
-			poll(&pfd, 1, -1);
-			continue;
-		}
-		if (n < 0 && errno == EPIPE) {
-			e->broken = true;
-			return CLI_CONN_OK;
-		}
-		if (n < 0) {
-			*cause = xasprintf("cannot write the command's %s: %s",
-			    cli_exec_names[fd == STDERR_FILENO],
-			    strerror(errno));
-			return CLI_CONN_ANSWERED;
-		}
-		p += n;
-		len -= (size_t)n;
+	if (cli_xfer_write(fd, p, len) == 0)
+		return CLI_CONN_OK;
+	if (errno == EPIPE) {
+		e->broken = true;
+		return CLI_CONN_OK;
 	}
-	return CLI_CONN_OK;
+	*cause = xasprintf("cannot write the command's %s: %s",
+	    cli_exec_names[fd == STDERR_FILENO], strerror(errno));
+	return CLI_CONN_ANSWERED;
 }
 
 /* One data message: the part past next goes out. A jump forward is
@@ -831,7 +805,7 @@ cli_exec_run(struct cli *cli, int argc, char **argv)
 	int status, i;
 
 	e->cli = cli;
-	e->rid = CLI_EXEC_RAW_ID;
+	e->rid = CLI_CONN_RAW_ID;
 	e->out[CLI_EXEC_STDOUT].fd = STDOUT_FILENO;
 	e->out[CLI_EXEC_STDERR].fd = STDERR_FILENO;
 	if ((status = cli_exec_args(e, argc, argv)) != -1) {

@@ -21,8 +21,7 @@ struct cli_print_table {
 	char **cells; /* nrows * ncols */
 };
 
-/* Server text reaches a terminal: no control characters, no escapes. */
-static char *
+char *
 cli_print_tame(char *s)
 {
 	size_t i;

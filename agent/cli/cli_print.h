@@ -10,6 +10,11 @@
 
 #include "proto.h"
 
+/* Makes s (NUL-terminated, changed in place) safe on a terminal: every
+ * control character becomes '?', so server text never moves the cursor or
+ * starts an escape. Returns s. */
+char *cli_print_tame(char *s);
+
 /* "berth: MESSAGE" on stderr. */
 void cli_print_vwarn(const char *fmt, va_list ap);
 void cli_print_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

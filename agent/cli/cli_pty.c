@@ -55,9 +55,6 @@
 /* A lone detach key is passed on when no second one follows this soon. */
 #define CLI_PTY_HOLD_MS 1000
 #define CLI_PTY_DETACH_KEY 0x1c /* Ctrl-\ */
-/* attach's own request ids, far above those cli_conn_request hands out,
- * so that the two never meet on one connection. */
-#define CLI_PTY_RAW_ID (UINT64_C(1) << 32)
 
 /* The arguments of one request, for the pack callbacks. */
 struct cli_pty_args {
@@ -605,27 +602,10 @@ cli_pty_note(const char *fmt, ...)
 static int
 cli_pty_write(const void *buf, size_t len, char **cause)
 {
-	const uint8_t *p = buf;
-	struct pollfd pfd = {STDOUT_FILENO, POLLOUT, 0};
-	ssize_t n;
-
-	while (len > 0) {
-		n = write(STDOUT_FILENO, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN) {
-			poll(&pfd, 1, -1);
-			continue;
-		}
-		if (n < 0) {
-			*cause = xasprintf(
-			    "cannot write the output: %s", strerror(errno));
-			return CLI_CONN_ANSWERED;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return CLI_CONN_OK;
+	if (cli_xfer_write(STDOUT_FILENO, buf, len) == 0)
+		return CLI_CONN_OK;
+	*cause = xasprintf("cannot write the output: %s", strerror(errno));
+	return CLI_CONN_ANSWERED;
 }
 
 /* ---- attach ---- */
@@ -722,19 +702,12 @@ cli_pty_push(struct cli_pty_attach *a, const char *op, enum cli_pty_req req,
     cli_conn_pack_cb pack, void *ctx, char **cause)
 {
 	struct cli_pty_args *args = ctx;
-	msgpack_sbuffer sb;
-	msgpack_packer pk;
 	size_t slot;
 	int status;
 
 	if (a->npend == CLI_PTY_PENDING_MAX)
 		log_fatal("%s: too many requests in flight", __func__);
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	proto_pack_request(&pk, a->rid, op);
-	pack(&pk, ctx);
-	status = cli_conn_send(a->conn, sb.data, sb.size, cause);
-	msgpack_sbuffer_destroy(&sb);
+	status = cli_conn_push(a->conn, a->rid, op, pack, ctx, cause);
 	if (status != CLI_CONN_OK)
 		return status;
 	slot = (a->phead + a->npend++) % CLI_PTY_PENDING_MAX;
@@ -766,13 +739,6 @@ cli_pty_forget(struct cli_pty_attach *a)
 	a->listed = false;
 }
 
-static void
-cli_pty_pack_empty_cb(msgpack_packer *pk, void *ctx)
-{
-	(void)ctx;
-	msgpack_pack_map(pk, 0);
-}
-
 /* The exit is known but not yet the end of the output: pty.list says
  * where the output ends, once the session has exited. */
 static int
@@ -784,8 +750,8 @@ cli_pty_ask_end(struct cli_pty_attach *a, char **cause)
 	if (!a->exited || a->end_known || a->listed || a->conn == NULL ||
 	    a->npend == CLI_PTY_PENDING_MAX)
 		return CLI_CONN_OK;
-	status = cli_pty_push(a, "pty.list", CLI_PTY_REQ_LIST,
-	    cli_pty_pack_empty_cb, NULL, cause);
+	status =
+	    cli_pty_push(a, "pty.list", CLI_PTY_REQ_LIST, NULL, NULL, cause);
 	if (status == CLI_CONN_OK)
 		a->listed = true;
 	return status;
@@ -1350,7 +1316,7 @@ cli_pty_attach(struct cli *cli, int argc, char **argv)
 
 	a->cli = cli;
 	a->key = CLI_PTY_DETACH_KEY;
-	a->rid = CLI_PTY_RAW_ID;
+	a->rid = CLI_CONN_RAW_ID;
 	if ((status = cli_pty_attach_args(a, argc, argv)) != CLI_EXIT_OK) {
 		free(a);
 		return status;

@@ -1,12 +1,18 @@
-/* cli_xfer: what berth's streaming commands (events --follow, pty attach,
- * exec, cp, cat, record stop) share to ride out a lost connection — the
- * one reconnect policy. */
+/* cli_xfer: the transfer engine of berth's streaming commands (events
+ * --follow, pty attach, exec, cp, cat, record stop): the one reconnect
+ * policy and answer to an interrupt, requests kept in flight on a
+ * connection made again when lost, the pipelined resumable ranged read
+ * (fs.read, artifact.read), and the temp file a download lands through. */
 #ifndef BERTH_CLI_XFER_H
 #define BERTH_CLI_XFER_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "cli.h"
+#include "cli_bar.h"
+#include "sha256.h"
 
 /* The pauses between tries, doubling from the first to the cap. */
 #define CLI_XFER_BACKOFF_MIN_MS 100
@@ -64,5 +70,146 @@ int cli_xfer_mend(
  */
 void cli_xfer_signals(void);
 int cli_xfer_signalled(void);
+
+/* Writes all of buf to fd, waiting while a non-blocking fd is full: 0, or
+ * -1 with errno. */
+int cli_xfer_write(int fd, const void *buf, size_t len);
+
+/* ---- a link: requests in flight on a connection made again when lost */
+
+/* How many requests a link keeps unanswered. */
+#define CLI_XFER_PIPE 4
+
+/* A request sent without waiting, for its answer to say which. */
+struct cli_xfer_req {
+	uint64_t id;
+	uint64_t offset;
+	size_t len;
+	bool last; /* fs.write: done */
+};
+
+/*
+ * A connection for requests sent without waiting, at most CLI_XFER_PIPE
+ * at once, which berthd answers in order: pend is a queue, oldest at
+ * phead. Ids run on from CLI_CONN_RAW_ID across connections. Inside the
+ * transfer that uses it (cli_xfer_link_init); owns conn.
+ */
+struct cli_xfer_link {
+	struct cli *cli;
+	struct cli_conn *conn;
+	uint64_t rid; /* the id of the next request */
+	struct cli_xfer_req pend[CLI_XFER_PIPE];
+	size_t phead;
+	size_t npend;
+};
+
+void cli_xfer_link_init(struct cli_xfer_link *l, struct cli *cli);
+/* Connects (cli_open), with nothing in flight. */
+int cli_xfer_open(struct cli_xfer_link *l, char **cause);
+/* Closes the connection, if any; what was in flight is forgotten. */
+void cli_xfer_close(struct cli_xfer_link *l);
+/* Sends a request without waiting; req says what it is for when the
+ * answer comes (its id is the link's to set). */
+int cli_xfer_push(struct cli_xfer_link *l, const char *op,
+    cli_conn_pack_cb pack, void *ctx, const struct cli_xfer_req *req,
+    char **cause);
+/* Waits for the answer to the oldest request in flight: *req is that
+ * request, *mp its answer (owned by the connection). */
+int cli_xfer_answer(struct cli_xfer_link *l, struct cli_xfer_req *req,
+    const struct proto_msg **mp, char **cause);
+/* After a lost connection (why says how; taken): the link connected
+ * again and resume's work done on it (NULL: none), by cli_xfer_mend's
+ * policy for a quiet transfer, which says "reconnected; resuming" once
+ * back after more than one try. */
+int cli_xfer_reconnect(struct cli_xfer_link *l, char *why,
+    cli_xfer_retry_cb resume, void *arg, char **cause);
+
+/* A pipelined transfer, as cli_xfer_pump drives it; each callback takes
+ * the transfer (arg) and returns a cli_conn status. Static. */
+struct cli_xfer_pump {
+	/* Whether all is done (and answered). */
+	bool (*done)(void *arg);
+	/* Sends what may go now, up to CLI_XFER_PIPE in flight. */
+	int (*fill)(void *arg, char **cause);
+	/* Takes the answer m to req, the oldest in flight. */
+	int (*answered)(void *arg, const struct cli_xfer_req *req,
+	    const struct proto_msg *m, char **cause);
+	/* On a new connection, before fill: where to go on from. */
+	cli_xfer_retry_cb resume;
+};
+
+/* Runs a transfer on its link (connected) until done, the link made
+ * again after every lost connection; every answer is read before it
+ * returns, so that the connection can go on. */
+int cli_xfer_pump(struct cli_xfer_link *l, const struct cli_xfer_pump *p,
+    void *arg, char **cause);
+
+/* ---- the ranged read ---- */
+
+/* A read's chunk: the gateway holds at most client_queue (8 MiB by
+ * default) of answers for a client, and drops one that has more in
+ * flight, so CLI_XFER_PIPE reads in flight stay well below it. */
+#define CLI_XFER_READ_CHUNK (1u << 20)
+
+/*
+ * A resumable ranged read of one object of the sandbox: op {KEY: name,
+ * offset, length: CLI_XFER_READ_CHUNK} after op, CLI_XFER_PIPE in flight,
+ * the bytes written to fd in order (and hashed into sha, if set; shown
+ * on bar, if set). After a lost connection it asks again from done. The
+ * caller sets the first part; it borrows the strings, fd, sha and bar.
+ */
+struct cli_xfer_read {
+	struct cli_xfer_link link;
+	const char *op;   /* "fs.read", "artifact.read" */
+	const char *key;  /* "path", "id" */
+	const char *name; /* key's value */
+	/*
+	 * fixed: size is known and final (an artifact's), the reads stop
+	 * there, and an answer other than exactly the bytes asked for is the
+	 * server's fault. Otherwise (a file, which may change) size is as
+	 * last answered, 0 at first; a short answer is asked on from where
+	 * it ended, the requests after it are stale, and eof ends the read.
+	 */
+	bool fixed;
+	uint64_t size;
+	int fd;
+	const char *out; /* fd's name, for messages */
+	struct sha256 *sha;
+	struct cli_bar *bar;
+
+	uint64_t done; /* what fd has: set it where the read starts */
+	uint64_t next; /* the offset of the next request */
+	bool eof;
+};
+
+/* Reads from done to the end into fd, on the link (connected). Every
+ * answer is read before it returns, so that the connection can go on. */
+int cli_xfer_read_run(struct cli_xfer_read *rd, char **cause);
+
+/* ---- the landing ---- */
+
+/*
+ * A download lands in a hidden temp file beside its target (so that the
+ * rename stays within one filesystem), renamed over the target once whole:
+ * a reader sees the old file or the new one, never part. On its command's
+ * stack; owns temp and fd until committed or discarded.
+ */
+struct cli_xfer_land {
+	const char *target; /* borrowed */
+	char *temp;         /* NULL once committed or discarded */
+	int fd;             /* -1 likewise */
+};
+
+/* Creates the temp file: ".NAME" and suffix beside target, where a suffix
+ * that ends in XXXXXX is made unique, as by mkstemp(3). 0, or -1 with
+ * *cause. */
+int cli_xfer_land_open(struct cli_xfer_land *l, const char *target,
+    const char *suffix, char **cause);
+/* The whole temp file, with mode less the umask, synced and renamed over
+ * the target: 0, or -1 with *cause and the temp file removed. */
+int cli_xfer_land_commit(struct cli_xfer_land *l, unsigned mode, char **cause);
+/* Gives up what is not committed: the temp file closed and removed,
+ * errno kept. */
+void cli_xfer_land_discard(struct cli_xfer_land *l);
 
 #endif
