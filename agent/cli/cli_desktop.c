@@ -1,9 +1,8 @@
 /* cli_desktop: berth screenshot, click, move, scroll, type, key, cursor,
  * desktop info, windows and wait-change, each one request of a desktop.*
- * op, and record start, stop and status over the record.* ops. Every
- * argument is checked here before anything is sent, so that a typo never
- * reaches the screen; a screenshot, or a recording fetched by record
- * stop -o, lands in its file whole. */
+ * op, and the readers and printers they share with record (cli_record).
+ * Every argument is checked here before anything is sent, so that a typo
+ * never reaches the screen; a screenshot lands in its file whole. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdint.h>
@@ -11,15 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "cli_desktop.h"
 #include "cli_print.h"
 #include "cli_xfer.h"
-#include "log.h"
-#include "sha256.h"
 #include "xmalloc.h"
 
 /* The limits of the desktop ops (docs/protocol.md), checked here first
@@ -39,19 +35,6 @@
 /* What the answer to a type may take beyond --timeout, per character:
  * each one is pressed, released and synced in turn. */
 #define CLI_DESKTOP_TYPE_MS 5
-/* A screenshot's or a recording's temp file: ".NAME.XXXXXX", unique. */
-#define CLI_DESKTOP_TEMP_SUFFIX ".XXXXXX"
-/* record.start's limits. */
-#define CLI_DESKTOP_FPS_MAX 30
-#define CLI_DESKTOP_REC_SECONDS_MAX 86400
-/* A recording's id is berth-desktop's to choose (8 hex digits today);
- * the word is only kept short and printable. */
-#define CLI_DESKTOP_REC_ID_MAX 64
-/* record stop waits at least this long for its answer: the file is
- * finished, made a plain MP4 and copied into the artifact store first. */
-#define CLI_DESKTOP_STOP_WAIT_MS 120000
-/* An artifact's id: the SHA-256 of its bytes in hex. */
-#define CLI_DESKTOP_HEX_ID 64
 
 /* Option values, apart from every global option's. */
 enum {
@@ -66,17 +49,6 @@ enum {
 	CLI_DESKTOP_OPT_DY,
 	CLI_DESKTOP_OPT_DELAY,
 	CLI_DESKTOP_OPT_TIMEOUT,
-	CLI_DESKTOP_OPT_FPS,
-	CLI_DESKTOP_OPT_MAX_SECONDS,
-};
-
-/* A rectangle of the screen, as --region gives it. */
-struct cli_desktop_rect {
-	bool set;
-	long x;
-	long y;
-	long width;
-	long height;
 };
 
 /* A screenshot's arguments; output points into argv (NULL: stdout). */
@@ -130,7 +102,7 @@ struct cli_desktop_wait {
 /* ---- reading arguments ---- */
 
 /* A decimal integer in [lo, hi], all of s: 0, or -1. */
-static int
+int
 cli_desktop_long(const char *s, long lo, long hi, long *out)
 {
 	const char *p = *s == '-' ? s + 1 : s;
@@ -170,7 +142,7 @@ cli_desktop_double(const char *s, double *out)
 /* --region X,Y,W,H: four integers, a corner within X's coordinates and
  * a size of at least one pixel. Whether it lies within the screen only
  * the screen's server knows. */
-static int
+int
 cli_desktop_region(struct cli *cli, const char *arg, struct cli_desktop_rect *r)
 {
 	long *fields[4] = {&r->x, &r->y, &r->width, &r->height};
@@ -190,6 +162,16 @@ cli_desktop_region(struct cli *cli, const char *arg, struct cli_desktop_rect *r)
 		    "more, W and H 1 or more, each at most %d: %s",
 		    CLI_DESKTOP_COORD_MAX, arg);
 	r->set = true;
+	return CLI_EXIT_OK;
+}
+
+int
+cli_desktop_quality(struct cli *cli, const char *arg, long *out)
+{
+	if (cli_desktop_long(arg, 1, CLI_DESKTOP_QUALITY_MAX, out) != 0)
+		return cli_usage(cli,
+		    "--quality wants an integer from 1 to %d: %s",
+		    CLI_DESKTOP_QUALITY_MAX, arg);
 	return CLI_EXIT_OK;
 }
 
@@ -307,7 +289,7 @@ cli_desktop_map_cb(struct cli *cli, const msgpack_object *result, void *arg)
  * (exit 1). extra_ms is what the op itself may take beyond the time for
  * an answer.
  */
-static int
+int
 cli_desktop_request(struct cli *cli, const char *op, cli_conn_pack_cb pack,
     void *ctx, int extra_ms, cli_show_cb show)
 {
@@ -317,7 +299,7 @@ cli_desktop_request(struct cli *cli, const char *op, cli_conn_pack_cb pack,
 }
 
 /* An integer of a result's map (positive or negative). */
-static bool
+bool
 cli_desktop_int(const msgpack_object *map, const char *key, int64_t *out)
 {
 	const msgpack_object *v = proto_map_get(map, key);
@@ -335,7 +317,7 @@ cli_desktop_int(const msgpack_object *map, const char *key, int64_t *out)
 }
 
 /* "WxH+X+Y" of a map {x, y, width, height}; "?" where one is missing. */
-static char *
+char *
 cli_desktop_geometry(const msgpack_object *map)
 {
 	int64_t x, y, w, h;
@@ -350,24 +332,18 @@ cli_desktop_geometry(const msgpack_object *map)
 }
 
 /* A string of a result, safe on a terminal; fallback if absent. */
-static char *
+char *
 cli_desktop_text(
     const msgpack_object *map, const char *key, const char *fallback)
 {
 	const msgpack_object *v = proto_map_get(map, key);
-	char *s;
-	size_t i;
 
 	if (v == NULL || v->type != MSGPACK_OBJECT_STR)
 		return xstrdup(fallback);
-	s = xstrndup(v->via.str.ptr, v->via.str.size);
-	for (i = 0; s[i] != '\0'; i++)
-		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
-			s[i] = '?';
-	return s;
+	return cli_print_tame(xstrndup(v->via.str.ptr, v->via.str.size));
 }
 
-static void
+void
 cli_desktop_pack_rect(
     msgpack_packer *pk, const char *key, const struct cli_desktop_rect *r)
 {
@@ -435,7 +411,7 @@ cli_desktop_save(const char *path, const void *data, size_t len)
 
 /* A result (a map) as JSON with the file it went to put in, and the
  * field drop (NULL: none), the bytes that went there, left out. */
-static void
+void
 cli_desktop_file_json(
     const msgpack_object *result, const char *drop, const char *file)
 {
@@ -551,12 +527,7 @@ cli_desktop_shot_args(
 				    "--format wants png or jpeg: %s", optarg);
 			break;
 		case CLI_DESKTOP_OPT_QUALITY:
-			if (cli_desktop_long(optarg, 1, CLI_DESKTOP_QUALITY_MAX,
-			        &s->quality) != 0)
-				return cli_usage(cli,
-				    "--quality wants an integer from 1 to "
-				    "%d: %s",
-				    CLI_DESKTOP_QUALITY_MAX, optarg);
+			status = cli_desktop_quality(cli, optarg, &s->quality);
 			break;
 		case CLI_DESKTOP_OPT_NO_CURSOR: s->cursor = false; break;
 		}
@@ -1073,39 +1044,6 @@ const struct cli_cmd_entry cli_desktop_desktop_entry = {
     .exec = cli_desktop_desktop,
 };
 
-/*
- * Prints a table: the header head, then nrows rows of ncols cells each
- * (cells, row after row; taken and freed). Every column is padded to its
- * widest cell but the last, which goes as it is.
- */
-static void
-cli_desktop_table(
-    const char *const *head, int ncols, char **cells, uint32_t nrows)
-{
-	int *width = xcalloc((size_t)ncols, sizeof *width);
-	const char *const *row;
-	uint32_t i;
-	int j;
-
-	for (j = 0; j < ncols; j++)
-		width[j] = (int)strlen(head[j]);
-	for (i = 0; i < nrows; i++)
-		for (j = 0; j < ncols; j++)
-			if ((int)strlen(cells[i * ncols + j]) > width[j])
-				width[j] = (int)strlen(cells[i * ncols + j]);
-	for (i = 0; i <= nrows; i++) {
-		row = i == 0 ? head
-		             : (const char *const *)&cells[(i - 1) * ncols];
-		for (j = 0; j < ncols - 1; j++)
-			printf("%-*s  ", width[j], row[j]);
-		printf("%s\n", row[ncols - 1]);
-	}
-	for (i = 0; i < nrows * (uint32_t)ncols; i++)
-		free(cells[i]);
-	free(cells);
-	free(width);
-}
-
 /* The columns of berth windows: id, geometry, active mark, class and
  * title. */
 #define CLI_DESKTOP_WCOLS 5
@@ -1134,10 +1072,10 @@ cli_desktop_windows_show(
 		printf("no windows\n");
 		return CLI_EXIT_OK;
 	}
-	cells = xcalloc((size_t)n * CLI_DESKTOP_WCOLS, sizeof *cells);
+	cells = cli_print_cells(head, CLI_DESKTOP_WCOLS, n);
 	for (i = 0; i < n; i++) {
 		win = &list->via.array.ptr[i];
-		row = &cells[i * CLI_DESKTOP_WCOLS];
+		row = &cells[(i + 1) * CLI_DESKTOP_WCOLS];
 		id = 0;
 		active = false;
 		cli_desktop_int(win, "id", &id);
@@ -1148,7 +1086,7 @@ cli_desktop_windows_show(
 		row[3] = cli_desktop_text(win, "class", "-");
 		row[4] = cli_desktop_text(win, "title", "");
 	}
-	cli_desktop_table(head, CLI_DESKTOP_WCOLS, cells, n);
+	cli_print_table(CLI_DESKTOP_WCOLS, n + 1, cells);
 	return CLI_EXIT_OK;
 }
 
@@ -1259,534 +1197,4 @@ const struct cli_cmd_entry cli_desktop_wait_change_entry = {
                "at most --timeout SEC (default 10, at most 60);\n"
                "exit status 1 if it did not",
     .exec = cli_desktop_wait_change,
-};
-
-/* ---- record ---- */
-
-/* record start's arguments; 0 (or region unset): the op's default. */
-struct cli_desktop_rec {
-	long fps;
-	struct cli_desktop_rect region;
-	long max_seconds;
-	long quality;
-};
-
-/*
- * record stop: record.stop's answer, then, with an output, the MP4 it
- * names read by artifact.read (cli_xfer's ranged read, of a fixed size)
- * into a hidden temp file beside output, hashed as it is written. A lost
- * connection is made again: record.stop is asked again if its answer had
- * not come (a recording that has ended answers at once), and the read
- * goes on from the byte it reached. result is record.stop's answer packed
- * again, as it outlives its connection. On rec_stop's stack; owns result,
- * the read's connection and the landing.
- */
-struct cli_desktop_fetch {
-	struct cli *cli;
-	const char *rec_id; /* argv */
-	const char *output; /* argv; NULL: no fetch */
-	msgpack_sbuffer result;
-	char art_id[CLI_DESKTOP_HEX_ID + 1];
-	char sha256[CLI_DESKTOP_HEX_ID + 1];
-	struct cli_xfer_read read;
-	struct cli_xfer_land land;
-	struct sha256 sha;
-};
-
-static void
-cli_desktop_pack_rec_cb(msgpack_packer *pk, void *ctx)
-{
-	struct cli_desktop_rec *a = ctx;
-
-	msgpack_pack_map(pk,
-	    (a->fps != 0) + a->region.set + (a->max_seconds != 0) +
-	        (a->quality != 0));
-	if (a->fps != 0)
-		proto_pack_kv_i64(pk, "fps", a->fps);
-	if (a->region.set)
-		cli_desktop_pack_rect(pk, "region", &a->region);
-	if (a->max_seconds != 0)
-		proto_pack_kv_i64(pk, "max_seconds", a->max_seconds);
-	if (a->quality != 0)
-		proto_pack_kv_i64(pk, "quality", a->quality);
-}
-
-static void
-cli_desktop_pack_id_cb(msgpack_packer *pk, void *ctx)
-{
-	const char *id = ctx;
-
-	msgpack_pack_map(pk, id != NULL);
-	if (id != NULL)
-		proto_pack_kv_str(pk, "id", id);
-}
-
-/* The ID word of stop and status: what berth-desktop named a recording,
- * so a short printable word; whether it names one is its to say. */
-static int
-cli_desktop_rec_id(struct cli *cli, const char *word)
-{
-	size_t i, len = strlen(word);
-
-	for (i = 0; i < len; i++)
-		if ((unsigned char)word[i] <= 0x20 || word[i] == 0x7f)
-			break;
-	if (len == 0 || len > CLI_DESKTOP_REC_ID_MAX || i < len)
-		return cli_usage(cli,
-		    "ID is what record start printed, like 1a2b3c4d: '%.64s'",
-		    word);
-	return CLI_EXIT_OK;
-}
-
-static int
-cli_desktop_rec_start_show(
-    struct cli *cli, const msgpack_object *result, void *ctx)
-{
-	const msgpack_object *id = proto_map_get(result, "id");
-	char *shown;
-
-	(void)ctx;
-	if (id == NULL || id->type != MSGPACK_OBJECT_STR)
-		return cli_fail(CLI_CONN_PROTOCOL,
-		    xstrdup("record.start answered without an id"));
-	if (cli->json) {
-		cli_print_json(result);
-		return CLI_EXIT_OK;
-	}
-	shown = cli_desktop_text(result, "id", "?");
-	printf("%s\n", shown);
-	free(shown);
-	return CLI_EXIT_OK;
-}
-
-static int
-cli_desktop_rec_start(struct cli *cli, int argc, char **argv)
-{
-	static const struct option opts[] = {
-	    {"fps", required_argument, NULL, CLI_DESKTOP_OPT_FPS},
-	    {"region", required_argument, NULL, CLI_DESKTOP_OPT_REGION},
-	    {"max-seconds", required_argument, NULL,
-	        CLI_DESKTOP_OPT_MAX_SECONDS},
-	    {"quality", required_argument, NULL, CLI_DESKTOP_OPT_QUALITY},
-	    {NULL, 0, NULL, 0},
-	};
-	struct cli_desktop_rec a = {0};
-	char *word;
-	int c, status;
-
-	while ((c = cli_next(cli, argc, argv, opts, "", &word)) != -1) {
-		switch (c) {
-		case CLI_STOP: return CLI_EXIT_USAGE;
-		case CLI_WORD:
-			return cli_usage(
-			    cli, "record start takes no words: %s", word);
-		case CLI_DESKTOP_OPT_FPS:
-			if (cli_desktop_long(
-			        optarg, 1, CLI_DESKTOP_FPS_MAX, &a.fps) != 0)
-				return cli_usage(cli,
-				    "--fps wants frames per second, an "
-				    "integer from 1 to %d: %s",
-				    CLI_DESKTOP_FPS_MAX, optarg);
-			break;
-		case CLI_DESKTOP_OPT_REGION:
-			if ((status = cli_desktop_region(
-			         cli, optarg, &a.region)) != 0)
-				return status;
-			break;
-		case CLI_DESKTOP_OPT_MAX_SECONDS:
-			if (cli_desktop_long(optarg, 1,
-			        CLI_DESKTOP_REC_SECONDS_MAX,
-			        &a.max_seconds) != 0)
-				return cli_usage(cli,
-				    "--max-seconds wants an integer from 1 "
-				    "to %d: %s",
-				    CLI_DESKTOP_REC_SECONDS_MAX, optarg);
-			break;
-		case CLI_DESKTOP_OPT_QUALITY:
-			if (cli_desktop_long(optarg, 1, CLI_DESKTOP_QUALITY_MAX,
-			        &a.quality) != 0)
-				return cli_usage(cli,
-				    "--quality wants an integer from 1 to "
-				    "%d: %s",
-				    CLI_DESKTOP_QUALITY_MAX, optarg);
-			break;
-		}
-	}
-	if ((status = cli_ready(cli)) != 0)
-		return status;
-	return cli_desktop_request(cli, "record.start", cli_desktop_pack_rec_cb,
-	    &a, 0, cli_desktop_rec_start_show);
-}
-
-/* Whether s is 64 lowercase hex digits, as an artifact's id is. */
-static bool
-cli_desktop_is_hex_id(const char *s)
-{
-	return strlen(s) == CLI_DESKTOP_HEX_ID &&
-	    strspn(s, "0123456789abcdef") == CLI_DESKTOP_HEX_ID;
-}
-
-/* record.stop, waiting as long as the file may take to be finished and
- * published; keeps the answer and the reference it holds. */
-static int
-cli_desktop_stop_call(struct cli_desktop_fetch *f, char **cause)
-{
-	const struct proto_msg *resp;
-	const msgpack_object *art;
-	msgpack_packer pk;
-	int wait = f->cli->timeout_ms > CLI_DESKTOP_STOP_WAIT_MS
-	    ? f->cli->timeout_ms
-	    : CLI_DESKTOP_STOP_WAIT_MS;
-	int status;
-
-	status = cli_conn_call(f->read.link.conn, "record.stop",
-	    cli_desktop_pack_id_cb, (void *)f->rec_id, wait, &resp, cause);
-	if (status != CLI_CONN_OK)
-		return status;
-	art = proto_map_get(resp->result, "artifact");
-	if (art == NULL ||
-	    proto_arg_str(art, "id", f->art_id, sizeof f->art_id) != 1 ||
-	    proto_arg_str(art, "sha256", f->sha256, sizeof f->sha256) != 1 ||
-	    proto_arg_u64(art, "size", &f->read.size) != 1 ||
-	    !cli_desktop_is_hex_id(f->art_id) ||
-	    !cli_desktop_is_hex_id(f->sha256)) {
-		*cause = xstrdup("record.stop answered without the artifact's "
-		                 "id, sha256 and size");
-		return CLI_CONN_PROTOCOL;
-	}
-	msgpack_packer_init(&pk, &f->result, msgpack_sbuffer_write);
-	msgpack_pack_object(&pk, *resp->result);
-	return CLI_CONN_OK;
-}
-
-static int
-cli_desktop_stop_call_cb(void *arg, char **cause)
-{
-	return cli_desktop_stop_call(arg, cause);
-}
-
-/* record.stop, asked again on a new connection while its answer has not
- * come, then the MP4's bytes, read on to the end as cp reads a file. */
-static int
-cli_desktop_stop_run(struct cli_desktop_fetch *f, char **cause)
-{
-	struct cli_xfer_link *l = &f->read.link;
-	int status;
-
-	if ((status = cli_xfer_open(l, cause)) != CLI_CONN_OK)
-		return status;
-	status = cli_desktop_stop_call(f, cause);
-	if (status == CLI_CONN_LOST)
-		status = cli_xfer_reconnect(
-		    l, *cause, cli_desktop_stop_call_cb, f, cause);
-	if (status != CLI_CONN_OK || f->output == NULL)
-		return status;
-	return cli_xfer_read_run(&f->read, cause);
-}
-
-/* The fetched MP4, whole and as published (its size and SHA-256 are the
- * reference's), landed on output. */
-static int
-cli_desktop_fetch_land(struct cli_desktop_fetch *f, char **cause)
-{
-	uint8_t digest[SHA256_LEN];
-	char hex[SHA256_HEX];
-
-	sha256_final(&f->sha, digest);
-	sha256_hex(digest, hex);
-	if (strcmp(hex, f->sha256) != 0) {
-		*cause = xasprintf("%s not written: its bytes' SHA-256 is %s, "
-		                   "the artifact's %s",
-		    f->output, hex, f->sha256);
-		return CLI_CONN_ANSWERED;
-	}
-	if (cli_xfer_land_commit(&f->land, 0666, cause) != 0)
-		return CLI_CONN_ANSWERED;
-	return CLI_CONN_OK;
-}
-
-/* The reference, the video's counts and the file, as lines (the labels
- * of desktop info's). */
-static void
-cli_desktop_stop_lines(const msgpack_object *result, const char *file)
-{
-	const msgpack_object *art = proto_map_get(result, "artifact");
-	char *id = cli_desktop_text(art, "id", "?");
-	char *name = cli_desktop_text(art, "name", "?");
-	char *type = cli_desktop_text(art, "media_type", "?");
-	int64_t size = 0, ms = 0, frames = 0, dropped = 0;
-
-	cli_desktop_int(art, "size", &size);
-	cli_desktop_int(result, "duration_ms", &ms);
-	cli_desktop_int(result, "frames", &frames);
-	cli_desktop_int(result, "dropped", &dropped);
-	printf("artifact %s\n", id);
-	printf("name     %s, %s, %" PRId64 " bytes\n", name, type, size);
-	printf("video    %.1f s, %" PRId64 " frames, %" PRId64 " dropped\n",
-	    (double)ms / 1000, frames, dropped);
-	if (file != NULL)
-		printf("file     %s, SHA-256 checked\n", file);
-	free(id);
-	free(name);
-	free(type);
-}
-
-static void
-cli_desktop_stop_show(struct cli_desktop_fetch *f)
-{
-	msgpack_unpacked u;
-
-	msgpack_unpacked_init(&u);
-	if (msgpack_unpack_next(&u, f->result.data, f->result.size, NULL) !=
-	    MSGPACK_UNPACK_SUCCESS)
-		log_fatal("record.stop's answer does not unpack again");
-	if (!f->cli->json)
-		cli_desktop_stop_lines(&u.data, f->output);
-	else if (f->output != NULL)
-		cli_desktop_file_json(&u.data, NULL, f->output);
-	else
-		cli_print_json(&u.data);
-	msgpack_unpacked_destroy(&u);
-}
-
-static int
-cli_desktop_stop_args(
-    struct cli *cli, int argc, char **argv, struct cli_desktop_fetch *f)
-{
-	static const struct option opts[] = {
-	    {"output", required_argument, NULL, 'o'},
-	    {NULL, 0, NULL, 0},
-	};
-	char *word;
-	int c;
-
-	while ((c = cli_next(cli, argc, argv, opts, "o:", &word)) != -1) {
-		if (c == CLI_STOP)
-			return CLI_EXIT_USAGE;
-		if (c == 'o') {
-			if (*optarg == '\0' || strcmp(optarg, "-") == 0)
-				return cli_usage(cli,
-				    "-o wants a FILE for the MP4: '%s'",
-				    optarg);
-			f->output = optarg;
-		} else if (f->rec_id != NULL)
-			return cli_usage(
-			    cli, "record stop takes one ID: %s", word);
-		else
-			f->rec_id = word;
-	}
-	if (f->rec_id == NULL)
-		return cli_usage(
-		    cli, "record stop wants the ID record start printed");
-	return cli_desktop_rec_id(cli, f->rec_id);
-}
-
-static int
-cli_desktop_rec_stop(struct cli *cli, int argc, char **argv)
-{
-	struct cli_desktop_fetch f = {.cli = cli,
-	    .read = {.op = "artifact.read", .key = "id", .fixed = true},
-	    .land = {.fd = -1}};
-	char *cause = NULL;
-	int status;
-
-	if ((status = cli_desktop_stop_args(cli, argc, argv, &f)) != 0 ||
-	    (status = cli_ready(cli)) != 0)
-		return status;
-	/* Before the recording ends: a FILE that cannot be written says so
-	 * while the recording can still be stopped with another. */
-	if (f.output != NULL) {
-		cli_xfer_signals();
-		if (cli_xfer_land_open(&f.land, f.output,
-		        CLI_DESKTOP_TEMP_SUFFIX, &cause) != 0) {
-			cli_print_warn("%s", cause);
-			free(cause);
-			return CLI_EXIT_FAILED;
-		}
-		sha256_init(&f.sha);
-		f.read.fd = f.land.fd;
-		f.read.out = f.output;
-		f.read.sha = &f.sha;
-	}
-	cli_xfer_link_init(&f.read.link, cli);
-	f.read.name = f.art_id;
-	msgpack_sbuffer_init(&f.result);
-	status = cli_desktop_stop_run(&f, &cause);
-	cli_xfer_close(&f.read.link);
-	if (status == CLI_CONN_OK && f.output != NULL)
-		status = cli_desktop_fetch_land(&f, &cause);
-	cli_xfer_land_discard(&f.land);
-	if (status == CLI_CONN_OK)
-		cli_desktop_stop_show(&f);
-	msgpack_sbuffer_destroy(&f.result);
-	if (status == CLI_CONN_INTERRUPTED && cli_xfer_signalled() != 0) {
-		free(cause);
-		return CLI_EXIT_SIGNAL + cli_xfer_signalled();
-	}
-	if (status != CLI_CONN_OK)
-		return cli_fail(status, cause);
-	fflush(stdout);
-	return CLI_EXIT_OK;
-}
-
-/* The columns of record status. */
-#define CLI_DESKTOP_RCOLS 10
-
-/* "2006-01-02T15:04:05Z" of ms since the epoch. */
-static char *
-cli_desktop_utc(int64_t ms)
-{
-	time_t t = (time_t)(ms / 1000);
-	char buf[32];
-	struct tm tm;
-
-	if (ms <= 0 || gmtime_r(&t, &tm) == NULL ||
-	    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-		return xstrdup("-");
-	return xstrdup(buf);
-}
-
-/* A number of a result's map, or "-". */
-static char *
-cli_desktop_num(const msgpack_object *map, const char *key)
-{
-	int64_t v;
-
-	if (!cli_desktop_int(map, key, &v))
-		return xstrdup("-");
-	return xasprintf("%" PRId64, v);
-}
-
-/* One recording's row: what it became last, the artifact's id once
- * published, why once failed. */
-static void
-cli_desktop_status_row(const msgpack_object *rec, char **row)
-{
-	const msgpack_object *art = proto_map_get(rec, "artifact");
-	int64_t started = 0, ms = 0;
-	char *state = cli_desktop_text(rec, "state", "?");
-
-	cli_desktop_int(rec, "started", &started);
-	cli_desktop_int(rec, "duration_ms", &ms);
-	row[0] = cli_desktop_text(rec, "id", "?");
-	row[1] = state;
-	row[2] = cli_desktop_utc(started);
-	row[3] = cli_desktop_num(rec, "fps");
-	row[4] = cli_desktop_geometry(proto_map_get(rec, "region"));
-	row[5] = xasprintf("%.1f s", (double)ms / 1000);
-	row[6] = cli_desktop_num(rec, "frames");
-	row[7] = cli_desktop_num(rec, "dropped");
-	row[8] = cli_desktop_num(rec, "bytes");
-	if (art != NULL && art->type == MSGPACK_OBJECT_MAP)
-		row[9] = cli_desktop_text(art, "id", "?");
-	else if (strcmp(state, "failed") == 0)
-		row[9] = cli_desktop_text(rec, "reason", "?");
-	else
-		row[9] = xstrdup("-");
-}
-
-static int
-cli_desktop_status_show(
-    struct cli *cli, const msgpack_object *result, void *ctx)
-{
-	static const char *const head[CLI_DESKTOP_RCOLS] = {"ID", "STATE",
-	    "STARTED", "FPS", "REGION", "DURATION", "FRAMES", "DROPPED",
-	    "BYTES", "ARTIFACT/REASON"};
-	const msgpack_object *list = proto_map_get(result, "recordings");
-	char **cells;
-	uint32_t i, n;
-
-	(void)ctx;
-	if (list == NULL || list->type != MSGPACK_OBJECT_ARRAY)
-		return cli_fail(CLI_CONN_PROTOCOL,
-		    xstrdup("record.status answered without recordings"));
-	if (cli->json) {
-		cli_print_json(result);
-		return CLI_EXIT_OK;
-	}
-	if ((n = list->via.array.size) == 0) {
-		printf("no recordings\n");
-		return CLI_EXIT_OK;
-	}
-	cells = xcalloc((size_t)n * CLI_DESKTOP_RCOLS, sizeof *cells);
-	for (i = 0; i < n; i++)
-		cli_desktop_status_row(
-		    &list->via.array.ptr[i], &cells[i * CLI_DESKTOP_RCOLS]);
-	cli_desktop_table(head, CLI_DESKTOP_RCOLS, cells, n);
-	return CLI_EXIT_OK;
-}
-
-static int
-cli_desktop_rec_status(struct cli *cli, int argc, char **argv)
-{
-	char *word, *id = NULL;
-	int c, status;
-
-	while ((c = cli_next(cli, argc, argv, NULL, "", &word)) != -1) {
-		if (c == CLI_STOP)
-			return CLI_EXIT_USAGE;
-		if (id != NULL)
-			return cli_usage(cli,
-			    "record status takes one ID at most: %s", word);
-		if ((status = cli_desktop_rec_id(cli, word)) != 0)
-			return status;
-		id = word;
-	}
-	if ((status = cli_ready(cli)) != 0)
-		return status;
-	return cli_desktop_request(cli, "record.status", cli_desktop_pack_id_cb,
-	    id, 0, cli_desktop_status_show);
-}
-
-static const struct cli_cmd_entry cli_desktop_rec_start_entry = {
-    .name = "start",
-    .usage = "[--fps N] [--region X,Y,W,H] [--max-seconds S] [--quality Q]",
-    .exec = cli_desktop_rec_start,
-};
-
-static const struct cli_cmd_entry cli_desktop_rec_stop_entry = {
-    .name = "stop",
-    .usage = "ID [-o FILE]",
-    .exec = cli_desktop_rec_stop,
-};
-
-static const struct cli_cmd_entry cli_desktop_rec_status_entry = {
-    .name = "status",
-    .usage = "[ID]",
-    .exec = cli_desktop_rec_status,
-};
-
-static const struct cli_cmd_entry *const cli_desktop_rec_subs[] = {
-    &cli_desktop_rec_start_entry,
-    &cli_desktop_rec_stop_entry,
-    &cli_desktop_rec_status_entry,
-    NULL,
-};
-
-/* record start|stop|status: the word after record picks the sub-command,
- * whose synopsis usage errors then show. */
-static int
-cli_desktop_record(struct cli *cli, int argc, char **argv)
-{
-	char *word = NULL;
-	int c;
-
-	c = cli_next(cli, argc, argv, NULL, "", &word);
-	if (c == CLI_STOP)
-		return CLI_EXIT_USAGE;
-	if (c == CLI_WORD &&
-	    (cli->sub = cli_cmd_find(cli_desktop_rec_subs, word)) != NULL)
-		return cli->sub->exec(cli, argc, argv);
-	return cli_usage(cli, "record wants start, stop or status");
-}
-
-const struct cli_cmd_entry cli_desktop_record_entry = {
-    .name = "record",
-    .usage = "start|stop|status ...",
-    .summary = "record the screen to MP4: start [--fps N]\n"
-               "[--region X,Y,W,H] [--max-seconds S]\n"
-               "[--quality Q] prints its ID; stop ID [-o FILE]\n"
-               "ends it and prints the artifact (-o: saves the\n"
-               "MP4 here); status [ID] lists the recordings",
-    .exec = cli_desktop_record,
 };

@@ -9,6 +9,7 @@
 #include "cli_exec.h"
 #include "cli_fs.h"
 #include "cli_pty.h"
+#include "cli_record.h"
 #include "cli_table.h"
 
 const struct cli_cmd_entry *const cli_table[] = {
@@ -31,7 +32,7 @@ const struct cli_cmd_entry *const cli_table[] = {
     &cli_desktop_desktop_entry,
     &cli_desktop_windows_entry,
     &cli_desktop_wait_change_entry,
-    &cli_desktop_record_entry,
+    &cli_record_entry,
     &cli_core_help_entry,
     NULL,
 };
