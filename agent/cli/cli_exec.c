@@ -527,8 +527,9 @@ cli_exec_answer(struct cli_exec *e, const struct proto_msg *m, char **cause)
 }
 
 static int
-cli_exec_handle(struct cli_exec *e, const struct proto_msg *m, char **cause)
+cli_exec_handle(void *arg, const struct proto_msg *m, char **cause)
 {
+	struct cli_exec *e = arg;
 	switch (m->type) {
 	case PROTO_DATA: return cli_exec_data(e, m, cause);
 	case PROTO_RESPONSE: return cli_exec_answer(e, m, cause);
@@ -554,8 +555,9 @@ cli_exec_ack_due(const struct cli_exec *e)
 /* Sends what is due: a signal caught, the wait, what has arrived,
  * stdin's next chunk or its end. */
 static int
-cli_exec_flush(struct cli_exec *e, char **cause)
+cli_exec_flush(void *arg, char **cause)
 {
+	struct cli_exec *e = arg;
 	uint64_t ack_id; /* its answer is of no interest */
 	int status, k;
 
@@ -594,8 +596,9 @@ cli_exec_flush(struct cli_exec *e, char **cause)
 
 /* How long the connection may be waited on before stdin's next turn. */
 static int
-cli_exec_slice(struct cli_exec *e)
+cli_exec_slice(void *arg)
 {
+	struct cli_exec *e = arg;
 	uint64_t now = clock_mono_ms();
 
 	if (e->in_eof || e->input_id != 0)
@@ -759,6 +762,12 @@ cli_exec_broken(struct cli_exec *e)
 	return CLI_EXIT_SIGNAL + SIGPIPE;
 }
 
+static const struct cli_xfer_talk cli_exec_talk = {
+    .flush = cli_exec_flush,
+    .slice = cli_exec_slice,
+    .handle = cli_exec_handle,
+};
+
 /*
  * The command's life: stdin to it, its output to ours, signals caught to
  * its process group, until its exit is known and both streams have
@@ -767,26 +776,16 @@ cli_exec_broken(struct cli_exec *e)
 static int
 cli_exec_loop(struct cli_exec *e)
 {
-	const struct proto_msg *m;
 	char *cause;
 	int status;
 
 	while (!cli_exec_ended(e)) {
 		cli_exec_read(e);
-		status = cli_exec_flush(e, &cause);
-		if (status == CLI_CONN_OK)
-			status = cli_conn_recv(
-			    e->conn, cli_exec_slice(e), &m, &cause);
-		if (status == CLI_CONN_OK)
-			status = cli_exec_handle(e, m, &cause);
+		status = cli_xfer_turn(e->conn, &cli_exec_talk, e, &cause);
 		if (status == CLI_CONN_OK && e->broken)
 			return cli_exec_broken(e);
 		if (status == CLI_CONN_OK)
 			continue;
-		if (status == CLI_CONN_TIMEOUT) {
-			free(cause);
-			continue;
-		}
 		if (status != CLI_CONN_LOST)
 			return cli_exec_fail(e, cause);
 		cli_exec_lost(e);

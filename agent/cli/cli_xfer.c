@@ -121,6 +121,23 @@ cli_xfer_write(int fd, const void *buf, size_t len)
 	return 0;
 }
 
+int
+cli_xfer_turn(struct cli_conn *conn, const struct cli_xfer_talk *t, void *arg,
+    char **cause)
+{
+	const struct proto_msg *m;
+	int status;
+
+	if ((status = t->flush(arg, cause)) == CLI_CONN_OK &&
+	    (status = cli_conn_recv(conn, t->slice(arg), &m, cause)) ==
+	        CLI_CONN_OK)
+		return t->handle(arg, m, cause);
+	if (status != CLI_CONN_TIMEOUT)
+		return status;
+	free(*cause);
+	return CLI_CONN_OK;
+}
+
 /* ---- the link ---- */
 
 void

@@ -75,6 +75,26 @@ int cli_xfer_signalled(void);
  * -1 with errno. */
 int cli_xfer_write(int fd, const void *buf, size_t len);
 
+/* ---- a conversation: a command that talks while it listens ---- */
+
+/* What exec and pty attach do in a turn; each takes the command (arg).
+ * Static. */
+struct cli_xfer_talk {
+	/* Sends what is due: a cli_conn status. */
+	int (*flush)(void *arg, char **cause);
+	/* How long the connection may be waited on, once flushed: cli_conn
+	 * wakes no wait on stdin, so stdin waits that long at most. */
+	int (*slice)(void *arg);
+	/* Takes one message: a cli_conn status. */
+	int (*handle)(void *arg, const struct proto_msg *m, char **cause);
+};
+
+/* One turn on conn: what is due sent, then the next message taken if one
+ * comes within the slice (none coming is no failure: the next turn waits
+ * again). A cli_conn status, *cause on failure. */
+int cli_xfer_turn(struct cli_conn *conn, const struct cli_xfer_talk *t,
+    void *arg, char **cause);
+
 /* ---- a link: requests in flight on a connection made again when lost */
 
 /* How many requests a link keeps unanswered. */
