@@ -322,6 +322,25 @@ cli_ready(struct cli *cli)
 }
 
 int
+cli_exit_status(const msgpack_object *e, int *status)
+{
+	const msgpack_object *code = proto_map_get(e, "code");
+	uint64_t sig;
+
+	if (code != NULL &&
+	    (code->type == MSGPACK_OBJECT_POSITIVE_INTEGER ||
+	        code->type == MSGPACK_OBJECT_NEGATIVE_INTEGER)) {
+		*status = (int)(code->via.i64 & 0xff);
+		return 0;
+	}
+	if (proto_arg_u64(e, "signal", &sig) != 1 || sig == 0 ||
+	    sig >= CLI_EXIT_SIGNAL)
+		return -1;
+	*status = CLI_EXIT_SIGNAL + (int)sig;
+	return (int)sig;
+}
+
+int
 cli_open(struct cli *cli, struct cli_conn **connp, char **cause)
 {
 	char *token;

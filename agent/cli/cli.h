@@ -101,6 +101,12 @@ int cli_usage(struct cli *cli, const char *fmt, ...)
  * and the exit statuses. */
 void cli_help(void);
 
+/* An exit of the sandbox's ({code} or {signal, core}) as the status a
+ * shell gives it: the code's low byte, or CLI_EXIT_SIGNAL + N for signal
+ * N. Returns the signal (0 for a code) with *status, or -1 if e holds
+ * neither. */
+int cli_exit_status(const msgpack_object *e, int *status);
+
 /* Connects by the settings and says hello: a cli_conn status, *cause on
  * failure (the caller frees it). */
 int cli_open(struct cli *cli, struct cli_conn **connp, char **cause);

@@ -17,6 +17,7 @@
 
 #include "cli.h"
 #include "cli_attach.h"
+#include "cli_print.h"
 #include "cli_pty.h"
 #include "cli_xfer.h"
 #include "clock.h"
@@ -356,8 +357,9 @@ cli_attach_set_exit(struct cli_attach *a, const msgpack_object *e)
 {
 	if (a->exit_known)
 		return;
-	a->exit_signal = cli_pty_exit(e, &a->exit_status, &a->exit_words);
-	a->exit_known = a->exit_signal >= 0;
+	a->exit_signal = cli_exit_status(e, &a->exit_status);
+	if ((a->exit_known = a->exit_signal >= 0))
+		a->exit_words = cli_print_exit(e);
 }
 
 /* The attach response: where the output starts, and maybe a screen to
@@ -650,11 +652,9 @@ cli_attach_answer(struct cli_attach *a, const struct proto_msg *m, char **cause)
 	    (strcmp(m->err_code, PROTO_E_UNAVAILABLE) == 0 ||
 	        strcmp(m->err_code, PROTO_E_CONFLICT) == 0))
 		return CLI_CONN_OK;
-	if (strcmp(m->err_code, PROTO_E_NOT_FOUND) == 0) {
-		/* The session is gone: nothing more to show or to send. */
-		*cause = xasprintf("%s: %s", m->err_code, m->err_message);
-		return CLI_CONN_ANSWERED;
-	}
+	/* The session is gone: nothing more to show or to send. */
+	if (strcmp(m->err_code, PROTO_E_NOT_FOUND) == 0)
+		return cli_conn_refused(m, cause);
 	cli_attach_note("berth: %s: %s: %s",
 	    req == CLI_ATTACH_REQ_INPUT      ? "pty.input"
 	        : req == CLI_ATTACH_REQ_LIST ? "pty.list"

@@ -470,28 +470,18 @@ cli_exec_input_answer(struct cli_exec *e, const struct proto_msg *m)
 static int
 cli_exec_waited(struct cli_exec *e, const struct proto_msg *m, char **cause)
 {
-	const msgpack_object *x, *code;
+	const msgpack_object *x;
 	char state[16] = "";
-	uint64_t sig;
 
 	e->wait_id = 0;
-	if (!m->ok) {
-		*cause = xasprintf("%s: %s", m->err_code, m->err_message);
-		return CLI_CONN_ANSWERED;
-	}
+	if (!m->ok)
+		return cli_conn_refused(m, cause);
 	proto_arg_str(m->result, "state", state, sizeof state);
 	if (strcmp(state, "exited") != 0)
 		return CLI_CONN_OK; /* asked again by the next flush */
 	proto_arg_bool(m->result, "timed_out", &e->timed_out);
 	x = proto_map_get(m->result, "exit");
-	code = proto_map_get(x, "code");
-	if (code != NULL &&
-	    (code->type == MSGPACK_OBJECT_POSITIVE_INTEGER ||
-	        code->type == MSGPACK_OBJECT_NEGATIVE_INTEGER))
-		e->exit_status = (int)(code->via.i64 & 0xff);
-	else if (proto_arg_u64(x, "signal", &sig) == 1 && sig > 0 && sig < 128)
-		e->exit_status = CLI_EXIT_SIGNAL + (int)sig;
-	else {
+	if (cli_exit_status(x, &e->exit_status) < 0) {
 		*cause = xstrdup("proc.wait answered without an exit");
 		return CLI_CONN_PROTOCOL;
 	}

@@ -211,8 +211,7 @@ cli_print_ping(const msgpack_object *result, double rtt_ms, bool json)
 	free(boot);
 }
 
-/* A service's last exit: "-", "exit 3", "SIGKILL" or "SIGSEGV (core)". */
-static char *
+char *
 cli_print_exit(const msgpack_object *e)
 {
 	const msgpack_object *code = proto_map_get(e, "code");

@@ -28,6 +28,10 @@ void cli_print_table(size_t ncols, size_t nrows, char **cells);
  * names, copied): the rows start at ncols, for the caller to fill. */
 char **cli_print_cells(const char *const *head, size_t ncols, size_t nrows);
 
+/* An exit ({code} or {signal, core}) in words, allocated: "-" (none),
+ * "exit 3", "SIGKILL" or "SIGSEGV (core)". */
+char *cli_print_exit(const msgpack_object *e);
+
 /* Any result as one line of JSON on stdout. */
 void cli_print_json(const msgpack_object *obj);
 

@@ -255,37 +255,6 @@ cli_pty_open(struct cli *cli, int argc, char **argv)
 
 /* ---- list ---- */
 
-/* An exit ({code} or {signal, core}) as the status a shell would give
- * it, and as words. Returns the signal, 0 for an exit code, or -1 if e
- * holds neither. */
-int
-cli_pty_exit(const msgpack_object *e, int *status, char **words)
-{
-	const msgpack_object *code = proto_map_get(e, "code");
-	const char *name;
-	uint64_t sig;
-	bool core = false;
-
-	if (code != NULL &&
-	    (code->type == MSGPACK_OBJECT_POSITIVE_INTEGER ||
-	        code->type == MSGPACK_OBJECT_NEGATIVE_INTEGER)) {
-		*status = (int)(code->via.i64 & 0xff);
-		*words = xasprintf("exit %d", *status);
-		return 0;
-	}
-	if (proto_arg_u64(e, "signal", &sig) != 1 || sig == 0 || sig > 127)
-		return -1;
-	proto_arg_bool(e, "core", &core);
-	*status = CLI_EXIT_SIGNAL + (int)sig;
-	name = sigabbrev_np((int)sig);
-	if (name != NULL)
-		*words = xasprintf("SIG%s%s", name, core ? " (core)" : "");
-	else
-		*words = xasprintf(
-		    "signal %" PRIu64 "%s", sig, core ? " (core)" : "");
-	return (int)sig;
-}
-
 static int
 cli_pty_list(struct cli *cli, int argc, char **argv)
 {

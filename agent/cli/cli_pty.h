@@ -1,7 +1,7 @@
 /* cli_pty: berth pty — the terminal sessions' commands (open, list,
  * attach, send, resize, signal, close, help), and what attach
  * (cli_attach) shares with the others: the arguments of a request and
- * their packers, and the readers of ids, numbers, sizes and exits. */
+ * their packers, and the readers of ids, numbers and sizes. */
 #ifndef BERTH_CLI_PTY_H
 #define BERTH_CLI_PTY_H
 
@@ -47,9 +47,5 @@ int cli_pty_id(struct cli *cli, const char *id);
 /* The terminal's size, from stdin or else stdout; false if neither is
  * a terminal that knows it. */
 bool cli_pty_winsize(unsigned *cols, unsigned *rows);
-/* An exit ({code} or {signal, core}) as the status a shell would give
- * it, and as words (allocated). Returns the signal, 0 for an exit code,
- * or -1 if e holds neither. */
-int cli_pty_exit(const msgpack_object *e, int *status, char **words);
 
 #endif
