@@ -17,7 +17,8 @@
 char *cli_print_tame(char *s);
 
 /* "berth: MESSAGE" on stderr. */
-void cli_print_vwarn(const char *fmt, va_list ap);
+void cli_print_vwarn(const char *fmt, va_list ap)
+    __attribute__((format(printf, 1, 0)));
 void cli_print_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* A table for people on stdout: nrows rows of ncols cells (row after row,
