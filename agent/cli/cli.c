@@ -1,7 +1,7 @@
-/* cli: the berth command-line client. main reads the global options and
- * runs the command the table (cli_table.c) names; the command walks its
- * own arguments, settles the transport (the Unix socket, or the gateway's
- * WebSocket with a token) and connects through the functions here. */
+/* cli: the core every berth command runs on. A command walks its own
+ * arguments with the global options among them, settles the transport
+ * (the Unix socket, or the gateway's WebSocket with a token) and connects
+ * through the functions here. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
@@ -20,7 +20,6 @@
 
 #define CLI_SOCKET_DEFAULT "/var/lib/berth/berthd.sock"
 #define CLI_TOKEN_DEFAULT "/var/lib/berth/token"
-#define CLI_TIMEOUT_DEFAULT_MS 10000
 #define CLI_TIMEOUT_MAX_S 86400
 #define CLI_MAX_OPTS 32
 /* berth --help's column for the summaries, and the widest synopsis that
@@ -395,23 +394,4 @@ cli_ask(struct cli *cli, const char *op, cli_conn_pack_cb pack, void *ctx,
 	fflush(stdout);
 	cli_conn_close(conn);
 	return status;
-}
-
-int
-main(int argc, char **argv)
-{
-	struct cli cli = {.timeout_ms = CLI_TIMEOUT_DEFAULT_MS};
-
-	if (cli_getopt(&cli, argc, argv, NULL, "") == CLI_STOP)
-		return CLI_EXIT_USAGE;
-	if (optind == argc)
-		return cli_usage(&cli, "no command given");
-	if ((cli.cmd = cli_cmd_find(cli_table, argv[optind])) == NULL)
-		return cli_usage(&cli, "unknown command: %s", argv[optind]);
-	argc -= optind;
-	argv += optind;
-	/* The command's own walk starts after its name; 0 makes getopt
-	 * start afresh. */
-	optind = 0;
-	return cli.cmd->exec(&cli, argc, argv);
 }

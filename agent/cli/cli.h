@@ -24,6 +24,9 @@ enum cli_exit {
 	CLI_EXIT_SIGNAL = 128,       /* + N: signal N ended it */
 };
 
+/* How long an answer is waited for, unless --timeout says otherwise. */
+#define CLI_TIMEOUT_DEFAULT_MS 10000
+
 /* What cli_getopt and cli_next return besides an option's value. */
 #define CLI_STOP (-2) /* a usage error, told: the run ends (CLI_EXIT_USAGE) */
 #define CLI_WORD (-3) /* a word, in *wordp */

@@ -55,11 +55,12 @@ cli_xfer_mend(
 	int status, ms = 0;
 
 	backoff_init(&b, CLI_XFER_BACKOFF_MIN_MS, CLI_XFER_BACKOFF_MAX_MS);
-	for (o->tries = 1;; o->tries++) {
+	for (o->tries = 0;;) {
 		if ((status = cli_xfer_pause(o, ms)) != CLI_CONN_OK) {
 			*cause = xstrdup("interrupted");
 			break;
 		}
+		o->tries++;
 		status = o->retry(o->arg, cause);
 		if (status == CLI_CONN_OK || !cli_xfer_retryable(status) ||
 		    (!o->forever && clock_mono_ms() >= give_up))

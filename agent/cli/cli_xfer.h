@@ -45,7 +45,7 @@ struct cli_xfer_outage {
 	cli_xfer_pause_cb pause; /* NULL: cli_conn_pause */
 	void *arg;               /* retry's and pause's */
 
-	unsigned tries; /* how many it took */
+	unsigned tries; /* how many were made */
 };
 
 /*
