@@ -785,6 +785,36 @@ cli_conn_send(struct cli_conn *conn, const void *buf, size_t len, char **cause)
 	    conn, cli_conn_send_by(conn, buf, len, -1), -1, cause);
 }
 
+/* Packs a request for op with id and args from pack (NULL: an empty
+ * map) into sb. */
+static void
+cli_conn_pack_request(msgpack_sbuffer *sb, uint64_t id, const char *op,
+    cli_conn_pack_cb pack, void *ctx)
+{
+	msgpack_packer pk;
+
+	msgpack_packer_init(&pk, sb, msgpack_sbuffer_write);
+	proto_pack_request(&pk, id, op);
+	if (pack != NULL)
+		pack(&pk, ctx);
+	else
+		msgpack_pack_map(&pk, 0);
+}
+
+int
+cli_conn_push(struct cli_conn *conn, uint64_t id, const char *op,
+    cli_conn_pack_cb pack, void *ctx, char **cause)
+{
+	msgpack_sbuffer sb;
+	int status;
+
+	msgpack_sbuffer_init(&sb);
+	cli_conn_pack_request(&sb, id, op, pack, ctx);
+	status = cli_conn_send(conn, sb.data, sb.size, cause);
+	msgpack_sbuffer_destroy(&sb);
+	return status;
+}
+
 /* Sends a request and decodes messages until its response is curmsg;
  * the others are kept in held, in order. */
 static int
@@ -792,17 +822,11 @@ cli_conn_exchange(struct cli_conn *conn, const char *op, cli_conn_pack_cb pack,
     void *ctx, int64_t deadline)
 {
 	msgpack_sbuffer sb;
-	msgpack_packer pk;
 	uint64_t id = conn->next_id++;
 	int status;
 
 	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	proto_pack_request(&pk, id, op);
-	if (pack != NULL)
-		pack(&pk, ctx);
-	else
-		msgpack_pack_map(&pk, 0);
+	cli_conn_pack_request(&sb, id, op, pack, ctx);
 	status = cli_conn_send_by(conn, sb.data, sb.size, deadline);
 	msgpack_sbuffer_destroy(&sb);
 	while (status == CLI_CONN_OK) {
@@ -854,10 +878,8 @@ cli_conn_hello(struct cli_conn *conn, int64_t deadline, char **cause)
 	    conn, "hello", cli_conn_pack_hello, NULL, deadline);
 	if (status != CLI_CONN_OK)
 		return status;
-	if (!resp->ok) {
-		*cause = xasprintf("%s: %s", resp->err_code, resp->err_message);
-		return CLI_CONN_ANSWERED;
-	}
+	if (!resp->ok)
+		return cli_conn_refused(resp, cause);
 	v = proto_map_get(resp->result, "version");
 	if (v == NULL || v->type != MSGPACK_OBJECT_STR ||
 	    v->via.str.size != strlen(PROTO_VERSION) ||
@@ -927,10 +949,14 @@ cli_conn_call(struct cli_conn *conn, const char *op, cli_conn_pack_cb pack,
 	    cli_conn_request(conn, op, pack, ctx, timeout_ms, respp, cause);
 	if (status != CLI_CONN_OK)
 		return status;
-	if (!(*respp)->ok) {
-		*cause = xasprintf(
-		    "%s: %s", (*respp)->err_code, (*respp)->err_message);
-		return CLI_CONN_ANSWERED;
-	}
+	if (!(*respp)->ok)
+		return cli_conn_refused(*respp, cause);
 	return CLI_CONN_OK;
+}
+
+int
+cli_conn_refused(const struct proto_msg *resp, char **cause)
+{
+	*cause = xasprintf("%s: %s", resp->err_code, resp->err_message);
+	return CLI_CONN_ANSWERED;
 }

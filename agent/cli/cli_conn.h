@@ -6,6 +6,7 @@
 
 #include <msgpack.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "proto.h"
 
@@ -25,6 +26,11 @@ enum cli_conn_status {
 /* Packs the args map of a request (exactly one msgpack map). */
 typedef void (*cli_conn_pack_cb)(msgpack_packer *pk, void *ctx);
 
+/* The first id of the requests a caller sends without waiting
+ * (cli_conn_push), far above those cli_conn_request hands out, so that
+ * the two never meet on one connection. */
+#define CLI_CONN_RAW_ID (UINT64_C(1) << 32)
+
 /*
  * Open a connection and say hello; on CLI_CONN_OK *connp is the new
  * connection, which the caller closes with cli_conn_close. On any other
@@ -40,6 +46,11 @@ void cli_conn_close(struct cli_conn *conn);
 /* Sends one packed message (at most PROTO_MAX_MSG bytes), copied. */
 int cli_conn_send(
     struct cli_conn *conn, const void *buf, size_t len, char **cause);
+/* Sends a request for op with the caller's id (from CLI_CONN_RAW_ID on)
+ * and args packed by pack (NULL: an empty map), without waiting for its
+ * answer, which cli_conn_recv returns in its turn. */
+int cli_conn_push(struct cli_conn *conn, uint64_t id, const char *op,
+    cli_conn_pack_cb pack, void *ctx, char **cause);
 
 /*
  * Returns the next message in *msgp: those set aside by cli_conn_request
@@ -64,6 +75,9 @@ int cli_conn_request(struct cli_conn *conn, const char *op,
  * with *cause "CODE: MESSAGE" (the caller frees it). */
 int cli_conn_call(struct cli_conn *conn, const char *op, cli_conn_pack_cb pack,
     void *ctx, int timeout_ms, const struct proto_msg **respp, char **cause);
+/* An error response as a failure: CLI_CONN_ANSWERED, *cause "CODE:
+ * MESSAGE". */
+int cli_conn_refused(const struct proto_msg *resp, char **cause);
 
 /*
  * Makes every wait of every connection, and cli_conn_pause, return

@@ -1,34 +1,22 @@
 /* cli_desktop: berth screenshot, click, move, scroll, type, key, cursor,
  * desktop info, windows and wait-change, each one request of a desktop.*
- * op, and record start, stop and status over the record.* ops. Every
- * argument is checked here before anything is sent, so that a typo never
- * reaches the screen; a screenshot, or a recording fetched by record
- * stop -o, lands in its file whole. */
-#include <sys/stat.h>
-
+ * op, and the readers and printers they share with record (cli_record).
+ * Every argument is checked here before anything is sent, so that a typo
+ * never reaches the screen; a screenshot lands in its file whole. */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "cli_desktop.h"
-#include "cli_fs.h"
 #include "cli_print.h"
-#include "clock.h"
-#include "log.h"
-#include "sha256.h"
+#include "cli_xfer.h"
 #include "xmalloc.h"
-
-#define CLI_DESKTOP_EXIT_OK 0
-#define CLI_DESKTOP_EXIT_FAILED 1
-#define CLI_DESKTOP_EXIT_USAGE 2
 
 /* The limits of the desktop ops (docs/protocol.md), checked here first
  * so that a usage error says so before anything is sent. */
@@ -47,32 +35,6 @@
 /* What the answer to a type may take beyond --timeout, per character:
  * each one is pressed, released and synced in turn. */
 #define CLI_DESKTOP_TYPE_MS 5
-/* Room for a hidden temp name beside the target: "." NAME ".XXXXXX". */
-#define CLI_DESKTOP_NAME_MAX 255
-#define CLI_DESKTOP_TEMP_SUFFIX ".XXXXXX"
-/* record.start's limits. */
-#define CLI_DESKTOP_FPS_MAX 30
-#define CLI_DESKTOP_REC_SECONDS_MAX 86400
-/* A recording's id is berth-desktop's to choose (8 hex digits today);
- * the word is only kept short and printable. */
-#define CLI_DESKTOP_REC_ID_MAX 64
-/* record stop waits at least this long for its answer: the file is
- * finished, made a plain MP4 and copied into the artifact store first. */
-#define CLI_DESKTOP_STOP_WAIT_MS 120000
-/* An artifact's id: the SHA-256 of its bytes in hex. */
-#define CLI_DESKTOP_HEX_ID 64
-/* artifact.read's chunk, and how many go unanswered: 4 MiB in flight
- * stay well below what the gateway holds for a client (8 MiB). */
-#define CLI_DESKTOP_READ_CHUNK (1u << 20)
-#define CLI_DESKTOP_PIPE 4
-/* The ids of the reads, far above those cli_conn_request hands out, so
- * that the two never meet. */
-#define CLI_DESKTOP_RAW_ID (UINT64_C(1) << 32)
-/* How long a lost connection is tried again, unless --timeout says
- * longer, and the pauses between the tries. */
-#define CLI_DESKTOP_RECONNECT_MS 60000
-#define CLI_DESKTOP_BACKOFF_MIN_MS 100
-#define CLI_DESKTOP_BACKOFF_MAX_MS 2000
 
 /* Option values, apart from every global option's. */
 enum {
@@ -87,29 +49,6 @@ enum {
 	CLI_DESKTOP_OPT_DY,
 	CLI_DESKTOP_OPT_DELAY,
 	CLI_DESKTOP_OPT_TIMEOUT,
-	CLI_DESKTOP_OPT_FPS,
-	CLI_DESKTOP_OPT_MAX_SECONDS,
-};
-
-/* One command being parsed and run; usage is its synopsis after the
- * name. */
-struct cli_desktop_cmd {
-	const struct cli_host *host;
-	const char *name;
-	const char *usage;
-	bool dashdash; /* past "--": every argument is a word */
-	int status;    /* set by getopt_cb with CLI_HOST_STOP */
-	bool json;
-	int timeout_ms;
-};
-
-/* A rectangle of the screen, as --region gives it. */
-struct cli_desktop_rect {
-	bool set;
-	long x;
-	long y;
-	long width;
-	long height;
 };
 
 /* A screenshot's arguments; output points into argv (NULL: stdout). */
@@ -160,48 +99,10 @@ struct cli_desktop_wait {
 	long timeout_ms;
 };
 
-/* Shows an answer's result; returns the exit status. */
-typedef int (*cli_desktop_show_cb)(
-    struct cli_desktop_cmd *cmd, const msgpack_object *result, void *ctx);
-
-static int cli_desktop_usage(struct cli_desktop_cmd *cmd, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static int
-cli_desktop_usage(struct cli_desktop_cmd *cmd, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	cli_print_vwarn(fmt, ap);
-	va_end(ap);
-	fprintf(stderr,
-	    "usage: berth [OPTIONS] %s%s%s\nTry 'berth --help' for more.\n",
-	    cmd->name, *cmd->usage != '\0' ? " " : "", cmd->usage);
-	return CLI_DESKTOP_EXIT_USAGE;
-}
-
-/* The next argument: an option of opts or shorts (its value), a word
- * (*wordp), -1 at the end, or CLI_HOST_STOP. Options may come before,
- * between and after the words. */
-static int
-cli_desktop_next(struct cli_desktop_cmd *cmd, int argc, char **argv,
-    const struct option *opts, const char *shorts, char **wordp)
-{
-	return cli_host_next(cmd->host, argc, argv, opts, shorts,
-	    &cmd->dashdash, &cmd->status, wordp);
-}
-
-static int
-cli_desktop_ready(struct cli_desktop_cmd *cmd)
-{
-	return cmd->host->ready_cb(
-	    cmd->host->cli, &cmd->json, &cmd->timeout_ms);
-}
-
 /* ---- reading arguments ---- */
 
 /* A decimal integer in [lo, hi], all of s: 0, or -1. */
-static int
+int
 cli_desktop_long(const char *s, long lo, long hi, long *out)
 {
 	const char *p = *s == '-' ? s + 1 : s;
@@ -241,9 +142,8 @@ cli_desktop_double(const char *s, double *out)
 /* --region X,Y,W,H: four integers, a corner within X's coordinates and
  * a size of at least one pixel. Whether it lies within the screen only
  * the screen's server knows. */
-static int
-cli_desktop_region(
-    struct cli_desktop_cmd *cmd, const char *arg, struct cli_desktop_rect *r)
+int
+cli_desktop_region(struct cli *cli, const char *arg, struct cli_desktop_rect *r)
 {
 	long *fields[4] = {&r->x, &r->y, &r->width, &r->height};
 	char *copy = xstrdup(arg), *rest = copy, *field;
@@ -257,29 +157,39 @@ cli_desktop_region(
 	}
 	free(copy);
 	if (bad || n != 4)
-		return cli_desktop_usage(cmd,
+		return cli_usage(cli,
 		    "--region wants X,Y,W,H: four integers, X and Y 0 or "
 		    "more, W and H 1 or more, each at most %d: %s",
 		    CLI_DESKTOP_COORD_MAX, arg);
 	r->set = true;
-	return CLI_DESKTOP_EXIT_OK;
+	return CLI_EXIT_OK;
+}
+
+int
+cli_desktop_quality(struct cli *cli, const char *arg, long *out)
+{
+	if (cli_desktop_long(arg, 1, CLI_DESKTOP_QUALITY_MAX, out) != 0)
+		return cli_usage(cli,
+		    "--quality wants an integer from 1 to %d: %s",
+		    CLI_DESKTOP_QUALITY_MAX, arg);
+	return CLI_EXIT_OK;
 }
 
 /* The two words X Y of a point on the screen. */
 static int
-cli_desktop_point(struct cli_desktop_cmd *cmd, char **words, long *x, long *y)
+cli_desktop_point(struct cli *cli, char **words, long *x, long *y)
 {
 	if (cli_desktop_long(words[0], 0, CLI_DESKTOP_COORD_MAX, x) != 0 ||
 	    cli_desktop_long(words[1], 0, CLI_DESKTOP_COORD_MAX, y) != 0)
-		return cli_desktop_usage(cmd,
+		return cli_usage(cli,
 		    "X and Y are pixels, integers from 0 to %d: %s %s",
 		    CLI_DESKTOP_COORD_MAX, words[0], words[1]);
-	return CLI_DESKTOP_EXIT_OK;
+	return CLI_EXIT_OK;
 }
 
 /* --button: a name, or the number X gives the button. */
 static int
-cli_desktop_button(struct cli_desktop_cmd *cmd, const char *arg, long *out)
+cli_desktop_button(struct cli *cli, const char *arg, long *out)
 {
 	static const struct {
 		const char *name;
@@ -296,14 +206,14 @@ cli_desktop_button(struct cli_desktop_cmd *cmd, const char *arg, long *out)
 	for (i = 0; i < sizeof names / sizeof names[0]; i++)
 		if (strcasecmp(arg, names[i].name) == 0) {
 			*out = names[i].button;
-			return CLI_DESKTOP_EXIT_OK;
+			return CLI_EXIT_OK;
 		}
 	if (cli_desktop_long(arg, 1, CLI_DESKTOP_BUTTON_MAX, out) != 0)
-		return cli_desktop_usage(cmd,
+		return cli_usage(cli,
 		    "--button wants left, middle, right, back, forward or a "
 		    "number from 1 to %d: %s",
 		    CLI_DESKTOP_BUTTON_MAX, arg);
-	return CLI_DESKTOP_EXIT_OK;
+	return CLI_EXIT_OK;
 }
 
 /* The characters of UTF-8 text (as the op wants it: no overlong forms,
@@ -353,42 +263,43 @@ cli_desktop_utf8_count(const char *s, size_t len)
 
 /* ---- one request ---- */
 
+/* A desktop op's request, for cli_desktop_map_cb to check its answer
+ * before show sees it. */
+struct cli_desktop_ask {
+	const char *op;
+	cli_show_cb show;
+	void *ctx;
+};
+
+/* Every desktop op answers a map: anything else is the server's fault. */
+static int
+cli_desktop_map_cb(struct cli *cli, const msgpack_object *result, void *arg)
+{
+	struct cli_desktop_ask *a = arg;
+
+	if (result->type != MSGPACK_OBJECT_MAP)
+		return cli_fail(CLI_CONN_PROTOCOL,
+		    xasprintf("%s answered with no map", a->op));
+	return a->show(cli, result, a->ctx);
+}
+
 /*
  * Connects, sends op with args from pack, and shows the result with
- * show. An error answer is printed as "CODE: MESSAGE" (exit 1). extra_ms
- * is what the op itself may take beyond the time for an answer.
+ * show (ctx is both's). An error answer is printed as "CODE: MESSAGE"
+ * (exit 1). extra_ms is what the op itself may take beyond the time for
+ * an answer.
  */
-static int
-cli_desktop_request(struct cli_desktop_cmd *cmd, const char *op,
-    cli_conn_pack_cb pack, void *ctx, int extra_ms, cli_desktop_show_cb show)
+int
+cli_desktop_request(struct cli *cli, const char *op, cli_conn_pack_cb pack,
+    void *ctx, int extra_ms, cli_show_cb show)
 {
-	const struct proto_msg *resp;
-	struct cli_conn *conn;
-	char *cause;
-	int status;
+	struct cli_desktop_ask a = {op, show, ctx};
 
-	if ((status = cmd->host->open_cb(cmd->host->cli, &conn, &cause)) !=
-	    CLI_CONN_OK)
-		return cmd->host->fail_cb(status, cause);
-	status = cli_conn_call(
-	    conn, op, pack, ctx, cmd->timeout_ms + extra_ms, &resp, &cause);
-	if (status != CLI_CONN_OK) {
-		cli_conn_close(conn);
-		return cmd->host->fail_cb(status, cause);
-	}
-	if (resp->result->type != MSGPACK_OBJECT_MAP) {
-		cli_conn_close(conn);
-		return cmd->host->fail_cb(CLI_CONN_PROTOCOL,
-		    xasprintf("%s answered with no map", op));
-	}
-	status = show(cmd, resp->result, ctx);
-	fflush(stdout);
-	cli_conn_close(conn);
-	return status;
+	return cli_ask(cli, op, pack, ctx, extra_ms, cli_desktop_map_cb, &a);
 }
 
 /* An integer of a result's map (positive or negative). */
-static bool
+bool
 cli_desktop_int(const msgpack_object *map, const char *key, int64_t *out)
 {
 	const msgpack_object *v = proto_map_get(map, key);
@@ -406,7 +317,7 @@ cli_desktop_int(const msgpack_object *map, const char *key, int64_t *out)
 }
 
 /* "WxH+X+Y" of a map {x, y, width, height}; "?" where one is missing. */
-static char *
+char *
 cli_desktop_geometry(const msgpack_object *map)
 {
 	int64_t x, y, w, h;
@@ -421,24 +332,18 @@ cli_desktop_geometry(const msgpack_object *map)
 }
 
 /* A string of a result, safe on a terminal; fallback if absent. */
-static char *
+char *
 cli_desktop_text(
     const msgpack_object *map, const char *key, const char *fallback)
 {
 	const msgpack_object *v = proto_map_get(map, key);
-	char *s;
-	size_t i;
 
 	if (v == NULL || v->type != MSGPACK_OBJECT_STR)
 		return xstrdup(fallback);
-	s = xstrndup(v->via.str.ptr, v->via.str.size);
-	for (i = 0; s[i] != '\0'; i++)
-		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
-			s[i] = '?';
-	return s;
+	return cli_print_tame(xstrndup(v->via.str.ptr, v->via.str.size));
 }
 
-static void
+void
 cli_desktop_pack_rect(
     msgpack_packer *pk, const char *key, const struct cli_desktop_rect *r)
 {
@@ -481,112 +386,32 @@ cli_desktop_is_jpeg(const char *path)
 	    (strcasecmp(dot, ".jpg") == 0 || strcasecmp(dot, ".jpeg") == 0);
 }
 
-static int
-cli_desktop_write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-	ssize_t n;
-
-	while (len > 0) {
-		if ((n = write(fd, p, len)) < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/* A hidden temp file beside path (so that the rename stays within one
- * filesystem), open for writing: its fd, with *tempp its name (the
- * caller frees), or -1 with *cause. */
-static int
-cli_desktop_temp(const char *path, char **tempp, char **cause)
-{
-	const char *slash = strrchr(path, '/');
-	const char *name = slash != NULL ? slash + 1 : path;
-	int keep =
-	    CLI_DESKTOP_NAME_MAX - 1 - (int)strlen(CLI_DESKTOP_TEMP_SUFFIX);
-	char *temp;
-	int fd;
-
-	temp = xasprintf("%.*s.%.*s" CLI_DESKTOP_TEMP_SUFFIX,
-	    slash != NULL ? (int)(name - path) : 0, path, keep, name);
-	if ((fd = mkostemp(temp, O_CLOEXEC)) == -1) {
-		*cause =
-		    xasprintf("cannot write %s: %s", path, strerror(errno));
-		free(temp);
-		return -1;
-	}
-	*tempp = temp;
-	return fd;
-}
-
-/* Gives up a temp file: closes and removes it, keeping errno. */
-static void
-cli_desktop_discard(int fd, const char *temp)
-{
-	int saved = errno;
-
-	close(fd);
-	unlink(temp);
-	errno = saved;
-}
-
-/*
- * Lands a whole temp file on path: with the mode a new file gets,
- * synced, closed, then renamed over path. A reader sees the old file or
- * the new one, never part; a failure removes the temp file (-1 with
- * *cause). Closes fd either way.
- */
-static int
-cli_desktop_land(int fd, const char *temp, const char *path, char **cause)
-{
-	mode_t mask = umask(0);
-
-	umask(mask);
-	if (fchmod(fd, 0666 & ~mask) != 0 || fsync(fd) != 0) {
-		cli_desktop_discard(fd, temp);
-		*cause =
-		    xasprintf("cannot write %s: %s", path, strerror(errno));
-		return -1;
-	}
-	if (close(fd) != 0 || rename(temp, path) != 0) {
-		*cause =
-		    xasprintf("cannot write %s: %s", path, strerror(errno));
-		unlink(temp);
-		return -1;
-	}
-	return 0;
-}
-
 /* Writes the image to path whole or not at all. */
 static int
 cli_desktop_save(const char *path, const void *data, size_t len)
 {
-	char *temp = NULL, *cause = NULL;
-	int fd, status = CLI_DESKTOP_EXIT_OK;
+	struct cli_xfer_land land = {.fd = -1};
+	char *cause = NULL;
+	int status = CLI_EXIT_FAILED;
 
-	if ((fd = cli_desktop_temp(path, &temp, &cause)) == -1)
-		status = CLI_DESKTOP_EXIT_FAILED;
-	else if (cli_desktop_write_all(fd, data, len) != 0) {
-		cli_desktop_discard(fd, temp);
-		cause = xasprintf("cannot write %s: %s", path, strerror(errno));
-		status = CLI_DESKTOP_EXIT_FAILED;
-	} else if (cli_desktop_land(fd, temp, path, &cause) != 0)
-		status = CLI_DESKTOP_EXIT_FAILED;
+	if (cli_xfer_land_open(&land, path, CLI_DESKTOP_TEMP_SUFFIX, &cause) ==
+	    0) {
+		if (cli_xfer_write(land.fd, data, len) != 0)
+			cause = xasprintf(
+			    "cannot write %s: %s", path, strerror(errno));
+		else if (cli_xfer_land_commit(&land, 0666, &cause) == 0)
+			status = CLI_EXIT_OK;
+	}
+	cli_xfer_land_discard(&land);
 	if (cause != NULL)
 		cli_print_warn("%s", cause);
 	free(cause);
-	free(temp);
 	return status;
 }
 
 /* A result (a map) as JSON with the file it went to put in, and the
  * field drop (NULL: none), the bytes that went there, left out. */
-static void
+void
 cli_desktop_file_json(
     const msgpack_object *result, const char *drop, const char *file)
 {
@@ -615,8 +440,7 @@ cli_desktop_file_json(
 }
 
 static int
-cli_desktop_shot_show(
-    struct cli_desktop_cmd *cmd, const msgpack_object *result, void *ctx)
+cli_desktop_shot_show(struct cli *cli, const msgpack_object *result, void *ctx)
 {
 	struct cli_desktop_shot *s = ctx;
 	const msgpack_object *data = proto_map_get(result, "data");
@@ -624,36 +448,36 @@ cli_desktop_shot_show(
 	int status;
 
 	if (data == NULL || data->type != MSGPACK_OBJECT_BIN)
-		return cmd->host->fail_cb(CLI_CONN_PROTOCOL,
+		return cli_fail(CLI_CONN_PROTOCOL,
 		    xstrdup("desktop.screenshot answered without the image"));
 	if (s->output == NULL) {
-		if (cli_desktop_write_all(STDOUT_FILENO, data->via.bin.ptr,
+		if (cli_xfer_write(STDOUT_FILENO, data->via.bin.ptr,
 		        data->via.bin.size) != 0) {
 			cli_print_warn("cannot write the image to stdout: %s",
 			    strerror(errno));
-			return CLI_DESKTOP_EXIT_FAILED;
+			return CLI_EXIT_FAILED;
 		}
-		return CLI_DESKTOP_EXIT_OK;
+		return CLI_EXIT_OK;
 	}
 	status =
 	    cli_desktop_save(s->output, data->via.bin.ptr, data->via.bin.size);
-	if (status != CLI_DESKTOP_EXIT_OK)
+	if (status != CLI_EXIT_OK)
 		return status;
-	if (cmd->json) {
+	if (cli->json) {
 		cli_desktop_file_json(result, "data", s->output);
-		return CLI_DESKTOP_EXIT_OK;
+		return CLI_EXIT_OK;
 	}
 	cli_desktop_int(result, "width", &w);
 	cli_desktop_int(result, "height", &h);
 	printf("%s: %" PRId64 "x%" PRId64 " %s, %" PRIu32 " bytes\n", s->output,
 	    w, h, s->format, data->via.bin.size);
-	return CLI_DESKTOP_EXIT_OK;
+	return CLI_EXIT_OK;
 }
 
 /* Reads the options of screenshot into s. */
 static int
-cli_desktop_shot_args(struct cli_desktop_cmd *cmd, int argc, char **argv,
-    struct cli_desktop_shot *s)
+cli_desktop_shot_args(
+    struct cli *cli, int argc, char **argv, struct cli_desktop_shot *s)
 {
 	static const struct option opts[] = {
 	    {"output", required_argument, NULL, 'o'},
@@ -665,28 +489,28 @@ cli_desktop_shot_args(struct cli_desktop_cmd *cmd, int argc, char **argv,
 	    {NULL, 0, NULL, 0},
 	};
 	char *word;
-	int c, status = CLI_DESKTOP_EXIT_OK;
+	int c, status = CLI_EXIT_OK;
 
-	while (status == CLI_DESKTOP_EXIT_OK &&
-	    (c = cli_desktop_next(cmd, argc, argv, opts, "o:", &word)) != -1) {
+	while (status == CLI_EXIT_OK &&
+	    (c = cli_next(cli, argc, argv, opts, "o:", &word)) != -1) {
 		switch (c) {
-		case CLI_HOST_STOP: return cmd->status;
-		case CLI_HOST_WORD:
-			return cli_desktop_usage(
-			    cmd, "screenshot takes no words: %s", word);
+		case CLI_STOP: return CLI_EXIT_USAGE;
+		case CLI_WORD:
+			return cli_usage(
+			    cli, "screenshot takes no words: %s", word);
 		case 'o':
 			if (*optarg == '\0')
-				return cli_desktop_usage(cmd, "an empty -o");
+				return cli_usage(cli, "an empty -o");
 			s->output = strcmp(optarg, "-") == 0 ? NULL : optarg;
 			break;
 		case CLI_DESKTOP_OPT_REGION:
-			status = cli_desktop_region(cmd, optarg, &s->region);
+			status = cli_desktop_region(cli, optarg, &s->region);
 			break;
 		case CLI_DESKTOP_OPT_SCALE:
 			if (cli_desktop_double(optarg, &s->scale) != 0 ||
 			    s->scale < CLI_DESKTOP_SCALE_MIN ||
 			    s->scale > CLI_DESKTOP_SCALE_MAX)
-				return cli_desktop_usage(cmd,
+				return cli_usage(cli,
 				    "--scale wants a number from %g to %g: %s",
 				    CLI_DESKTOP_SCALE_MIN,
 				    CLI_DESKTOP_SCALE_MAX, optarg);
@@ -699,16 +523,11 @@ cli_desktop_shot_args(struct cli_desktop_cmd *cmd, int argc, char **argv,
 			    strcmp(optarg, "jpg") == 0)
 				s->format = "jpeg";
 			else
-				return cli_desktop_usage(cmd,
+				return cli_usage(cli,
 				    "--format wants png or jpeg: %s", optarg);
 			break;
 		case CLI_DESKTOP_OPT_QUALITY:
-			if (cli_desktop_long(optarg, 1, CLI_DESKTOP_QUALITY_MAX,
-			        &s->quality) != 0)
-				return cli_desktop_usage(cmd,
-				    "--quality wants an integer from 1 to "
-				    "%d: %s",
-				    CLI_DESKTOP_QUALITY_MAX, optarg);
+			status = cli_desktop_quality(cli, optarg, &s->quality);
 			break;
 		case CLI_DESKTOP_OPT_NO_CURSOR: s->cursor = false; break;
 		}
@@ -717,32 +536,44 @@ cli_desktop_shot_args(struct cli_desktop_cmd *cmd, int argc, char **argv,
 }
 
 static int
-cli_desktop_screenshot(struct cli_desktop_cmd *cmd, int argc, char **argv)
+cli_desktop_screenshot(struct cli *cli, int argc, char **argv)
 {
 	struct cli_desktop_shot s = {.cursor = true};
 	int status;
 
-	if ((status = cli_desktop_shot_args(cmd, argc, argv, &s)) != 0 ||
-	    (status = cli_desktop_ready(cmd)) != 0)
+	if ((status = cli_desktop_shot_args(cli, argc, argv, &s)) != 0 ||
+	    (status = cli_ready(cli)) != 0)
 		return status;
 	if (s.format == NULL)
 		s.format = s.output != NULL && cli_desktop_is_jpeg(s.output)
 		    ? "jpeg"
 		    : "png";
 	if (s.quality != 0 && strcmp(s.format, "jpeg") != 0)
-		return cli_desktop_usage(cmd,
+		return cli_usage(cli,
 		    "--quality is for JPEG (--format jpeg, or a .jpg file)");
-	if (s.output == NULL && cmd->json)
-		return cli_desktop_usage(cmd,
+	if (s.output == NULL && cli->json)
+		return cli_usage(cli,
 		    "--json prints the result on stdout: give -o FILE for "
 		    "the image");
 	if (s.output == NULL && isatty(STDOUT_FILENO))
-		return cli_desktop_usage(cmd,
+		return cli_usage(cli,
 		    "stdout is a terminal: give -o FILE, or send stdout to a "
 		    "file or a pipe");
-	return cli_desktop_request(cmd, "desktop.screenshot",
+	return cli_desktop_request(cli, "desktop.screenshot",
 	    cli_desktop_pack_shot_cb, &s, 0, cli_desktop_shot_show);
 }
+
+const struct cli_cmd_entry cli_desktop_screenshot_entry = {
+    .name = "screenshot",
+    .usage = "[-o FILE] [--region X,Y,W,H] [--scale F] [--format png|jpeg] "
+             "[--quality N] [--no-cursor]",
+    .summary = "the screen, or --region, as PNG or JPEG (by\n"
+               "FILE's extension, or --format) into FILE, or to\n"
+               "stdout when it is no terminal; --scale 0.05..4,\n"
+               "--quality 1..100 (JPEG), --no-cursor leaves the\n"
+               "pointer out; --json: the result, not the image",
+    .exec = cli_desktop_screenshot,
+};
 
 /* ---- input: click, move, scroll, type, key ---- */
 
@@ -800,43 +631,41 @@ cli_desktop_pack_input_cb(msgpack_packer *pk, void *ctx)
 }
 
 static int
-cli_desktop_input_show(
-    struct cli_desktop_cmd *cmd, const msgpack_object *result, void *ctx)
+cli_desktop_input_show(struct cli *cli, const msgpack_object *result, void *ctx)
 {
 	(void)ctx;
-	if (cmd->json)
+	if (cli->json)
 		cli_print_json(result);
-	return CLI_DESKTOP_EXIT_OK;
+	return CLI_EXIT_OK;
 }
 
 /* Sends the actions as one desktop.input, which checks them all before
  * it performs any. */
 static int
-cli_desktop_input(struct cli_desktop_cmd *cmd,
-    struct cli_desktop_action *actions, size_t n, int extra_ms)
+cli_desktop_input(
+    struct cli *cli, struct cli_desktop_action *actions, size_t n, int extra_ms)
 {
 	struct cli_desktop_input in = {.actions = actions, .n = n};
 
-	return cli_desktop_request(cmd, "desktop.input",
+	return cli_desktop_request(cli, "desktop.input",
 	    cli_desktop_pack_input_cb, &in, extra_ms, cli_desktop_input_show);
 }
 
 /* An option of click or scroll, into a. */
 static int
-cli_desktop_action_opt(
-    struct cli_desktop_cmd *cmd, int c, struct cli_desktop_action *a)
+cli_desktop_action_opt(struct cli *cli, int c, struct cli_desktop_action *a)
 {
 	long *d = c == CLI_DESKTOP_OPT_DX ? &a->dx : &a->dy;
 
 	switch (c) {
 	case CLI_DESKTOP_OPT_BUTTON:
-		return cli_desktop_button(cmd, optarg, &a->button);
+		return cli_desktop_button(cli, optarg, &a->button);
 	case CLI_DESKTOP_OPT_DOUBLE: a->count = 2; break;
 	case CLI_DESKTOP_OPT_DX:
 	case CLI_DESKTOP_OPT_DY:
 		if (cli_desktop_long(optarg, -CLI_DESKTOP_SCROLL_MAX,
 		        CLI_DESKTOP_SCROLL_MAX, d) != 0)
-			return cli_desktop_usage(cmd,
+			return cli_usage(cli,
 			    "--%s wants clicks of the wheel, an integer from "
 			    "-%d to %d: %s",
 			    c == CLI_DESKTOP_OPT_DX ? "dx" : "dy",
@@ -844,44 +673,43 @@ cli_desktop_action_opt(
 			    optarg);
 		break;
 	}
-	return CLI_DESKTOP_EXIT_OK;
+	return CLI_EXIT_OK;
 }
 
 /* Reads the options of opts and up to two words (X Y): at says whether
  * both were given. Any other number of words is a usage error, and so is
  * none when need is set. */
 static int
-cli_desktop_xy_args(struct cli_desktop_cmd *cmd, int argc, char **argv,
+cli_desktop_xy_args(struct cli *cli, int argc, char **argv,
     const struct option *opts, bool need, struct cli_desktop_action *a)
 {
 	char *words[2], *word;
 	int c, n = 0, status;
 
-	while ((c = cli_desktop_next(cmd, argc, argv, opts, "", &word)) != -1) {
-		if (c == CLI_HOST_STOP)
-			return cmd->status;
-		if (c != CLI_HOST_WORD) {
-			if ((status = cli_desktop_action_opt(cmd, c, a)) != 0)
+	while ((c = cli_next(cli, argc, argv, opts, "", &word)) != -1) {
+		if (c == CLI_STOP)
+			return CLI_EXIT_USAGE;
+		if (c != CLI_WORD) {
+			if ((status = cli_desktop_action_opt(cli, c, a)) != 0)
 				return status;
 			continue;
 		}
 		if (n == 2)
-			return cli_desktop_usage(
-			    cmd, "too many arguments: %s", word);
+			return cli_usage(cli, "too many arguments: %s", word);
 		words[n++] = word;
 	}
 	if (n == 1 || (need && n == 0))
-		return cli_desktop_usage(cmd, "%s wants X and Y", cmd->name);
+		return cli_usage(cli, "%s wants X and Y", cli->cmd->name);
 	if (n == 2) {
-		if ((status = cli_desktop_point(cmd, words, &a->x, &a->y)) != 0)
+		if ((status = cli_desktop_point(cli, words, &a->x, &a->y)) != 0)
 			return status;
 		a->at = true;
 	}
-	return cli_desktop_ready(cmd);
+	return cli_ready(cli);
 }
 
 static int
-cli_desktop_click(struct cli_desktop_cmd *cmd, int argc, char **argv)
+cli_desktop_click(struct cli *cli, int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"button", required_argument, NULL, CLI_DESKTOP_OPT_BUTTON},
@@ -892,26 +720,42 @@ cli_desktop_click(struct cli_desktop_cmd *cmd, int argc, char **argv)
 	    .kind = CLI_DESKTOP_CLICK, .button = 1, .count = 1};
 	int status;
 
-	if ((status = cli_desktop_xy_args(cmd, argc, argv, opts, false, &a)) !=
+	if ((status = cli_desktop_xy_args(cli, argc, argv, opts, false, &a)) !=
 	    0)
 		return status;
-	return cli_desktop_input(cmd, &a, 1, 0);
+	return cli_desktop_input(cli, &a, 1, 0);
 }
 
+const struct cli_cmd_entry cli_desktop_click_entry = {
+    .name = "click",
+    .usage = "[--button B] [--double] [X Y]",
+    .summary = "click at X Y (or where the pointer is), twice\n"
+               "with --double; --button left|middle|right|\n"
+               "back|forward|1..9",
+    .exec = cli_desktop_click,
+};
+
 static int
-cli_desktop_move(struct cli_desktop_cmd *cmd, int argc, char **argv)
+cli_desktop_move(struct cli *cli, int argc, char **argv)
 {
 	struct cli_desktop_action a = {.kind = CLI_DESKTOP_MOVE};
 	int status;
 
-	if ((status = cli_desktop_xy_args(cmd, argc, argv, NULL, true, &a)) !=
+	if ((status = cli_desktop_xy_args(cli, argc, argv, NULL, true, &a)) !=
 	    0)
 		return status;
-	return cli_desktop_input(cmd, &a, 1, 0);
+	return cli_desktop_input(cli, &a, 1, 0);
 }
 
+const struct cli_cmd_entry cli_desktop_move_entry = {
+    .name = "move",
+    .usage = "X Y",
+    .summary = "move the pointer to X Y",
+    .exec = cli_desktop_move,
+};
+
 static int
-cli_desktop_scroll(struct cli_desktop_cmd *cmd, int argc, char **argv)
+cli_desktop_scroll(struct cli *cli, int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"dx", required_argument, NULL, CLI_DESKTOP_OPT_DX},
@@ -921,15 +765,23 @@ cli_desktop_scroll(struct cli_desktop_cmd *cmd, int argc, char **argv)
 	struct cli_desktop_action a = {.kind = CLI_DESKTOP_SCROLL};
 	int status;
 
-	if ((status = cli_desktop_xy_args(cmd, argc, argv, opts, false, &a)) !=
+	if ((status = cli_desktop_xy_args(cli, argc, argv, opts, false, &a)) !=
 	    0)
 		return status;
 	if (a.dx == 0 && a.dy == 0)
-		return cli_desktop_usage(cmd,
+		return cli_usage(cli,
 		    "scroll wants --dy N (down, or up when negative) or "
 		    "--dx N (right, or left)");
-	return cli_desktop_input(cmd, &a, 1, 0);
+	return cli_desktop_input(cli, &a, 1, 0);
 }
+
+const struct cli_cmd_entry cli_desktop_scroll_entry = {
+    .name = "scroll",
+    .usage = "[--dx N] [--dy N] [X Y]",
+    .summary = "turn the wheel N clicks (at X Y): --dy down\n"
+               "(negative: up), --dx right (negative: left)",
+    .exec = cli_desktop_scroll,
+};
 
 /* All of stdin, at most max bytes: 0, or -1 with errno (E2BIG: more). */
 static int
@@ -964,7 +816,7 @@ cli_desktop_slurp(char **bufp, size_t *lenp, size_t max)
 /* The text to type, and its characters: the word, or stdin for "-"
  * (*owned is then the buffer to free). */
 static int
-cli_desktop_text_of(struct cli_desktop_cmd *cmd, const char *word,
+cli_desktop_text_of(struct cli *cli, const char *word,
     struct cli_desktop_action *a, char **owned, long *charsp)
 {
 	long chars;
@@ -979,26 +831,26 @@ cli_desktop_text_of(struct cli_desktop_cmd *cmd, const char *word,
 		if (errno != E2BIG) {
 			cli_print_warn(
 			    "cannot read stdin: %s", strerror(errno));
-			return CLI_DESKTOP_EXIT_FAILED;
+			return CLI_EXIT_FAILED;
 		}
-		return cli_desktop_usage(cmd,
-		    "type takes at most %d characters", CLI_DESKTOP_TEXT_MAX);
+		return cli_usage(cli, "type takes at most %d characters",
+		    CLI_DESKTOP_TEXT_MAX);
 	} else
 		a->text = *owned;
 	if ((chars = cli_desktop_utf8_count(a->text, a->len)) < 0)
-		return cli_desktop_usage(cmd, "the text is not valid UTF-8");
+		return cli_usage(cli, "the text is not valid UTF-8");
 	if (chars > CLI_DESKTOP_TEXT_MAX)
-		return cli_desktop_usage(cmd,
+		return cli_usage(cli,
 		    "type takes at most %d characters (this is %ld)",
 		    CLI_DESKTOP_TEXT_MAX, chars);
 	if (chars == 0 && *owned == NULL)
-		return cli_desktop_usage(cmd, "nothing to type");
+		return cli_usage(cli, "nothing to type");
 	*charsp = chars;
-	return CLI_DESKTOP_EXIT_OK;
+	return CLI_EXIT_OK;
 }
 
 static int
-cli_desktop_type(struct cli_desktop_cmd *cmd, int argc, char **argv)
+cli_desktop_type(struct cli *cli, int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"delay", required_argument, NULL, CLI_DESKTOP_OPT_DELAY},
@@ -1009,130 +861,133 @@ cli_desktop_type(struct cli_desktop_cmd *cmd, int argc, char **argv)
 	long chars;
 	int c, status;
 
-	while ((c = cli_desktop_next(cmd, argc, argv, opts, "", &word)) != -1) {
-		if (c == CLI_HOST_STOP)
-			return cmd->status;
+	while ((c = cli_next(cli, argc, argv, opts, "", &word)) != -1) {
+		if (c == CLI_STOP)
+			return CLI_EXIT_USAGE;
 		if (c == CLI_DESKTOP_OPT_DELAY) {
 			if (cli_desktop_long(optarg, 0, CLI_DESKTOP_DELAY_MAX,
 			        &a.delay_ms) != 0)
-				return cli_desktop_usage(cmd,
+				return cli_usage(cli,
 				    "--delay wants milliseconds between keys, "
 				    "from 0 to %d: %s",
 				    CLI_DESKTOP_DELAY_MAX, optarg);
 		} else if (text != NULL)
-			return cli_desktop_usage(
-			    cmd, "type takes one TEXT (quote it): %s", word);
+			return cli_usage(
+			    cli, "type takes one TEXT (quote it): %s", word);
 		else
 			text = word;
 	}
 	if (text == NULL)
-		return cli_desktop_usage(
-		    cmd, "type wants TEXT, or - for stdin");
-	if ((status = cli_desktop_ready(cmd)) != 0)
+		return cli_usage(cli, "type wants TEXT, or - for stdin");
+	if ((status = cli_ready(cli)) != 0)
 		return status;
-	if ((status = cli_desktop_text_of(cmd, text, &a, &owned, &chars)) !=
+	if ((status = cli_desktop_text_of(cli, text, &a, &owned, &chars)) !=
 	    0) {
 		free(owned);
 		return status;
 	}
 	/* Empty stdin: there is nothing to do, and that is no error. */
 	status = chars == 0
-	    ? CLI_DESKTOP_EXIT_OK
-	    : cli_desktop_input(cmd, &a, 1,
+	    ? CLI_EXIT_OK
+	    : cli_desktop_input(cli, &a, 1,
 	          (int)(chars * (CLI_DESKTOP_TYPE_MS + a.delay_ms)));
 	free(owned);
 	return status;
 }
 
+const struct cli_cmd_entry cli_desktop_type_entry = {
+    .name = "type",
+    .usage = "[--delay MS] TEXT | -",
+    .summary = "type TEXT (UTF-8; -: all of stdin) key by key;\n"
+               "--delay MS between keys",
+    .exec = cli_desktop_type,
+};
+
 static int
-cli_desktop_key(struct cli_desktop_cmd *cmd, int argc, char **argv)
+cli_desktop_key(struct cli *cli, int argc, char **argv)
 {
 	struct cli_desktop_action *a;
 	char *word;
 	size_t n = 0;
-	int c, status = CLI_DESKTOP_EXIT_OK;
+	int c, status = CLI_EXIT_OK;
 
 	a = xcalloc(CLI_DESKTOP_ACTIONS_MAX, sizeof *a);
-	while (status == CLI_DESKTOP_EXIT_OK &&
-	    (c = cli_desktop_next(cmd, argc, argv, NULL, "", &word)) != -1) {
-		if (c == CLI_HOST_STOP)
-			status = cmd->status;
+	while (status == CLI_EXIT_OK &&
+	    (c = cli_next(cli, argc, argv, NULL, "", &word)) != -1) {
+		if (c == CLI_STOP)
+			status = CLI_EXIT_USAGE;
 		else if (*word == '\0' || strlen(word) > CLI_DESKTOP_COMBO_MAX)
-			status = cli_desktop_usage(cmd,
+			status = cli_usage(cli,
 			    "a key is a name like Return, a or ctrl+shift+t, "
 			    "at most %d bytes: '%.64s'",
 			    CLI_DESKTOP_COMBO_MAX, word);
 		else if (n == CLI_DESKTOP_ACTIONS_MAX)
-			status = cli_desktop_usage(cmd,
-			    "at most %d keys at once", CLI_DESKTOP_ACTIONS_MAX);
+			status = cli_usage(cli, "at most %d keys at once",
+			    CLI_DESKTOP_ACTIONS_MAX);
 		else {
 			a[n].kind = CLI_DESKTOP_KEY;
 			a[n++].combo = word;
 		}
 	}
-	if (status == CLI_DESKTOP_EXIT_OK && n == 0)
-		status = cli_desktop_usage(
-		    cmd, "key wants a key, like Return or ctrl+l");
-	if (status == CLI_DESKTOP_EXIT_OK)
-		status = cli_desktop_ready(cmd);
-	if (status == CLI_DESKTOP_EXIT_OK)
-		status = cli_desktop_input(cmd, a, n, 0);
+	if (status == CLI_EXIT_OK && n == 0)
+		status =
+		    cli_usage(cli, "key wants a key, like Return or ctrl+l");
+	if (status == CLI_EXIT_OK)
+		status = cli_ready(cli);
+	if (status == CLI_EXIT_OK)
+		status = cli_desktop_input(cli, a, n, 0);
 	free(a);
 	return status;
 }
 
+const struct cli_cmd_entry cli_desktop_key_entry = {
+    .name = "key",
+    .usage = "COMBO...",
+    .summary = "press each key in turn: Return, ctrl+l, alt+F4",
+    .exec = cli_desktop_key,
+};
+
 /* ---- cursor, desktop info, windows ---- */
-
-/* Takes the command's arguments when it has no options or words of its
- * own. */
-static int
-cli_desktop_no_args(struct cli_desktop_cmd *cmd, int argc, char **argv)
-{
-	char *word;
-	int c;
-
-	c = cli_desktop_next(cmd, argc, argv, NULL, "", &word);
-	if (c == CLI_HOST_STOP)
-		return cmd->status;
-	if (c == CLI_HOST_WORD)
-		return cli_desktop_usage(
-		    cmd, "%s takes no arguments: %s", cmd->name, word);
-	return cli_desktop_ready(cmd);
-}
 
 static int
 cli_desktop_cursor_show(
-    struct cli_desktop_cmd *cmd, const msgpack_object *result, void *ctx)
+    struct cli *cli, const msgpack_object *result, void *ctx)
 {
 	int64_t x, y;
 
 	(void)ctx;
-	if (cmd->json) {
+	if (cli->json) {
 		cli_print_json(result);
-		return CLI_DESKTOP_EXIT_OK;
+		return CLI_EXIT_OK;
 	}
 	if (!cli_desktop_int(result, "x", &x) ||
 	    !cli_desktop_int(result, "y", &y))
-		return cmd->host->fail_cb(CLI_CONN_PROTOCOL,
+		return cli_fail(CLI_CONN_PROTOCOL,
 		    xstrdup("desktop.cursor answered without x and y"));
 	printf("%" PRId64 " %" PRId64 "\n", x, y);
-	return CLI_DESKTOP_EXIT_OK;
+	return CLI_EXIT_OK;
 }
 
 static int
-cli_desktop_cursor(struct cli_desktop_cmd *cmd, int argc, char **argv)
+cli_desktop_cursor(struct cli *cli, int argc, char **argv)
 {
 	int status;
 
-	if ((status = cli_desktop_no_args(cmd, argc, argv)) != 0)
+	if ((status = cli_no_words(cli, argc, argv)) != 0)
 		return status;
 	return cli_desktop_request(
-	    cmd, "desktop.cursor", NULL, NULL, 0, cli_desktop_cursor_show);
+	    cli, "desktop.cursor", NULL, NULL, 0, cli_desktop_cursor_show);
 }
 
+const struct cli_cmd_entry cli_desktop_cursor_entry = {
+    .name = "cursor",
+    .usage = "",
+    .summary = "where the pointer is: X Y",
+    .exec = cli_desktop_cursor,
+};
+
 static int
-cli_desktop_info_show(
-    struct cli_desktop_cmd *cmd, const msgpack_object *result, void *ctx)
+cli_desktop_info_show(struct cli *cli, const msgpack_object *result, void *ctx)
 {
 	const msgpack_object *screens = proto_map_get(result, "screens");
 	int64_t w = 0, h = 0, depth = 0;
@@ -1141,9 +996,9 @@ cli_desktop_info_show(
 	uint32_t i;
 
 	(void)ctx;
-	if (cmd->json) {
+	if (cli->json) {
 		cli_print_json(result);
-		return CLI_DESKTOP_EXIT_OK;
+		return CLI_EXIT_OK;
 	}
 	display = cli_desktop_text(result, "display", "?");
 	cli_desktop_int(result, "width", &w);
@@ -1162,58 +1017,32 @@ cli_desktop_info_show(
 	}
 	printf("shm     %s\n", shm ? "yes" : "no");
 	free(display);
-	return CLI_DESKTOP_EXIT_OK;
+	return CLI_EXIT_OK;
 }
 
 static int
-cli_desktop_desktop(struct cli_desktop_cmd *cmd, int argc, char **argv)
+cli_desktop_desktop(struct cli *cli, int argc, char **argv)
 {
 	char *word = NULL;
 	int c, status;
 
-	c = cli_desktop_next(cmd, argc, argv, NULL, "", &word);
-	if (c == CLI_HOST_STOP)
-		return cmd->status;
-	if (c != CLI_HOST_WORD || strcmp(word, "info") != 0)
-		return cli_desktop_usage(cmd, "desktop wants info");
-	if ((status = cli_desktop_no_args(cmd, argc, argv)) != 0)
+	c = cli_next(cli, argc, argv, NULL, "", &word);
+	if (c == CLI_STOP)
+		return CLI_EXIT_USAGE;
+	if (c != CLI_WORD || strcmp(word, "info") != 0)
+		return cli_usage(cli, "desktop wants info");
+	if ((status = cli_no_words(cli, argc, argv)) != 0)
 		return status;
 	return cli_desktop_request(
-	    cmd, "desktop.info", NULL, NULL, 0, cli_desktop_info_show);
+	    cli, "desktop.info", NULL, NULL, 0, cli_desktop_info_show);
 }
 
-/*
- * Prints a table: the header head, then nrows rows of ncols cells each
- * (cells, row after row; taken and freed). Every column is padded to its
- * widest cell but the last, which goes as it is.
- */
-static void
-cli_desktop_table(
-    const char *const *head, int ncols, char **cells, uint32_t nrows)
-{
-	int *width = xcalloc((size_t)ncols, sizeof *width);
-	const char *const *row;
-	uint32_t i;
-	int j;
-
-	for (j = 0; j < ncols; j++)
-		width[j] = (int)strlen(head[j]);
-	for (i = 0; i < nrows; i++)
-		for (j = 0; j < ncols; j++)
-			if ((int)strlen(cells[i * ncols + j]) > width[j])
-				width[j] = (int)strlen(cells[i * ncols + j]);
-	for (i = 0; i <= nrows; i++) {
-		row = i == 0 ? head
-		             : (const char *const *)&cells[(i - 1) * ncols];
-		for (j = 0; j < ncols - 1; j++)
-			printf("%-*s  ", width[j], row[j]);
-		printf("%s\n", row[ncols - 1]);
-	}
-	for (i = 0; i < nrows * (uint32_t)ncols; i++)
-		free(cells[i]);
-	free(cells);
-	free(width);
-}
+const struct cli_cmd_entry cli_desktop_desktop_entry = {
+    .name = "desktop",
+    .usage = "info",
+    .summary = "the display: its size, depth and screens",
+    .exec = cli_desktop_desktop,
+};
 
 /* The columns of berth windows: id, geometry, active mark, class and
  * title. */
@@ -1221,7 +1050,7 @@ cli_desktop_table(
 
 static int
 cli_desktop_windows_show(
-    struct cli_desktop_cmd *cmd, const msgpack_object *result, void *ctx)
+    struct cli *cli, const msgpack_object *result, void *ctx)
 {
 	static const char *const head[CLI_DESKTOP_WCOLS] = {
 	    "ID", "GEOMETRY", "ACTIVE", "CLASS", "TITLE"};
@@ -1232,21 +1061,21 @@ cli_desktop_windows_show(
 	uint32_t i, n;
 
 	(void)ctx;
-	if (cmd->json) {
+	if (cli->json) {
 		cli_print_json(result);
-		return CLI_DESKTOP_EXIT_OK;
+		return CLI_EXIT_OK;
 	}
 	if (list == NULL || list->type != MSGPACK_OBJECT_ARRAY)
-		return cmd->host->fail_cb(CLI_CONN_PROTOCOL,
+		return cli_fail(CLI_CONN_PROTOCOL,
 		    xstrdup("desktop.windows answered without windows"));
 	if ((n = list->via.array.size) == 0) {
 		printf("no windows\n");
-		return CLI_DESKTOP_EXIT_OK;
+		return CLI_EXIT_OK;
 	}
-	cells = xcalloc((size_t)n * CLI_DESKTOP_WCOLS, sizeof *cells);
+	cells = cli_print_cells(head, CLI_DESKTOP_WCOLS, n);
 	for (i = 0; i < n; i++) {
 		win = &list->via.array.ptr[i];
-		row = &cells[i * CLI_DESKTOP_WCOLS];
+		row = &cells[(i + 1) * CLI_DESKTOP_WCOLS];
 		id = 0;
 		active = false;
 		cli_desktop_int(win, "id", &id);
@@ -1257,20 +1086,27 @@ cli_desktop_windows_show(
 		row[3] = cli_desktop_text(win, "class", "-");
 		row[4] = cli_desktop_text(win, "title", "");
 	}
-	cli_desktop_table(head, CLI_DESKTOP_WCOLS, cells, n);
-	return CLI_DESKTOP_EXIT_OK;
+	cli_print_table(CLI_DESKTOP_WCOLS, n + 1, cells);
+	return CLI_EXIT_OK;
 }
 
 static int
-cli_desktop_windows(struct cli_desktop_cmd *cmd, int argc, char **argv)
+cli_desktop_windows(struct cli *cli, int argc, char **argv)
 {
 	int status;
 
-	if ((status = cli_desktop_no_args(cmd, argc, argv)) != 0)
+	if ((status = cli_no_words(cli, argc, argv)) != 0)
 		return status;
 	return cli_desktop_request(
-	    cmd, "desktop.windows", NULL, NULL, 0, cli_desktop_windows_show);
+	    cli, "desktop.windows", NULL, NULL, 0, cli_desktop_windows_show);
 }
+
+const struct cli_cmd_entry cli_desktop_windows_entry = {
+    .name = "windows",
+    .usage = "",
+    .summary = "the windows: id, geometry, active, class, title",
+    .exec = cli_desktop_windows,
+};
 
 /* ---- wait-change ---- */
 
@@ -1286,8 +1122,7 @@ cli_desktop_pack_wait_cb(msgpack_packer *pk, void *ctx)
 }
 
 static int
-cli_desktop_wait_show(
-    struct cli_desktop_cmd *cmd, const msgpack_object *result, void *ctx)
+cli_desktop_wait_show(struct cli *cli, const msgpack_object *result, void *ctx)
 {
 	struct cli_desktop_wait *w = ctx;
 	int64_t waited = 0;
@@ -1295,10 +1130,10 @@ cli_desktop_wait_show(
 	char *area;
 
 	if (proto_arg_bool(result, "changed", &changed) != 1)
-		return cmd->host->fail_cb(CLI_CONN_PROTOCOL,
+		return cli_fail(CLI_CONN_PROTOCOL,
 		    xstrdup("desktop.wait_change answered without changed"));
 	cli_desktop_int(result, "waited_ms", &waited);
-	if (cmd->json)
+	if (cli->json)
 		cli_print_json(result);
 	else if (changed) {
 		area = cli_desktop_geometry(proto_map_get(result, "area"));
@@ -1306,11 +1141,11 @@ cli_desktop_wait_show(
 		free(area);
 	} else
 		printf("no change within %g s\n", (double)w->timeout_ms / 1000);
-	return changed ? CLI_DESKTOP_EXIT_OK : CLI_DESKTOP_EXIT_FAILED;
+	return changed ? CLI_EXIT_OK : CLI_EXIT_FAILED;
 }
 
 static int
-cli_desktop_wait_change(struct cli_desktop_cmd *cmd, int argc, char **argv)
+cli_desktop_wait_change(struct cli *cli, int argc, char **argv)
 {
 	/* --timeout is the wait's: it shadows the global one (the time for
 	 * an answer), which comes before the command's name. */
@@ -1324,21 +1159,21 @@ cli_desktop_wait_change(struct cli_desktop_cmd *cmd, int argc, char **argv)
 	char *word;
 	int c, status;
 
-	while ((c = cli_desktop_next(cmd, argc, argv, opts, "", &word)) != -1) {
+	while ((c = cli_next(cli, argc, argv, opts, "", &word)) != -1) {
 		switch (c) {
-		case CLI_HOST_STOP: return cmd->status;
-		case CLI_HOST_WORD:
-			return cli_desktop_usage(
-			    cmd, "wait-change takes no words: %s", word);
+		case CLI_STOP: return CLI_EXIT_USAGE;
+		case CLI_WORD:
+			return cli_usage(
+			    cli, "wait-change takes no words: %s", word);
 		case CLI_DESKTOP_OPT_REGION:
 			if ((status = cli_desktop_region(
-			         cmd, optarg, &w.region)) != 0)
+			         cli, optarg, &w.region)) != 0)
 				return status;
 			break;
 		case CLI_DESKTOP_OPT_TIMEOUT:
 			if (cli_desktop_double(optarg, &s) != 0 || !(s > 0) ||
 			    s > CLI_DESKTOP_WAIT_MAX_S)
-				return cli_desktop_usage(cmd,
+				return cli_usage(cli,
 				    "--timeout wants seconds, more than 0 and "
 				    "at most %d: %s",
 				    CLI_DESKTOP_WAIT_MAX_S, optarg);
@@ -1348,699 +1183,18 @@ cli_desktop_wait_change(struct cli_desktop_cmd *cmd, int argc, char **argv)
 			break;
 		}
 	}
-	if ((status = cli_desktop_ready(cmd)) != 0)
+	if ((status = cli_ready(cli)) != 0)
 		return status;
-	return cli_desktop_request(cmd, "desktop.wait_change",
+	return cli_desktop_request(cli, "desktop.wait_change",
 	    cli_desktop_pack_wait_cb, &w, (int)w.timeout_ms,
 	    cli_desktop_wait_show);
 }
 
-/* ---- record ---- */
-
-/* record start's arguments; 0 (or region unset): the op's default. */
-struct cli_desktop_rec {
-	long fps;
-	struct cli_desktop_rect region;
-	long max_seconds;
-	long quality;
+const struct cli_cmd_entry cli_desktop_wait_change_entry = {
+    .name = "wait-change",
+    .usage = "[--region X,Y,W,H] [--timeout SEC]",
+    .summary = "wait until the screen (or --region) changes,\n"
+               "at most --timeout SEC (default 10, at most 60);\n"
+               "exit status 1 if it did not",
+    .exec = cli_desktop_wait_change,
 };
-
-/*
- * record stop: record.stop's answer, then, with an output, the MP4 it
- * names fetched by artifact.read into a hidden temp file beside output,
- * hashed as it is written. A lost connection is made again: record.stop
- * is asked again if its answer had not come (a recording that has ended
- * answers at once), and the fetch goes on from done. The reads in
- * flight are answered in order (berthd's rule for artifact.read): pend
- * holds their ids, oldest at phead. result is record.stop's answer
- * packed again, as it outlives its connection. Owns conn, result, temp
- * and fd.
- */
-struct cli_desktop_fetch {
-	struct cli_desktop_cmd *cmd;
-	const char *rec_id; /* argv */
-	const char *output; /* argv; NULL: no fetch */
-	struct cli_conn *conn;
-	bool answered;
-	msgpack_sbuffer result;
-	char art_id[CLI_DESKTOP_HEX_ID + 1];
-	char sha256[CLI_DESKTOP_HEX_ID + 1];
-	uint64_t size;
-	char *temp;
-	int fd;
-	struct sha256 sha;
-	uint64_t done; /* bytes written and hashed */
-	uint64_t next; /* the offset of the next read */
-	uint64_t rid;  /* the id of the next read */
-	uint64_t pend[CLI_DESKTOP_PIPE];
-	size_t phead;
-	size_t npend;
-};
-
-static void
-cli_desktop_pack_rec_cb(msgpack_packer *pk, void *ctx)
-{
-	struct cli_desktop_rec *a = ctx;
-
-	msgpack_pack_map(pk,
-	    (a->fps != 0) + a->region.set + (a->max_seconds != 0) +
-	        (a->quality != 0));
-	if (a->fps != 0)
-		proto_pack_kv_i64(pk, "fps", a->fps);
-	if (a->region.set)
-		cli_desktop_pack_rect(pk, "region", &a->region);
-	if (a->max_seconds != 0)
-		proto_pack_kv_i64(pk, "max_seconds", a->max_seconds);
-	if (a->quality != 0)
-		proto_pack_kv_i64(pk, "quality", a->quality);
-}
-
-static void
-cli_desktop_pack_id_cb(msgpack_packer *pk, void *ctx)
-{
-	const char *id = ctx;
-
-	msgpack_pack_map(pk, id != NULL);
-	if (id != NULL)
-		proto_pack_kv_str(pk, "id", id);
-}
-
-/* The ID word of stop and status: what berth-desktop named a recording,
- * so a short printable word; whether it names one is its to say. */
-static int
-cli_desktop_rec_id(struct cli_desktop_cmd *cmd, const char *word)
-{
-	size_t i, len = strlen(word);
-
-	for (i = 0; i < len; i++)
-		if ((unsigned char)word[i] <= 0x20 || word[i] == 0x7f)
-			break;
-	if (len == 0 || len > CLI_DESKTOP_REC_ID_MAX || i < len)
-		return cli_desktop_usage(cmd,
-		    "ID is what record start printed, like 1a2b3c4d: '%.64s'",
-		    word);
-	return CLI_DESKTOP_EXIT_OK;
-}
-
-static int
-cli_desktop_rec_start_show(
-    struct cli_desktop_cmd *cmd, const msgpack_object *result, void *ctx)
-{
-	const msgpack_object *id = proto_map_get(result, "id");
-	char *shown;
-
-	(void)ctx;
-	if (id == NULL || id->type != MSGPACK_OBJECT_STR)
-		return cmd->host->fail_cb(CLI_CONN_PROTOCOL,
-		    xstrdup("record.start answered without an id"));
-	if (cmd->json) {
-		cli_print_json(result);
-		return CLI_DESKTOP_EXIT_OK;
-	}
-	shown = cli_desktop_text(result, "id", "?");
-	printf("%s\n", shown);
-	free(shown);
-	return CLI_DESKTOP_EXIT_OK;
-}
-
-static int
-cli_desktop_rec_start(struct cli_desktop_cmd *cmd, int argc, char **argv)
-{
-	static const struct option opts[] = {
-	    {"fps", required_argument, NULL, CLI_DESKTOP_OPT_FPS},
-	    {"region", required_argument, NULL, CLI_DESKTOP_OPT_REGION},
-	    {"max-seconds", required_argument, NULL,
-	        CLI_DESKTOP_OPT_MAX_SECONDS},
-	    {"quality", required_argument, NULL, CLI_DESKTOP_OPT_QUALITY},
-	    {NULL, 0, NULL, 0},
-	};
-	struct cli_desktop_rec a = {0};
-	char *word;
-	int c, status;
-
-	while ((c = cli_desktop_next(cmd, argc, argv, opts, "", &word)) != -1) {
-		switch (c) {
-		case CLI_HOST_STOP: return cmd->status;
-		case CLI_HOST_WORD:
-			return cli_desktop_usage(
-			    cmd, "record start takes no words: %s", word);
-		case CLI_DESKTOP_OPT_FPS:
-			if (cli_desktop_long(
-			        optarg, 1, CLI_DESKTOP_FPS_MAX, &a.fps) != 0)
-				return cli_desktop_usage(cmd,
-				    "--fps wants frames per second, an "
-				    "integer from 1 to %d: %s",
-				    CLI_DESKTOP_FPS_MAX, optarg);
-			break;
-		case CLI_DESKTOP_OPT_REGION:
-			if ((status = cli_desktop_region(
-			         cmd, optarg, &a.region)) != 0)
-				return status;
-			break;
-		case CLI_DESKTOP_OPT_MAX_SECONDS:
-			if (cli_desktop_long(optarg, 1,
-			        CLI_DESKTOP_REC_SECONDS_MAX,
-			        &a.max_seconds) != 0)
-				return cli_desktop_usage(cmd,
-				    "--max-seconds wants an integer from 1 "
-				    "to %d: %s",
-				    CLI_DESKTOP_REC_SECONDS_MAX, optarg);
-			break;
-		case CLI_DESKTOP_OPT_QUALITY:
-			if (cli_desktop_long(optarg, 1, CLI_DESKTOP_QUALITY_MAX,
-			        &a.quality) != 0)
-				return cli_desktop_usage(cmd,
-				    "--quality wants an integer from 1 to "
-				    "%d: %s",
-				    CLI_DESKTOP_QUALITY_MAX, optarg);
-			break;
-		}
-	}
-	if ((status = cli_desktop_ready(cmd)) != 0)
-		return status;
-	return cli_desktop_request(cmd, "record.start", cli_desktop_pack_rec_cb,
-	    &a, 0, cli_desktop_rec_start_show);
-}
-
-/* Whether s is 64 lowercase hex digits, as an artifact's id is. */
-static bool
-cli_desktop_is_hex_id(const char *s)
-{
-	return strlen(s) == CLI_DESKTOP_HEX_ID &&
-	    strspn(s, "0123456789abcdef") == CLI_DESKTOP_HEX_ID;
-}
-
-/* record.stop, waiting as long as the file may take to be finished and
- * published; keeps the answer and the reference it holds. */
-static int
-cli_desktop_stop_call(struct cli_desktop_fetch *f, char **cause)
-{
-	const struct proto_msg *resp;
-	const msgpack_object *art;
-	msgpack_packer pk;
-	int wait = f->cmd->timeout_ms > CLI_DESKTOP_STOP_WAIT_MS
-	    ? f->cmd->timeout_ms
-	    : CLI_DESKTOP_STOP_WAIT_MS;
-	int status;
-
-	status = cli_conn_call(f->conn, "record.stop", cli_desktop_pack_id_cb,
-	    (void *)f->rec_id, wait, &resp, cause);
-	if (status != CLI_CONN_OK)
-		return status;
-	art = proto_map_get(resp->result, "artifact");
-	if (art == NULL ||
-	    proto_arg_str(art, "id", f->art_id, sizeof f->art_id) != 1 ||
-	    proto_arg_str(art, "sha256", f->sha256, sizeof f->sha256) != 1 ||
-	    proto_arg_u64(art, "size", &f->size) != 1 ||
-	    !cli_desktop_is_hex_id(f->art_id) ||
-	    !cli_desktop_is_hex_id(f->sha256)) {
-		*cause = xstrdup("record.stop answered without the artifact's "
-		                 "id, sha256 and size");
-		return CLI_CONN_PROTOCOL;
-	}
-	msgpack_packer_init(&pk, &f->result, msgpack_sbuffer_write);
-	msgpack_pack_object(&pk, *resp->result);
-	f->answered = true;
-	return CLI_CONN_OK;
-}
-
-/* The next artifact.read, sent without waiting for its answer. */
-static int
-cli_desktop_fetch_ask(struct cli_desktop_fetch *f, char **cause)
-{
-	msgpack_sbuffer sb;
-	msgpack_packer pk;
-	uint64_t left = f->size - f->next;
-	int status;
-
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	proto_pack_request(&pk, f->rid, "artifact.read");
-	msgpack_pack_map(&pk, 3);
-	proto_pack_kv_str(&pk, "id", f->art_id);
-	proto_pack_kv_u64(&pk, "offset", f->next);
-	proto_pack_kv_u64(&pk, "length", CLI_DESKTOP_READ_CHUNK);
-	status = cli_conn_send(f->conn, sb.data, sb.size, cause);
-	msgpack_sbuffer_destroy(&sb);
-	if (status != CLI_CONN_OK)
-		return status;
-	f->pend[(f->phead + f->npend++) % CLI_DESKTOP_PIPE] = f->rid++;
-	f->next +=
-	    left < CLI_DESKTOP_READ_CHUNK ? left : CLI_DESKTOP_READ_CHUNK;
-	return CLI_CONN_OK;
-}
-
-/* Takes the answer to the oldest read in flight: exactly the bytes it
- * asked for, written and hashed. */
-static int
-cli_desktop_fetch_take(struct cli_desktop_fetch *f, char **cause)
-{
-	const struct proto_msg *m;
-	const msgpack_object *data;
-	uint64_t offset, size, left = f->size - f->done;
-	uint64_t want =
-	    left < CLI_DESKTOP_READ_CHUNK ? left : CLI_DESKTOP_READ_CHUNK;
-	int status;
-
-	do {
-		status = cli_conn_recv(f->conn, f->cmd->timeout_ms, &m, cause);
-		if (status != CLI_CONN_OK)
-			return status;
-	} while (m->type != PROTO_RESPONSE || m->id != f->pend[f->phead]);
-	f->phead = (f->phead + 1) % CLI_DESKTOP_PIPE;
-	f->npend--;
-	if (!m->ok) {
-		*cause = xasprintf("%s: %s", m->err_code, m->err_message);
-		return CLI_CONN_ANSWERED;
-	}
-	data = proto_map_get(m->result, "data");
-	if (data == NULL || data->type != MSGPACK_OBJECT_BIN ||
-	    proto_arg_u64(m->result, "offset", &offset) != 1 ||
-	    proto_arg_u64(m->result, "size", &size) != 1 || offset != f->done ||
-	    size != f->size || data->via.bin.size != want) {
-		*cause = xasprintf("artifact.read answered other bytes than "
-		                   "the %" PRIu64 " at %" PRIu64 " asked for",
-		    want, f->done);
-		return CLI_CONN_PROTOCOL;
-	}
-	if (cli_desktop_write_all(f->fd, data->via.bin.ptr, want) != 0) {
-		*cause = xasprintf(
-		    "cannot write %s: %s", f->output, strerror(errno));
-		return CLI_CONN_ANSWERED;
-	}
-	sha256_update(&f->sha, data->via.bin.ptr, want);
-	f->done += want;
-	return CLI_CONN_OK;
-}
-
-/* Fetches the rest of the MP4 on the connection, a few reads in flight;
- * every answer is taken before it returns. */
-static int
-cli_desktop_fetch_run(struct cli_desktop_fetch *f, char **cause)
-{
-	int status;
-
-	f->next = f->done;
-	f->phead = f->npend = 0;
-	while (f->done < f->size) {
-		while (f->npend < CLI_DESKTOP_PIPE && f->next < f->size)
-			if ((status = cli_desktop_fetch_ask(f, cause)) !=
-			    CLI_CONN_OK)
-				return status;
-		if ((status = cli_desktop_fetch_take(f, cause)) != CLI_CONN_OK)
-			return status;
-	}
-	return CLI_CONN_OK;
-}
-
-/* What is left to do on a connection: the answer, then the bytes. */
-static int
-cli_desktop_stop_work(struct cli_desktop_fetch *f, char **cause)
-{
-	int status = CLI_CONN_OK;
-
-	if (!f->answered)
-		status = cli_desktop_stop_call(f, cause);
-	if (status == CLI_CONN_OK && f->output != NULL)
-		status = cli_desktop_fetch_run(f, cause);
-	return status;
-}
-
-/*
- * Does the work of record stop, making a lost connection again: at once,
- * then with backoff, for a minute (or --timeout, if longer), as cp does.
- * Mended at the first try, the loss goes unsaid: the gateway drops a
- * client that reads too slowly, and going on is how a client answers.
- */
-static int
-cli_desktop_stop_run(struct cli_desktop_fetch *f, char **cause)
-{
-	const struct cli_host *h = f->cmd->host;
-	int backoff = 0, status;
-	uint64_t give_up;
-	char *why;
-
-	if ((status = h->open_cb(h->cli, &f->conn, cause)) != CLI_CONN_OK) {
-		f->conn = NULL;
-		return status;
-	}
-	if ((status = cli_desktop_stop_work(f, cause)) != CLI_CONN_LOST)
-		return status;
-	why = *cause;
-	give_up = clock_mono_ms() +
-	    (uint64_t)(f->cmd->timeout_ms > CLI_DESKTOP_RECONNECT_MS
-	            ? f->cmd->timeout_ms
-	            : CLI_DESKTOP_RECONNECT_MS);
-	for (;;) {
-		cli_conn_close(f->conn);
-		f->conn = NULL;
-		if (cli_conn_pause(backoff) == CLI_CONN_INTERRUPTED) {
-			*cause = xstrdup("interrupted");
-			status = CLI_CONN_INTERRUPTED;
-			break;
-		}
-		status = h->open_cb(h->cli, &f->conn, cause);
-		if (status == CLI_CONN_OK)
-			status = cli_desktop_stop_work(f, cause);
-		else
-			f->conn = NULL;
-		if (status == CLI_CONN_OK ||
-		    (status != CLI_CONN_LOST && status != CLI_CONN_TIMEOUT) ||
-		    clock_mono_ms() >= give_up)
-			break;
-		free(*cause);
-		if (backoff == 0)
-			cli_print_warn("%s; reconnecting", why);
-		backoff =
-		    backoff == 0 ? CLI_DESKTOP_BACKOFF_MIN_MS : backoff * 2;
-		if (backoff > CLI_DESKTOP_BACKOFF_MAX_MS)
-			backoff = CLI_DESKTOP_BACKOFF_MAX_MS;
-	}
-	if (status == CLI_CONN_OK && backoff > 0)
-		cli_print_warn("reconnected; resuming");
-	free(why);
-	return status;
-}
-
-/* The fetched MP4, whole and as published (its size and SHA-256 are the
- * reference's), landed on output. */
-static int
-cli_desktop_fetch_land(struct cli_desktop_fetch *f, char **cause)
-{
-	uint8_t digest[SHA256_LEN];
-	char hex[SHA256_HEX];
-	int fd = f->fd;
-
-	f->fd = -1;
-	sha256_final(&f->sha, digest);
-	sha256_hex(digest, hex);
-	if (strcmp(hex, f->sha256) != 0) {
-		cli_desktop_discard(fd, f->temp);
-		*cause = xasprintf("%s not written: its bytes' SHA-256 is %s, "
-		                   "the artifact's %s",
-		    f->output, hex, f->sha256);
-		return CLI_CONN_ANSWERED;
-	}
-	if (cli_desktop_land(fd, f->temp, f->output, cause) != 0)
-		return CLI_CONN_ANSWERED;
-	return CLI_CONN_OK;
-}
-
-/* The reference, the video's counts and the file, as lines (the labels
- * of desktop info's). */
-static void
-cli_desktop_stop_lines(const msgpack_object *result, const char *file)
-{
-	const msgpack_object *art = proto_map_get(result, "artifact");
-	char *id = cli_desktop_text(art, "id", "?");
-	char *name = cli_desktop_text(art, "name", "?");
-	char *type = cli_desktop_text(art, "media_type", "?");
-	int64_t size = 0, ms = 0, frames = 0, dropped = 0;
-
-	cli_desktop_int(art, "size", &size);
-	cli_desktop_int(result, "duration_ms", &ms);
-	cli_desktop_int(result, "frames", &frames);
-	cli_desktop_int(result, "dropped", &dropped);
-	printf("artifact %s\n", id);
-	printf("name     %s, %s, %" PRId64 " bytes\n", name, type, size);
-	printf("video    %.1f s, %" PRId64 " frames, %" PRId64 " dropped\n",
-	    (double)ms / 1000, frames, dropped);
-	if (file != NULL)
-		printf("file     %s, SHA-256 checked\n", file);
-	free(id);
-	free(name);
-	free(type);
-}
-
-static void
-cli_desktop_stop_show(struct cli_desktop_fetch *f)
-{
-	msgpack_unpacked u;
-
-	msgpack_unpacked_init(&u);
-	if (msgpack_unpack_next(&u, f->result.data, f->result.size, NULL) !=
-	    MSGPACK_UNPACK_SUCCESS)
-		log_fatal("record.stop's answer does not unpack again");
-	if (!f->cmd->json)
-		cli_desktop_stop_lines(&u.data, f->output);
-	else if (f->output != NULL)
-		cli_desktop_file_json(&u.data, NULL, f->output);
-	else
-		cli_print_json(&u.data);
-	msgpack_unpacked_destroy(&u);
-}
-
-static int
-cli_desktop_stop_args(struct cli_desktop_cmd *cmd, int argc, char **argv,
-    struct cli_desktop_fetch *f)
-{
-	static const struct option opts[] = {
-	    {"output", required_argument, NULL, 'o'},
-	    {NULL, 0, NULL, 0},
-	};
-	char *word;
-	int c;
-
-	while (
-	    (c = cli_desktop_next(cmd, argc, argv, opts, "o:", &word)) != -1) {
-		if (c == CLI_HOST_STOP)
-			return cmd->status;
-		if (c == 'o') {
-			if (*optarg == '\0' || strcmp(optarg, "-") == 0)
-				return cli_desktop_usage(cmd,
-				    "-o wants a FILE for the MP4: '%s'",
-				    optarg);
-			f->output = optarg;
-		} else if (f->rec_id != NULL)
-			return cli_desktop_usage(
-			    cmd, "record stop takes one ID: %s", word);
-		else
-			f->rec_id = word;
-	}
-	if (f->rec_id == NULL)
-		return cli_desktop_usage(
-		    cmd, "record stop wants the ID record start printed");
-	return cli_desktop_rec_id(cmd, f->rec_id);
-}
-
-static int
-cli_desktop_rec_stop(struct cli_desktop_cmd *cmd, int argc, char **argv)
-{
-	struct cli_desktop_fetch f = {
-	    .cmd = cmd, .fd = -1, .rid = CLI_DESKTOP_RAW_ID};
-	char *cause = NULL;
-	int status;
-
-	if ((status = cli_desktop_stop_args(cmd, argc, argv, &f)) != 0 ||
-	    (status = cli_desktop_ready(cmd)) != 0)
-		return status;
-	/* Before the recording ends: a FILE that cannot be written says so
-	 * while the recording can still be stopped with another. */
-	if (f.output != NULL) {
-		cli_fs_signals();
-		if ((f.fd = cli_desktop_temp(f.output, &f.temp, &cause)) ==
-		    -1) {
-			cli_print_warn("%s", cause);
-			free(cause);
-			return CLI_DESKTOP_EXIT_FAILED;
-		}
-		sha256_init(&f.sha);
-	}
-	msgpack_sbuffer_init(&f.result);
-	status = cli_desktop_stop_run(&f, &cause);
-	cli_conn_close(f.conn);
-	if (status == CLI_CONN_OK && f.output != NULL)
-		status = cli_desktop_fetch_land(&f, &cause);
-	if (f.fd != -1)
-		cli_desktop_discard(f.fd, f.temp);
-	if (status == CLI_CONN_OK)
-		cli_desktop_stop_show(&f);
-	msgpack_sbuffer_destroy(&f.result);
-	free(f.temp);
-	if (status == CLI_CONN_INTERRUPTED && cli_fs_signalled() != 0) {
-		free(cause);
-		return 128 + cli_fs_signalled();
-	}
-	if (status != CLI_CONN_OK)
-		return cmd->host->fail_cb(status, cause);
-	fflush(stdout);
-	return CLI_DESKTOP_EXIT_OK;
-}
-
-/* The columns of record status. */
-#define CLI_DESKTOP_RCOLS 10
-
-/* "2006-01-02T15:04:05Z" of ms since the epoch. */
-static char *
-cli_desktop_utc(int64_t ms)
-{
-	time_t t = (time_t)(ms / 1000);
-	char buf[32];
-	struct tm tm;
-
-	if (ms <= 0 || gmtime_r(&t, &tm) == NULL ||
-	    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-		return xstrdup("-");
-	return xstrdup(buf);
-}
-
-/* A number of a result's map, or "-". */
-static char *
-cli_desktop_num(const msgpack_object *map, const char *key)
-{
-	int64_t v;
-
-	if (!cli_desktop_int(map, key, &v))
-		return xstrdup("-");
-	return xasprintf("%" PRId64, v);
-}
-
-/* One recording's row: what it became last, the artifact's id once
- * published, why once failed. */
-static void
-cli_desktop_status_row(const msgpack_object *rec, char **row)
-{
-	const msgpack_object *art = proto_map_get(rec, "artifact");
-	int64_t started = 0, ms = 0;
-	char *state = cli_desktop_text(rec, "state", "?");
-
-	cli_desktop_int(rec, "started", &started);
-	cli_desktop_int(rec, "duration_ms", &ms);
-	row[0] = cli_desktop_text(rec, "id", "?");
-	row[1] = state;
-	row[2] = cli_desktop_utc(started);
-	row[3] = cli_desktop_num(rec, "fps");
-	row[4] = cli_desktop_geometry(proto_map_get(rec, "region"));
-	row[5] = xasprintf("%.1f s", (double)ms / 1000);
-	row[6] = cli_desktop_num(rec, "frames");
-	row[7] = cli_desktop_num(rec, "dropped");
-	row[8] = cli_desktop_num(rec, "bytes");
-	if (art != NULL && art->type == MSGPACK_OBJECT_MAP)
-		row[9] = cli_desktop_text(art, "id", "?");
-	else if (strcmp(state, "failed") == 0)
-		row[9] = cli_desktop_text(rec, "reason", "?");
-	else
-		row[9] = xstrdup("-");
-}
-
-static int
-cli_desktop_status_show(
-    struct cli_desktop_cmd *cmd, const msgpack_object *result, void *ctx)
-{
-	static const char *const head[CLI_DESKTOP_RCOLS] = {"ID", "STATE",
-	    "STARTED", "FPS", "REGION", "DURATION", "FRAMES", "DROPPED",
-	    "BYTES", "ARTIFACT/REASON"};
-	const msgpack_object *list = proto_map_get(result, "recordings");
-	char **cells;
-	uint32_t i, n;
-
-	(void)ctx;
-	if (list == NULL || list->type != MSGPACK_OBJECT_ARRAY)
-		return cmd->host->fail_cb(CLI_CONN_PROTOCOL,
-		    xstrdup("record.status answered without recordings"));
-	if (cmd->json) {
-		cli_print_json(result);
-		return CLI_DESKTOP_EXIT_OK;
-	}
-	if ((n = list->via.array.size) == 0) {
-		printf("no recordings\n");
-		return CLI_DESKTOP_EXIT_OK;
-	}
-	cells = xcalloc((size_t)n * CLI_DESKTOP_RCOLS, sizeof *cells);
-	for (i = 0; i < n; i++)
-		cli_desktop_status_row(
-		    &list->via.array.ptr[i], &cells[i * CLI_DESKTOP_RCOLS]);
-	cli_desktop_table(head, CLI_DESKTOP_RCOLS, cells, n);
-	return CLI_DESKTOP_EXIT_OK;
-}
-
-static int
-cli_desktop_rec_status(struct cli_desktop_cmd *cmd, int argc, char **argv)
-{
-	char *word, *id = NULL;
-	int c, status;
-
-	while ((c = cli_desktop_next(cmd, argc, argv, NULL, "", &word)) != -1) {
-		if (c == CLI_HOST_STOP)
-			return cmd->status;
-		if (id != NULL)
-			return cli_desktop_usage(cmd,
-			    "record status takes one ID at most: %s", word);
-		if ((status = cli_desktop_rec_id(cmd, word)) != 0)
-			return status;
-		id = word;
-	}
-	if ((status = cli_desktop_ready(cmd)) != 0)
-		return status;
-	return cli_desktop_request(cmd, "record.status", cli_desktop_pack_id_cb,
-	    id, 0, cli_desktop_status_show);
-}
-
-/* record start|stop|status: the word after record picks the command,
- * whose name and synopsis usage errors then show. */
-static int
-cli_desktop_record(struct cli_desktop_cmd *cmd, int argc, char **argv)
-{
-	static const struct {
-		const char *word;
-		const char *name;
-		const char *usage;
-		int (*run)(struct cli_desktop_cmd *, int, char **);
-	} subs[] = {
-	    {"start", "record start", CLI_DESKTOP_RECORD_START_ARGS,
-	        cli_desktop_rec_start},
-	    {"stop", "record stop", CLI_DESKTOP_RECORD_STOP_ARGS,
-	        cli_desktop_rec_stop},
-	    {"status", "record status", CLI_DESKTOP_RECORD_STATUS_ARGS,
-	        cli_desktop_rec_status},
-	};
-	char *word = NULL;
-	size_t i;
-	int c;
-
-	c = cli_desktop_next(cmd, argc, argv, NULL, "", &word);
-	if (c == CLI_HOST_STOP)
-		return cmd->status;
-	for (i = 0; c == CLI_HOST_WORD && i < sizeof subs / sizeof subs[0]; i++)
-		if (strcmp(word, subs[i].word) == 0) {
-			cmd->name = subs[i].name;
-			cmd->usage = subs[i].usage;
-			return subs[i].run(cmd, argc, argv);
-		}
-	return cli_desktop_usage(cmd, "record wants start, stop or status");
-}
-
-/* ---- the commands ---- */
-
-static const struct {
-	const char *name;
-	const char *usage;
-	int (*run)(struct cli_desktop_cmd *, int, char **);
-} cli_desktop_cmds[] = {
-    {"screenshot", CLI_DESKTOP_SCREENSHOT_ARGS, cli_desktop_screenshot},
-    {"click", CLI_DESKTOP_CLICK_ARGS, cli_desktop_click},
-    {"move", CLI_DESKTOP_MOVE_ARGS, cli_desktop_move},
-    {"scroll", CLI_DESKTOP_SCROLL_ARGS, cli_desktop_scroll},
-    {"type", CLI_DESKTOP_TYPE_ARGS, cli_desktop_type},
-    {"key", CLI_DESKTOP_KEY_ARGS, cli_desktop_key},
-    {"cursor", CLI_DESKTOP_CURSOR_ARGS, cli_desktop_cursor},
-    {"desktop", CLI_DESKTOP_DESKTOP_ARGS, cli_desktop_desktop},
-    {"windows", CLI_DESKTOP_WINDOWS_ARGS, cli_desktop_windows},
-    {"wait-change", CLI_DESKTOP_WAIT_CHANGE_ARGS, cli_desktop_wait_change},
-    {"record", CLI_DESKTOP_RECORD_ARGS, cli_desktop_record},
-};
-
-int
-cli_desktop_run(const struct cli_host *host, int argc, char **argv)
-{
-	struct cli_desktop_cmd cmd = {.host = host, .name = argv[0]};
-	size_t i;
-
-	for (i = 0; i < sizeof cli_desktop_cmds / sizeof cli_desktop_cmds[0];
-	     i++)
-		if (strcmp(argv[0], cli_desktop_cmds[i].name) == 0) {
-			cmd.usage = cli_desktop_cmds[i].usage;
-			return cli_desktop_cmds[i].run(&cmd, argc, argv);
-		}
-	log_fatal("no desktop command %s", argv[0]);
-}

@@ -8,32 +8,24 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "cli_exec.h"
 #include "cli_print.h"
+#include "cli_xfer.h"
 #include "clock.h"
 #include "xmalloc.h"
-
-#define CLI_EXEC_USAGE                                                         \
-	"usage: berth [OPTIONS] exec [--cwd DIR] [--env NAME=VALUE]... "       \
-	"[--user USER]\n"                                                      \
-	"             [--timeout SEC] [--tag TAG] [--stdin] [--] CMD "         \
-	"[ARGS...]\n"
 
 /* What proc.start and proc.input take (see supervisor/proc.c). */
 #define CLI_EXEC_INPUT_MAX (64u << 10)
 #define CLI_EXEC_ENV_MAX 256
 #define CLI_EXEC_LIMIT_MAX_S (7.0 * 86400)
 #define CLI_EXEC_ID_MAX 32
-/* The ids of requests sent without waiting, far above those
- * cli_conn_request hands out, so that the two never meet. */
-#define CLI_EXEC_RAW_ID (UINT64_C(1) << 32)
 /*
  * cli_conn cannot wake a wait on stdin, nor stdin one on the connection,
  * and a signal does not end a wait on the connection: the loop waits on
@@ -48,14 +40,9 @@
 /* proc.input refused for a full backlog: the same bytes go again later. */
 #define CLI_EXEC_RETRY_MIN_MS 20
 #define CLI_EXEC_RETRY_MAX_MS 500
-#define CLI_EXEC_BACKOFF_MIN_MS 100
-#define CLI_EXEC_BACKOFF_MAX_MS 2000
 /* How much output arrives between two proc.ack: berthd lets the command
  * run half a ring (8 MiB) past the last byte acknowledged. */
 #define CLI_EXEC_ACK_EVERY (1u << 20)
-/* How long a lost connection is tried again, unless --timeout (the
- * global one, for answers) says longer. */
-#define CLI_EXEC_RECONNECT_MS 60000
 
 /* Option values, apart from every global option's. */
 enum {
@@ -94,8 +81,7 @@ struct cli_exec_out {
  * command line; owns conn and the stream names.
  */
 struct cli_exec {
-	const struct cli_host *host;
-	int timeout_ms; /* for answers */
+	struct cli *cli;
 
 	char **argv; /* NULL-terminated */
 	const char *cwd;
@@ -136,19 +122,6 @@ struct cli_exec {
 	bool broken; /* our stdout or stderr has no reader left */
 };
 
-static void cli_exec_usage(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2)));
-static void
-cli_exec_usage(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	cli_print_vwarn(fmt, ap);
-	va_end(ap);
-	fputs(CLI_EXEC_USAGE "Try 'berth --help' for more.\n", stderr);
-}
-
 static void
 cli_exec_signal_cb(int sig)
 {
@@ -182,7 +155,7 @@ cli_exec_env(struct cli_exec *e, const char *arg)
 	size_t i, n;
 
 	if (eq == NULL || eq == arg) {
-		cli_exec_usage("--env wants NAME=VALUE: %s", arg);
+		cli_usage(e->cli, "--env wants NAME=VALUE: %s", arg);
 		return -1;
 	}
 	n = (size_t)(eq - arg) + 1;
@@ -192,7 +165,7 @@ cli_exec_env(struct cli_exec *e, const char *arg)
 			return 0;
 		}
 	if (e->nenv == CLI_EXEC_ENV_MAX) {
-		cli_exec_usage("at most %d --env", CLI_EXEC_ENV_MAX);
+		cli_usage(e->cli, "at most %d --env", CLI_EXEC_ENV_MAX);
 		return -1;
 	}
 	e->env[e->nenv++] = arg;
@@ -208,8 +181,9 @@ cli_exec_limit(struct cli_exec *e, const char *arg)
 	e->limit_s = strtod(arg, &end);
 	if (errno != 0 || end == arg || *end != '\0' || !(e->limit_s > 0) ||
 	    e->limit_s > CLI_EXEC_LIMIT_MAX_S) {
-		cli_exec_usage("--timeout wants seconds, more than 0 and at "
-		               "most 7 days: %s",
+		cli_usage(e->cli,
+		    "--timeout wants seconds, more than 0 and at most 7 days: "
+		    "%s",
 		    arg);
 		return -1;
 	}
@@ -234,17 +208,15 @@ cli_exec_args(struct cli_exec *e, int argc, char **argv)
 	    {"stdin", no_argument, NULL, CLI_EXEC_OPT_STDIN},
 	    {NULL, 0, NULL, 0},
 	};
-	bool json;
-	int c, rc = 0, status = 0;
+	int c, rc = 0;
 
-	while (rc == 0 &&
-	    (c = e->host->getopt_cb(
-	         e->host->cli, argc, argv, opts, "", &status)) != -1) {
+	while (
+	    rc == 0 && (c = cli_getopt(e->cli, argc, argv, opts, "")) != -1) {
 		switch (c) {
-		case CLI_HOST_STOP:
+		case CLI_STOP:
 			/* A usage error is berth's failure, apart from the
 			 * command's statuses. */
-			return status == 0 ? 0 : CLI_EXEC_EXIT_BERTH;
+			return CLI_EXIT_EXEC_BERTH;
 		case CLI_EXEC_OPT_CWD: e->cwd = optarg; break;
 		case CLI_EXEC_OPT_ENV: rc = cli_exec_env(e, optarg); break;
 		case CLI_EXEC_OPT_USER: e->user = optarg; break;
@@ -256,14 +228,14 @@ cli_exec_args(struct cli_exec *e, int argc, char **argv)
 		}
 	}
 	if (rc != 0)
-		return CLI_EXEC_EXIT_BERTH;
+		return CLI_EXIT_EXEC_BERTH;
 	if (optind >= argc) {
-		cli_exec_usage("exec wants a command");
-		return CLI_EXEC_EXIT_BERTH;
+		cli_usage(e->cli, "exec wants a command");
+		return CLI_EXIT_EXEC_BERTH;
 	}
 	e->argv = &argv[optind];
-	if (e->host->ready_cb(e->host->cli, &json, &e->timeout_ms) != 0)
-		return CLI_EXEC_EXIT_BERTH;
+	if (cli_ready(e->cli) != 0)
+		return CLI_EXIT_EXEC_BERTH;
 	return -1;
 }
 
@@ -373,16 +345,9 @@ static int
 cli_exec_push(struct cli_exec *e, const char *op, cli_conn_pack_cb pack,
     uint64_t *idp, char **cause)
 {
-	msgpack_sbuffer sb;
-	msgpack_packer pk;
 	int status;
 
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	proto_pack_request(&pk, e->rid, op);
-	pack(&pk, e);
-	status = cli_conn_send(e->conn, sb.data, sb.size, cause);
-	msgpack_sbuffer_destroy(&sb);
+	status = cli_conn_push(e->conn, e->rid, op, pack, e, cause);
 	if (status == CLI_CONN_OK)
 		*idp = e->rid++;
 	return status;
@@ -396,31 +361,15 @@ static int
 cli_exec_write(
     struct cli_exec *e, int fd, const uint8_t *p, size_t len, char **cause)
 {
-	struct pollfd pfd = {fd, POLLOUT, 0};
-	ssize_t n;
-
-	while (len > 0) {
-		n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN) {
-			poll(&pfd, 1, -1);
-			continue;
-		}
-		if (n < 0 && errno == EPIPE) {
-			e->broken = true;
-			return CLI_CONN_OK;
-		}
-		if (n < 0) {
-			*cause = xasprintf("cannot write the command's %s: %s",
-			    cli_exec_names[fd == STDERR_FILENO],
-			    strerror(errno));
-			return CLI_CONN_ANSWERED;
-		}
-		p += n;
-		len -= (size_t)n;
+	if (cli_xfer_write(fd, p, len) == 0)
+		return CLI_CONN_OK;
+	if (errno == EPIPE) {
+		e->broken = true;
+		return CLI_CONN_OK;
 	}
-	return CLI_CONN_OK;
+	*cause = xasprintf("cannot write the command's %s: %s",
+	    cli_exec_names[fd == STDERR_FILENO], strerror(errno));
+	return CLI_CONN_ANSWERED;
 }
 
 /* One data message: the part past next goes out. A jump forward is
@@ -521,28 +470,18 @@ cli_exec_input_answer(struct cli_exec *e, const struct proto_msg *m)
 static int
 cli_exec_waited(struct cli_exec *e, const struct proto_msg *m, char **cause)
 {
-	const msgpack_object *x, *code;
+	const msgpack_object *x;
 	char state[16] = "";
-	uint64_t sig;
 
 	e->wait_id = 0;
-	if (!m->ok) {
-		*cause = xasprintf("%s: %s", m->err_code, m->err_message);
-		return CLI_CONN_ANSWERED;
-	}
+	if (!m->ok)
+		return cli_conn_refused(m, cause);
 	proto_arg_str(m->result, "state", state, sizeof state);
 	if (strcmp(state, "exited") != 0)
 		return CLI_CONN_OK; /* asked again by the next flush */
 	proto_arg_bool(m->result, "timed_out", &e->timed_out);
 	x = proto_map_get(m->result, "exit");
-	code = proto_map_get(x, "code");
-	if (code != NULL &&
-	    (code->type == MSGPACK_OBJECT_POSITIVE_INTEGER ||
-	        code->type == MSGPACK_OBJECT_NEGATIVE_INTEGER))
-		e->exit_status = (int)(code->via.i64 & 0xff);
-	else if (proto_arg_u64(x, "signal", &sig) == 1 && sig > 0 && sig < 128)
-		e->exit_status = 128 + (int)sig;
-	else {
+	if (cli_exit_status(x, &e->exit_status) < 0) {
 		*cause = xstrdup("proc.wait answered without an exit");
 		return CLI_CONN_PROTOCOL;
 	}
@@ -578,8 +517,9 @@ cli_exec_answer(struct cli_exec *e, const struct proto_msg *m, char **cause)
 }
 
 static int
-cli_exec_handle(struct cli_exec *e, const struct proto_msg *m, char **cause)
+cli_exec_handle(void *arg, const struct proto_msg *m, char **cause)
 {
+	struct cli_exec *e = arg;
 	switch (m->type) {
 	case PROTO_DATA: return cli_exec_data(e, m, cause);
 	case PROTO_RESPONSE: return cli_exec_answer(e, m, cause);
@@ -605,8 +545,9 @@ cli_exec_ack_due(const struct cli_exec *e)
 /* Sends what is due: a signal caught, the wait, what has arrived,
  * stdin's next chunk or its end. */
 static int
-cli_exec_flush(struct cli_exec *e, char **cause)
+cli_exec_flush(void *arg, char **cause)
 {
+	struct cli_exec *e = arg;
 	uint64_t ack_id; /* its answer is of no interest */
 	int status, k;
 
@@ -645,8 +586,9 @@ cli_exec_flush(struct cli_exec *e, char **cause)
 
 /* How long the connection may be waited on before stdin's next turn. */
 static int
-cli_exec_slice(struct cli_exec *e)
+cli_exec_slice(void *arg)
 {
+	struct cli_exec *e = arg;
 	uint64_t now = clock_mono_ms();
 
 	if (e->in_eof || e->input_id != 0)
@@ -669,7 +611,7 @@ cli_exec_attach(struct cli_exec *e, char **cause)
 	int status, i;
 
 	status = cli_conn_call(e->conn, "proc.attach", cli_exec_pack_attach_cb,
-	    e, e->timeout_ms, &resp, cause);
+	    e, e->cli->timeout_ms, &resp, cause);
 	/* berthd takes the offsets asked for as acknowledged. */
 	for (i = 0; status == CLI_CONN_OK && i < CLI_EXEC_NOUT; i++)
 		e->out[i].acked = e->out[i].next;
@@ -696,51 +638,37 @@ cli_exec_lost(struct cli_exec *e)
 	e->input_id = e->close_id = e->signal_id = e->wait_id = 0;
 }
 
-/*
- * After a lost connection: again at once, then with backoff, until
- * attached, or a failure for good (the token, an error answer), or the
- * time is up. A connection mended at the first try goes unsaid: the
- * gateway drops a client that reads too slowly, and resuming is how a
- * client goes on. Takes why, the loss's cause.
- */
+/* A try at mending the run: a new connection, attached again. */
+static int
+cli_exec_retry_cb(void *arg, char **cause)
+{
+	struct cli_exec *e = arg;
+	int status;
+
+	if ((status = cli_open(e->cli, &e->conn, cause)) != CLI_CONN_OK) {
+		e->conn = NULL;
+		return status;
+	}
+	if ((status = cli_exec_attach(e, cause)) != CLI_CONN_OK)
+		cli_exec_disconnect(e);
+	return status;
+}
+
+/* After a lost connection (why says how; taken): attached again, each
+ * stream from its next, or a failure that retrying cannot mend. */
 static int
 cli_exec_reconnect(struct cli_exec *e, char *why, char **cause)
 {
-	uint64_t give_up;
-	int backoff = 0, status;
+	struct cli_xfer_outage o = {
+	    .quiet = true, .retry = cli_exec_retry_cb, .arg = e};
+	int status;
 
-	give_up = clock_mono_ms() +
-	    (uint64_t)(e->timeout_ms > CLI_EXEC_RECONNECT_MS
-	            ? e->timeout_ms
-	            : CLI_EXEC_RECONNECT_MS);
-	for (;;) {
-		cli_conn_pause(backoff);
-		status = e->host->open_cb(e->host->cli, &e->conn, cause);
-		if (status == CLI_CONN_OK) {
-			status = cli_exec_attach(e, cause);
-			if (status == CLI_CONN_OK)
-				break;
-			cli_exec_disconnect(e);
-		} else
-			e->conn = NULL;
-		if (status == CLI_CONN_AUTH || status == CLI_CONN_ANSWERED ||
-		    clock_mono_ms() >= give_up) {
-			free(why);
-			return status;
-		}
-		free(*cause);
-		if (backoff == 0)
-			cli_print_warn("%s; reconnecting", why);
-		backoff = backoff == 0 ? CLI_EXEC_BACKOFF_MIN_MS : backoff * 2;
-		if (backoff > CLI_EXEC_BACKOFF_MAX_MS)
-			backoff = CLI_EXEC_BACKOFF_MAX_MS;
-	}
-	if (backoff > 0)
+	status = cli_xfer_mend(e->cli, &o, why, cause);
+	if (status == CLI_CONN_OK && o.tries > 1)
 		cli_print_warn("reconnected; the output resumes at stdout "
 		               "%" PRIu64 ", stderr %" PRIu64,
 		    e->out[CLI_EXEC_STDOUT].next, e->out[CLI_EXEC_STDERR].next);
-	free(why);
-	return CLI_CONN_OK;
+	return status;
 }
 
 /* Starts the command on a new connection and attaches to its output. */
@@ -750,13 +678,13 @@ cli_exec_start(struct cli_exec *e, char **cause)
 	const struct proto_msg *resp;
 	int status, i;
 
-	status = e->host->open_cb(e->host->cli, &e->conn, cause);
+	status = cli_open(e->cli, &e->conn, cause);
 	if (status != CLI_CONN_OK) {
 		e->conn = NULL;
 		return status;
 	}
 	status = cli_conn_call(e->conn, "proc.start", cli_exec_pack_start_cb, e,
-	    e->timeout_ms, &resp, cause);
+	    e->cli->timeout_ms, &resp, cause);
 	if (status != CLI_CONN_OK)
 		return status;
 	if (proto_arg_str(resp->result, "id", e->id, sizeof e->id) != 1) {
@@ -781,7 +709,7 @@ cli_exec_fail(struct cli_exec *e, char *cause)
 	else
 		cli_print_warn("%s", cause);
 	free(cause);
-	return CLI_EXEC_EXIT_BERTH;
+	return CLI_EXIT_EXEC_BERTH;
 }
 
 static int
@@ -790,7 +718,7 @@ cli_exec_finish(struct cli_exec *e)
 	cli_exec_disconnect(e);
 	if (e->timed_out) {
 		cli_print_warn("timed out after %g s", e->limit_s);
-		return CLI_EXEC_EXIT_TIMEOUT;
+		return CLI_EXIT_EXEC_TIMEOUT;
 	}
 	return e->exit_status;
 }
@@ -818,11 +746,17 @@ cli_exec_broken(struct cli_exec *e)
 	char *cause;
 
 	if (cli_conn_request(e->conn, "proc.signal", cli_exec_pack_sigpipe_cb,
-	        e, e->timeout_ms, &resp, &cause) != CLI_CONN_OK)
+	        e, e->cli->timeout_ms, &resp, &cause) != CLI_CONN_OK)
 		free(cause);
 	cli_exec_disconnect(e);
-	return 128 + SIGPIPE;
+	return CLI_EXIT_SIGNAL + SIGPIPE;
 }
+
+static const struct cli_xfer_talk cli_exec_talk = {
+    .flush = cli_exec_flush,
+    .slice = cli_exec_slice,
+    .handle = cli_exec_handle,
+};
 
 /*
  * The command's life: stdin to it, its output to ours, signals caught to
@@ -832,26 +766,16 @@ cli_exec_broken(struct cli_exec *e)
 static int
 cli_exec_loop(struct cli_exec *e)
 {
-	const struct proto_msg *m;
 	char *cause;
 	int status;
 
 	while (!cli_exec_ended(e)) {
 		cli_exec_read(e);
-		status = cli_exec_flush(e, &cause);
-		if (status == CLI_CONN_OK)
-			status = cli_conn_recv(
-			    e->conn, cli_exec_slice(e), &m, &cause);
-		if (status == CLI_CONN_OK)
-			status = cli_exec_handle(e, m, &cause);
+		status = cli_xfer_turn(e->conn, &cli_exec_talk, e, &cause);
 		if (status == CLI_CONN_OK && e->broken)
 			return cli_exec_broken(e);
 		if (status == CLI_CONN_OK)
 			continue;
-		if (status == CLI_CONN_TIMEOUT) {
-			free(cause);
-			continue;
-		}
 		if (status != CLI_CONN_LOST)
 			return cli_exec_fail(e, cause);
 		cli_exec_lost(e);
@@ -862,15 +786,15 @@ cli_exec_loop(struct cli_exec *e)
 	return cli_exec_finish(e);
 }
 
-int
-cli_exec_run(const struct cli_host *host, int argc, char **argv)
+static int
+cli_exec_run(struct cli *cli, int argc, char **argv)
 {
 	struct cli_exec *e = xcalloc(1, sizeof *e);
 	char *cause;
 	int status, i;
 
-	e->host = host;
-	e->rid = CLI_EXEC_RAW_ID;
+	e->cli = cli;
+	e->rid = CLI_CONN_RAW_ID;
 	e->out[CLI_EXEC_STDOUT].fd = STDOUT_FILENO;
 	e->out[CLI_EXEC_STDERR].fd = STDERR_FILENO;
 	if ((status = cli_exec_args(e, argc, argv)) != -1) {
@@ -890,3 +814,18 @@ cli_exec_run(const struct cli_host *host, int argc, char **argv)
 	free(e);
 	return status;
 }
+
+const struct cli_cmd_entry cli_exec_entry = {
+    .name = "exec",
+    .usage = "[OPTIONS] [--] CMD [ARGS...]",
+    .summary = "run CMD in the sandbox, its stdout, stderr and\n"
+               "exit status passed through (128 + N for signal\n"
+               "N); --cwd DIR, --env NAME=VALUE, --user USER,\n"
+               "--tag TAG; --stdin passes stdin (else it is\n"
+               "closed); --timeout SEC kills it: status 124;\n"
+               "berth's own failures: status 125",
+    .synopsis = "exec [--cwd DIR] [--env NAME=VALUE]... [--user USER]\n"
+                "             [--timeout SEC] [--tag TAG] [--stdin] [--] "
+                "CMD [ARGS...]",
+    .exec = cli_exec_run,
+};

@@ -1,18 +1,12 @@
 /* cli_exec: berth exec — one command run in the sandbox through the proc.*
- * ops, its output and exit status passed through as if it ran here. It
- * borrows the command core's option parser and connection through struct
- * cli_host, and owns nothing else. */
+ * ops, its output and exit status passed through as if it ran here: the
+ * command's exit status (128 + N for signal N), or one of exec's own
+ * (CLI_EXIT_EXEC_*). */
 #ifndef BERTH_CLI_EXEC_H
 #define BERTH_CLI_EXEC_H
 
-#include "cli_host.h"
+#include "cli.h"
 
-/* exec's own exit statuses, beside the command's (as timeout(1) has). */
-#define CLI_EXEC_EXIT_TIMEOUT 124 /* --timeout ran out; the command died */
-#define CLI_EXEC_EXIT_BERTH 125   /* berth failed: usage, connection... */
-
-/* Runs "exec [OPTIONS] [--] CMD ARGS...": argv[0] is "exec". Returns the
- * command's exit status (128 + N for signal N), or one of exec's own. */
-int cli_exec_run(const struct cli_host *host, int argc, char **argv);
+extern const struct cli_cmd_entry cli_exec_entry;
 
 #endif

@@ -1,16 +1,14 @@
-/* cli_fs: berth cp, ls and cat. Transfers go in chunks of at most 4 MiB,
- * a few requests in flight; after a lost connection they resume at the
- * byte they had reached: an upload from what berthd says its partial
- * holds (fs.write {path}), a download from what was written here. A
- * download lands in a hidden file beside its target, renamed over it
- * once whole, as berthd does with an upload. */
+/* cli_fs: berth cp, ls and cat. An upload goes in chunks of at most
+ * 4 MiB, a few in flight, and after a lost connection resumes at what
+ * berthd says its partial holds (fs.write {path}); a download is
+ * cli_xfer's ranged read of fs.read, and lands in a hidden file beside
+ * its target, renamed over it once whole, as berthd does with an
+ * upload. */
 #include <sys/stat.h>
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,90 +16,27 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli.h"
 #include "cli_fs.h"
 #include "cli_print.h"
-#include "clock.h"
+#include "cli_xfer.h"
 #include "xmalloc.h"
 
-#define CLI_FS_EXIT_OK 0
-#define CLI_FS_EXIT_FAILED 1
-#define CLI_FS_EXIT_USAGE 2
-
-/* fs.write's largest chunk, and how many requests go unanswered. */
+/* fs.write's largest chunk (CLI_XFER_PIPE of them go unanswered). */
 #define CLI_FS_CHUNK (4u << 20)
-/* A download's chunks are smaller: the gateway holds at most client_queue
- * (8 MiB by default) of answers for a client, and drops one that has more
- * in flight, so four reads in flight stay well below it. */
-#define CLI_FS_READ_CHUNK (1u << 20)
-#define CLI_FS_PIPE 4
 #define CLI_FS_PATH_MAX 4096
-#define CLI_FS_NAME_MAX 255
 #define CLI_FS_DEPTH_MAX 32
 #define CLI_FS_DOWNLOAD_SUFFIX ".berth-download"
-/* The ids of requests sent without waiting, far above those
- * cli_conn_request hands out, so that the two never meet. */
-#define CLI_FS_RAW_ID (UINT64_C(1) << 32)
-#define CLI_FS_BACKOFF_MIN_MS 100
-#define CLI_FS_BACKOFF_MAX_MS 2000
-/* How long a lost connection is tried again, unless --timeout says
- * longer. */
-#define CLI_FS_RECONNECT_MS 60000
-/* How often the progress bar is drawn again. */
-#define CLI_FS_BAR_MS 200
-
-#define CLI_FS_USAGE_HEAD "usage: berth [OPTIONS] "
-
-/* One command being parsed and run. */
-struct cli_fs_cmd {
-	const struct cli_host *host;
-	const char *usage; /* after CLI_FS_USAGE_HEAD */
-	bool dashdash;     /* past "--": every argument is a word */
-	int status;        /* set by getopt_cb with CLI_HOST_STOP */
-	bool json;
-	int timeout_ms;
-};
-
-/* A request sent without waiting, for the answer to say which. */
-struct cli_fs_req {
-	uint64_t id;
-	uint64_t offset;
-	size_t len;
-	bool last; /* fs.write: done */
-};
-
-/*
- * A connection that is made again when lost. Requests sent without
- * waiting are answered in order: pend is a queue. Embedded in the
- * transfer that uses it; owns conn.
- */
-struct cli_fs_link {
-	struct cli_fs_cmd *cmd;
-	struct cli_conn *conn;
-	uint64_t rid; /* the id of the next request sent without waiting */
-	struct cli_fs_req pend[CLI_FS_PIPE];
-	size_t phead;
-	size_t npend;
-};
-
-/* The progress of a copy on stderr, when stderr is a terminal. name is
- * owned. */
-struct cli_fs_bar {
-	bool on;
-	char *name;
-	uint64_t total;
-	uint64_t started;
-	uint64_t drawn;
-	bool midline; /* a bar is drawn and its line not ended */
-};
 
 /*
  * An upload: chunk after chunk of the local fd to path, at most
- * CLI_FS_PIPE in flight; next is what goes next, acked what berthd's
+ * CLI_XFER_PIPE in flight; next is what goes next, acked what berthd's
  * partial is known to hold. The last chunk says done and sets the mode.
  * Allocated by cli_fs_upload; owns fd, path and buf.
  */
 struct cli_fs_up {
-	struct cli_fs_link link;
+	struct cli_xfer_link link;
+	const char *local; /* argv */
 	char *path;
 	int fd;
 	uint64_t size;
@@ -111,77 +46,23 @@ struct cli_fs_up {
 	bool sent_last;
 	bool finished;
 	uint8_t *buf;
-	struct cli_fs_req chunk; /* the one being packed */
-	struct cli_fs_bar bar;
+	struct cli_xfer_req chunk; /* the one being packed */
+	struct cli_bar bar;
 };
-
-/*
- * A download, for cp and cat: fs.read after fs.read of path into fd,
- * written in order. done is what fd has; next is the offset of the next
- * request; size the file's size as last answered. A short answer makes
- * the requests after it stale (their offsets are not done): they are
- * read and dropped, and the next one asks from done.
- */
-struct cli_fs_down {
-	struct cli_fs_link link;
-	const char *path;
-	int fd;
-	uint64_t done;
-	uint64_t next;
-	uint64_t size;
-	bool eof;
-	struct cli_fs_bar bar;
-};
-
-/* The signal that interrupted a copy, to exit with. */
-static volatile sig_atomic_t cli_fs_caught;
-
-static int cli_fs_usage(struct cli_fs_cmd *cmd, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static int
-cli_fs_usage(struct cli_fs_cmd *cmd, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	cli_print_vwarn(fmt, ap);
-	va_end(ap);
-	fprintf(stderr, CLI_FS_USAGE_HEAD "%s\nTry 'berth --help' for more.\n",
-	    cmd->usage);
-	return CLI_FS_EXIT_USAGE;
-}
-
-/* The next argument: an option of opts or shorts (its value), a word
- * (*wordp), -1 at the end, or CLI_HOST_STOP. Options may come before,
- * between and after the words. */
-static int
-cli_fs_next(struct cli_fs_cmd *cmd, int argc, char **argv,
-    const struct option *opts, const char *shorts, char **wordp)
-{
-	return cli_host_next(cmd->host, argc, argv, opts, shorts,
-	    &cmd->dashdash, &cmd->status, wordp);
-}
-
-static int
-cli_fs_ready(struct cli_fs_cmd *cmd)
-{
-	return cmd->host->ready_cb(
-	    cmd->host->cli, &cmd->json, &cmd->timeout_ms);
-}
 
 /* A path in the sandbox: absolute, as every fs.* op wants it. A leading
  * ':' (cp's mark) is allowed and skipped. */
 static int
-cli_fs_remote_path(struct cli_fs_cmd *cmd, const char *arg, const char **path)
+cli_fs_remote_path(struct cli *cli, const char *arg, const char **path)
 {
 	*path = arg[0] == ':' ? arg + 1 : arg;
 	if ((*path)[0] != '/')
-		return cli_fs_usage(
-		    cmd, "a path in the sandbox must be absolute: %s", arg);
+		return cli_usage(
+		    cli, "a path in the sandbox must be absolute: %s", arg);
 	if (strlen(*path) >= CLI_FS_PATH_MAX)
-		return cli_fs_usage(cmd, "a path of at most %d bytes: %.64s...",
+		return cli_usage(cli, "a path of at most %d bytes: %.64s...",
 		    CLI_FS_PATH_MAX - 1, arg);
-	return CLI_FS_EXIT_OK;
+	return CLI_EXIT_OK;
 }
 
 /* The last component of path (trailing slashes aside), allocated; ""
@@ -212,209 +93,19 @@ cli_fs_join(const char *dir, const char *name)
 static char *
 cli_fs_shown(const char *s, bool tame)
 {
-	char *copy = xstrdup(s), *p;
-
-	for (p = copy; tame && *p != '\0'; p++)
-		if ((unsigned char)*p < 0x20 || *p == 0x7f)
-			*p = '?';
-	return copy;
+	return tame ? cli_print_tame(xstrdup(s)) : xstrdup(s);
 }
 
-/* ---- the progress bar ---- */
+/* ---- requests ---- */
 
-static void
-cli_fs_bar_init(
-    struct cli_fs_bar *b, bool quiet, const char *name, uint64_t total)
-{
-	memset(b, 0, sizeof *b);
-	b->on = !quiet && isatty(STDERR_FILENO);
-	b->name = cli_fs_shown(name, true);
-	b->total = total;
-	b->started = clock_mono_ms();
-}
-
-/* "12.5 MiB" */
-static void
-cli_fs_human(char *buf, size_t len, double n)
-{
-	static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-	size_t u = 0;
-
-	while (n >= 1024 && u < sizeof units / sizeof units[0] - 1) {
-		n /= 1024;
-		u++;
-	}
-	if (u == 0)
-		snprintf(buf, len, "%.0f B", n);
-	else
-		snprintf(buf, len, "%.1f %s", n, units[u]);
-}
-
-/* Draws the bar again if it is due (always when last), and ends its line
- * when last. */
-static void
-cli_fs_bar_draw(struct cli_fs_bar *b, uint64_t done, bool last)
-{
-	uint64_t now = clock_mono_ms(), pct;
-	char have[32], all[32], rate[32];
-	double secs;
-
-	if (!b->on || (!last && now - b->drawn < CLI_FS_BAR_MS))
-		return;
-	b->drawn = now;
-	secs = (double)(now - b->started) / 1000;
-	pct = b->total == 0 ? 100 : done * 100 / b->total;
-	cli_fs_human(have, sizeof have, (double)done);
-	cli_fs_human(all, sizeof all, (double)b->total);
-	cli_fs_human(rate, sizeof rate, secs > 0 ? (double)done / secs : 0);
-	fprintf(stderr, "\r%s  %s / %s  %3" PRIu64 "%%  %s/s\033[K%s", b->name,
-	    have, all, pct, rate, last ? "\n" : "");
-	fflush(stderr);
-	b->midline = !last;
-}
-
-/* An interrupted or failed copy: the bar's line ends where it stands. */
-static void
-cli_fs_bar_end(struct cli_fs_bar *b)
-{
-	if (b->midline)
-		fputc('\n', stderr);
-	b->on = false;
-	free(b->name);
-	b->name = NULL;
-}
-
-/* ---- the connection ---- */
-
+/* A request answered before anything else goes on the link: an error
+ * answer is a failure (CLI_CONN_ANSWERED). */
 static int
-cli_fs_open(struct cli_fs_link *l, char **cause)
-{
-	int status;
-
-	l->phead = l->npend = 0;
-	status = l->cmd->host->open_cb(l->cmd->host->cli, &l->conn, cause);
-	if (status != CLI_CONN_OK)
-		l->conn = NULL;
-	return status;
-}
-
-static void
-cli_fs_close(struct cli_fs_link *l)
-{
-	cli_conn_close(l->conn);
-	l->conn = NULL;
-	l->phead = l->npend = 0;
-}
-
-/* A request answered before anything else goes: an error answer is a
- * failure (CLI_CONN_ANSWERED). */
-static int
-cli_fs_call(struct cli_fs_link *l, const char *op, cli_conn_pack_cb pack,
+cli_fs_call(struct cli_xfer_link *l, const char *op, cli_conn_pack_cb pack,
     void *ctx, const struct proto_msg **respp, char **cause)
 {
 	return cli_conn_call(
-	    l->conn, op, pack, ctx, l->cmd->timeout_ms, respp, cause);
-}
-
-/* Sends a request without waiting for its answer; req says what it is
- * for when the answer comes. */
-static int
-cli_fs_push(struct cli_fs_link *l, const char *op, cli_conn_pack_cb pack,
-    void *ctx, const struct cli_fs_req *req, char **cause)
-{
-	msgpack_sbuffer sb;
-	msgpack_packer pk;
-	size_t slot;
-	int status;
-
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	proto_pack_request(&pk, l->rid, op);
-	pack(&pk, ctx);
-	status = cli_conn_send(l->conn, sb.data, sb.size, cause);
-	msgpack_sbuffer_destroy(&sb);
-	if (status != CLI_CONN_OK)
-		return status;
-	slot = (l->phead + l->npend++) % CLI_FS_PIPE;
-	l->pend[slot] = *req;
-	l->pend[slot].id = l->rid++;
-	return CLI_CONN_OK;
-}
-
-/* Waits for the answer to the oldest request in flight: *req is that
- * request, *mp its answer (owned by the connection). */
-static int
-cli_fs_answer(struct cli_fs_link *l, struct cli_fs_req *req,
-    const struct proto_msg **mp, char **cause)
-{
-	int status;
-
-	for (;;) {
-		status = cli_conn_recv(l->conn, l->cmd->timeout_ms, mp, cause);
-		if (status != CLI_CONN_OK)
-			return status;
-		if ((*mp)->type == PROTO_RESPONSE && l->npend > 0 &&
-		    (*mp)->id == l->pend[l->phead].id)
-			break;
-	}
-	*req = l->pend[l->phead];
-	l->phead = (l->phead + 1) % CLI_FS_PIPE;
-	l->npend--;
-	return CLI_CONN_OK;
-}
-
-static int
-cli_fs_refused(const struct proto_msg *m, char **cause)
-{
-	*cause = xasprintf("%s: %s", m->err_code, m->err_message);
-	return CLI_CONN_ANSWERED;
-}
-
-/*
- * After a lost connection: connect again at once, then with backoff, and
- * resume (resume's work, on the new connection), until that works, or
- * fails for good (the token, an error answer, a signal), or the time is
- * up. Mended at the first try, it goes unsaid: the gateway drops a client
- * that reads too slowly, and resuming is how a client goes on. Takes why,
- * the loss's cause.
- */
-static int
-cli_fs_reconnect(struct cli_fs_link *l, char *why,
-    int (*resume)(void *, char **), void *arg, char **cause)
-{
-	int backoff = 0, status = CLI_CONN_OK, limit = l->cmd->timeout_ms;
-	uint64_t give_up;
-
-	cli_fs_close(l);
-	give_up = clock_mono_ms() +
-	    (uint64_t)(limit > CLI_FS_RECONNECT_MS ? limit
-	                                           : CLI_FS_RECONNECT_MS);
-	for (;;) {
-		if (cli_conn_pause(backoff) == CLI_CONN_INTERRUPTED) {
-			*cause = xstrdup("interrupted");
-			status = CLI_CONN_INTERRUPTED;
-			break;
-		}
-		if ((status = cli_fs_open(l, cause)) == CLI_CONN_OK) {
-			if ((status = resume(arg, cause)) == CLI_CONN_OK)
-				break;
-			cli_fs_close(l);
-		}
-		if (status != CLI_CONN_LOST && status != CLI_CONN_TIMEOUT)
-			break;
-		if (clock_mono_ms() >= give_up)
-			break;
-		free(*cause);
-		if (backoff == 0)
-			cli_print_warn("%s; reconnecting", why);
-		backoff = backoff == 0 ? CLI_FS_BACKOFF_MIN_MS : backoff * 2;
-		if (backoff > CLI_FS_BACKOFF_MAX_MS)
-			backoff = CLI_FS_BACKOFF_MAX_MS;
-	}
-	if (status == CLI_CONN_OK && backoff > 0)
-		cli_print_warn("reconnected; resuming");
-	free(why);
-	return status;
+	    l->conn, op, pack, ctx, l->cli->timeout_ms, respp, cause);
 }
 
 /* A file error here: the message names the path. */
@@ -423,25 +114,6 @@ cli_fs_local_error(const char *what, const char *path, char **cause)
 {
 	*cause = xasprintf("%s %s: %s", what, path, strerror(errno));
 	return CLI_CONN_ANSWERED;
-}
-
-static int
-cli_fs_write_all(
-    int fd, const void *buf, size_t len, const char *name, char **cause)
-{
-	const uint8_t *p = buf;
-	ssize_t n;
-
-	while (len > 0) {
-		n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return cli_fs_local_error("cannot write", name, cause);
-		p += n;
-		len -= (size_t)n;
-	}
-	return CLI_CONN_OK;
 }
 
 static void
@@ -453,7 +125,7 @@ cli_fs_pack_path_cb(msgpack_packer *pk, void *ctx)
 
 /* fs.stat of path: the result, owned by the connection. */
 static int
-cli_fs_stat(struct cli_fs_link *l, const char *path,
+cli_fs_stat(struct cli_xfer_link *l, const char *path,
     const msgpack_object **resultp, char **cause)
 {
 	const struct proto_msg *resp;
@@ -473,119 +145,6 @@ cli_fs_is(const msgpack_object *stat, const char *type)
 
 	proto_arg_str(stat, "type", got, sizeof got);
 	return strcmp(got, type) == 0;
-}
-
-/* ---- download (cp and cat) ---- */
-
-static void
-cli_fs_pack_read_cb(msgpack_packer *pk, void *ctx)
-{
-	struct cli_fs_down *d = ctx;
-
-	msgpack_pack_map(pk, 3);
-	proto_pack_kv_str(pk, "path", d->path);
-	proto_pack_kv_u64(pk, "offset", d->next);
-	proto_pack_kv_u64(pk, "length", CLI_FS_READ_CHUNK);
-}
-
-/* Asks for the next chunks: one while the size is unknown or all of it
- * was asked for (the file may have grown), up to CLI_FS_PIPE otherwise. */
-static int
-cli_fs_down_fill(struct cli_fs_down *d, char **cause)
-{
-	struct cli_fs_req req = {.len = CLI_FS_READ_CHUNK};
-	int status;
-
-	while (!d->eof && d->link.npend < CLI_FS_PIPE &&
-	    (d->next == d->done || d->next < d->size)) {
-		req.offset = d->next;
-		status = cli_fs_push(
-		    &d->link, "fs.read", cli_fs_pack_read_cb, d, &req, cause);
-		if (status != CLI_CONN_OK)
-			return status;
-		d->next += CLI_FS_READ_CHUNK;
-	}
-	return CLI_CONN_OK;
-}
-
-static int
-cli_fs_down_answered(struct cli_fs_down *d, const struct cli_fs_req *req,
-    const struct proto_msg *m, char **cause)
-{
-	const msgpack_object *data;
-	uint64_t offset, size;
-	bool eof = false;
-	int status;
-
-	if (!m->ok)
-		return cli_fs_refused(m, cause);
-	data = proto_map_get(m->result, "data");
-	if (data == NULL || data->type != MSGPACK_OBJECT_BIN ||
-	    proto_arg_u64(m->result, "offset", &offset) != 1 ||
-	    proto_arg_u64(m->result, "size", &size) != 1 ||
-	    proto_arg_bool(m->result, "eof", &eof) != 1) {
-		*cause = xstrdup("fs.read answered without data, offset, "
-		                 "size and eof");
-		return CLI_CONN_PROTOCOL;
-	}
-	/* Stale: asked for past a short answer, or after the end. */
-	if (d->eof || offset != d->done)
-		return CLI_CONN_OK;
-	status = cli_fs_write_all(
-	    d->fd, data->via.bin.ptr, data->via.bin.size, "the output", cause);
-	if (status != CLI_CONN_OK)
-		return status;
-	d->done += data->via.bin.size;
-	d->size = size;
-	d->eof = eof;
-	cli_fs_bar_draw(&d->bar, d->done, false);
-	if (eof)
-		return CLI_CONN_OK;
-	if (data->via.bin.size == 0) {
-		*cause = xstrdup("fs.read gave nothing before the end");
-		return CLI_CONN_PROTOCOL;
-	}
-	if (data->via.bin.size < req->len)
-		d->next = d->done;
-	return CLI_CONN_OK;
-}
-
-static int
-cli_fs_down_resume_cb(void *arg, char **cause)
-{
-	struct cli_fs_down *d = arg;
-
-	(void)cause;
-	d->next = d->done;
-	return CLI_CONN_OK;
-}
-
-/* Reads the whole file into d->fd, on d->link's connection (open). Every
- * answer is read before it returns, so the connection can go on. */
-static int
-cli_fs_down_run(struct cli_fs_down *d, char **cause)
-{
-	const struct proto_msg *m;
-	struct cli_fs_req req;
-	int status;
-
-	d->next = d->done;
-	while (!d->eof || d->link.npend > 0) {
-		status = cli_fs_down_fill(d, cause);
-		if (status == CLI_CONN_OK)
-			status = cli_fs_answer(&d->link, &req, &m, cause);
-		if (status == CLI_CONN_OK)
-			status = cli_fs_down_answered(d, &req, m, cause);
-		if (status == CLI_CONN_OK)
-			continue;
-		if (status != CLI_CONN_LOST)
-			return status;
-		status = cli_fs_reconnect(
-		    &d->link, *cause, cli_fs_down_resume_cb, d, cause);
-		if (status != CLI_CONN_OK)
-			return status;
-	}
-	return CLI_CONN_OK;
 }
 
 /* ---- upload ---- */
@@ -608,7 +167,7 @@ cli_fs_pack_write_cb(msgpack_packer *pk, void *ctx)
 
 /* Reads len bytes at offset of the local file: they must all be there. */
 static int
-cli_fs_up_read(struct cli_fs_up *up, const char *local, char **cause)
+cli_fs_up_read(struct cli_fs_up *up, char **cause)
 {
 	size_t got = 0;
 	ssize_t n;
@@ -619,10 +178,11 @@ cli_fs_up_read(struct cli_fs_up *up, const char *local, char **cause)
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
-			return cli_fs_local_error("cannot read", local, cause);
+			return cli_fs_local_error(
+			    "cannot read", up->local, cause);
 		if (n == 0) {
-			*cause =
-			    xasprintf("%s shrank while it was copied", local);
+			*cause = xasprintf(
+			    "%s shrank while it was copied", up->local);
 			return CLI_CONN_ANSWERED;
 		}
 		got += (size_t)n;
@@ -630,21 +190,22 @@ cli_fs_up_read(struct cli_fs_up *up, const char *local, char **cause)
 	return CLI_CONN_OK;
 }
 
-/* Sends chunks while fewer than CLI_FS_PIPE are unanswered. */
+/* Sends chunks while fewer than CLI_XFER_PIPE are unanswered. */
 static int
-cli_fs_up_fill(struct cli_fs_up *up, const char *local, char **cause)
+cli_fs_up_fill_cb(void *arg, char **cause)
 {
+	struct cli_fs_up *up = arg;
 	uint64_t left;
 	int status;
 
-	while (!up->sent_last && up->link.npend < CLI_FS_PIPE) {
+	while (!up->sent_last && up->link.npend < CLI_XFER_PIPE) {
 		left = up->size - up->next;
 		up->chunk.offset = up->next;
 		up->chunk.len = left > CLI_FS_CHUNK ? CLI_FS_CHUNK : left;
 		up->chunk.last = up->chunk.len == left;
-		if ((status = cli_fs_up_read(up, local, cause)) != CLI_CONN_OK)
+		if ((status = cli_fs_up_read(up, cause)) != CLI_CONN_OK)
 			return status;
-		status = cli_fs_push(&up->link, "fs.write",
+		status = cli_xfer_push(&up->link, "fs.write",
 		    cli_fs_pack_write_cb, up, &up->chunk, cause);
 		if (status != CLI_CONN_OK)
 			return status;
@@ -655,9 +216,10 @@ cli_fs_up_fill(struct cli_fs_up *up, const char *local, char **cause)
 }
 
 static int
-cli_fs_up_answered(struct cli_fs_up *up, const struct cli_fs_req *req,
+cli_fs_up_answered_cb(void *arg, const struct cli_xfer_req *req,
     const struct proto_msg *m, char **cause)
 {
+	struct cli_fs_up *up = arg;
 	char *dir;
 
 	if (!m->ok && req->offset == 0 &&
@@ -670,10 +232,10 @@ cli_fs_up_answered(struct cli_fs_up *up, const struct cli_fs_req *req,
 		return CLI_CONN_ANSWERED;
 	}
 	if (!m->ok)
-		return cli_fs_refused(m, cause);
+		return cli_conn_refused(m, cause);
 	up->acked = req->offset + req->len;
 	up->finished = req->last;
-	cli_fs_bar_draw(&up->bar, up->acked, false);
+	cli_bar_draw(&up->bar, up->acked, false);
 	return CLI_CONN_OK;
 }
 
@@ -700,30 +262,20 @@ cli_fs_up_resume_cb(void *arg, char **cause)
 	return CLI_CONN_OK;
 }
 
-static int
-cli_fs_up_run(struct cli_fs_up *up, const char *local, char **cause)
+static bool
+cli_fs_up_done_cb(void *arg)
 {
-	const struct proto_msg *m;
-	struct cli_fs_req req;
-	int status;
+	struct cli_fs_up *up = arg;
 
-	while (!up->finished) {
-		status = cli_fs_up_fill(up, local, cause);
-		if (status == CLI_CONN_OK)
-			status = cli_fs_answer(&up->link, &req, &m, cause);
-		if (status == CLI_CONN_OK)
-			status = cli_fs_up_answered(up, &req, m, cause);
-		if (status == CLI_CONN_OK)
-			continue;
-		if (status != CLI_CONN_LOST)
-			return status;
-		status = cli_fs_reconnect(
-		    &up->link, *cause, cli_fs_up_resume_cb, up, cause);
-		if (status != CLI_CONN_OK)
-			return status;
-	}
-	return CLI_CONN_OK;
+	return up->finished;
 }
+
+static const struct cli_xfer_pump cli_fs_up_pump = {
+    .done = cli_fs_up_done_cb,
+    .fill = cli_fs_up_fill_cb,
+    .answered = cli_fs_up_answered_cb,
+    .resume = cli_fs_up_resume_cb,
+};
 
 /* Where an upload of local to remote lands: remote, or the file of
  * local's name in it when it is a directory. */
@@ -755,15 +307,15 @@ cli_fs_up_target(
 }
 
 static int
-cli_fs_upload(struct cli_fs_cmd *cmd, const char *local, const char *remote,
+cli_fs_upload(struct cli *cli, const char *local, const char *remote,
     bool quiet, char **cause)
 {
 	struct cli_fs_up *up = xcalloc(1, sizeof *up);
 	struct stat sb;
 	int status;
 
-	up->link.cmd = cmd;
-	up->link.rid = CLI_FS_RAW_ID;
+	cli_xfer_link_init(&up->link, cli);
+	up->local = local;
 	if ((up->fd = open(local, O_RDONLY | O_CLOEXEC)) == -1 ||
 	    fstat(up->fd, &sb) != 0)
 		status = cli_fs_local_error("cannot read", local, cause);
@@ -771,7 +323,7 @@ cli_fs_upload(struct cli_fs_cmd *cmd, const char *local, const char *remote,
 		*cause = xasprintf("%s is not a regular file", local);
 		status = CLI_CONN_ANSWERED;
 	} else
-		status = cli_fs_open(&up->link, cause);
+		status = cli_xfer_open(&up->link, cause);
 	if (status == CLI_CONN_OK) {
 		up->size = (uint64_t)sb.st_size;
 		up->mode = sb.st_mode & 0777;
@@ -779,13 +331,13 @@ cli_fs_upload(struct cli_fs_cmd *cmd, const char *local, const char *remote,
 		status = cli_fs_up_target(up, local, remote, cause);
 	}
 	if (status == CLI_CONN_OK) {
-		cli_fs_bar_init(&up->bar, quiet, local, up->size);
-		status = cli_fs_up_run(up, local, cause);
+		cli_bar_init(&up->bar, quiet, local, up->size);
+		status = cli_xfer_pump(&up->link, &cli_fs_up_pump, up, cause);
 		if (status == CLI_CONN_OK)
-			cli_fs_bar_draw(&up->bar, up->acked, true);
-		cli_fs_bar_end(&up->bar);
+			cli_bar_draw(&up->bar, up->acked, true);
+		cli_bar_end(&up->bar);
 	}
-	cli_fs_close(&up->link);
+	cli_xfer_close(&up->link);
 	if (up->fd != -1)
 		close(up->fd);
 	free(up->buf);
@@ -795,20 +347,6 @@ cli_fs_upload(struct cli_fs_cmd *cmd, const char *local, const char *remote,
 }
 
 /* ---- cp, from the sandbox ---- */
-
-/* The hidden file a download of target is written to: beside it, so
- * that the rename is within one filesystem. */
-static char *
-cli_fs_temp_name(const char *target)
-{
-	const char *slash = strrchr(target, '/');
-	const char *name = slash != NULL ? slash + 1 : target;
-	int keep = CLI_FS_NAME_MAX - 1 - (int)strlen(CLI_FS_DOWNLOAD_SUFFIX);
-
-	return xasprintf("%.*s.%.*s%s",
-	    slash != NULL ? (int)(name - target) : 0, target, keep, name,
-	    CLI_FS_DOWNLOAD_SUFFIX);
-}
 
 /* Where a download of remote lands: local, or the file of remote's name
  * in it when it is a directory. */
@@ -826,208 +364,171 @@ cli_fs_down_target(const char *local, const char *remote)
 	return path;
 }
 
-/* The whole temp file, synced and with its mode, renamed over target. */
+/* A regular file in the sandbox, read into the landing of its target
+ * here, with its mode. */
 static int
-cli_fs_down_land(struct cli_fs_down *d, const char *temp, const char *target,
-    unsigned mode, char **cause)
+cli_fs_down_run(struct cli_xfer_read *rd, const char *local, bool quiet,
+    const msgpack_object *st, char **cause)
 {
-	mode_t mask = umask(0);
+	struct cli_xfer_land land = {.fd = -1};
+	struct cli_bar bar;
+	char *target = cli_fs_down_target(local, rd->name);
+	uint64_t mode = 0644;
+	int status = CLI_CONN_OK;
 
-	umask(mask);
-	if (fsync(d->fd) != 0 || fchmod(d->fd, (mode_t)mode & ~mask) != 0)
-		return cli_fs_local_error("cannot write", temp, cause);
-	if (close(d->fd) != 0) {
-		d->fd = -1;
-		return cli_fs_local_error("cannot write", temp, cause);
+	proto_arg_u64(st, "size", &rd->size);
+	proto_arg_u64(st, "mode", &mode);
+	if (cli_xfer_land_open(&land, target, CLI_FS_DOWNLOAD_SUFFIX, cause) !=
+	    0)
+		status = CLI_CONN_ANSWERED;
+	if (status == CLI_CONN_OK) {
+		cli_bar_init(&bar, quiet, rd->name, rd->size);
+		rd->fd = land.fd;
+		rd->bar = &bar;
+		status = cli_xfer_read_run(rd, cause);
+		if (status == CLI_CONN_OK) {
+			bar.total = rd->done;
+			cli_bar_draw(&bar, rd->done, true);
+			if (cli_xfer_land_commit(
+			        &land, (unsigned)mode & 0777, cause) != 0)
+				status = CLI_CONN_ANSWERED;
+		}
+		cli_bar_end(&bar);
 	}
-	d->fd = -1;
-	if (rename(temp, target) != 0)
-		return cli_fs_local_error("cannot replace", target, cause);
-	return CLI_CONN_OK;
+	cli_xfer_land_discard(&land);
+	free(target);
+	return status;
 }
 
 static int
-cli_fs_download(struct cli_fs_cmd *cmd, const char *remote, const char *local,
+cli_fs_download(struct cli *cli, const char *remote, const char *local,
     bool quiet, char **cause)
 {
-	struct cli_fs_down d = {.link = {.cmd = cmd, .rid = CLI_FS_RAW_ID},
-	    .path = remote,
-	    .fd = -1};
+	struct cli_xfer_read rd = {.op = "fs.read",
+	    .key = "path",
+	    .name = remote,
+	    .out = "the output"};
 	const msgpack_object *st;
-	char *target = NULL, *temp = NULL;
-	uint64_t mode = 0644;
 	int status;
 
-	if ((status = cli_fs_open(&d.link, cause)) == CLI_CONN_OK)
-		status = cli_fs_stat(&d.link, remote, &st, cause);
+	cli_xfer_link_init(&rd.link, cli);
+	if ((status = cli_xfer_open(&rd.link, cause)) == CLI_CONN_OK)
+		status = cli_fs_stat(&rd.link, remote, &st, cause);
 	if (status == CLI_CONN_OK && !cli_fs_is(st, "file")) {
 		*cause = xasprintf("%s in the sandbox is not a regular file "
 		                   "(cp copies files)",
 		    remote);
 		status = CLI_CONN_ANSWERED;
 	}
-	if (status == CLI_CONN_OK) {
-		proto_arg_u64(st, "size", &d.size);
-		proto_arg_u64(st, "mode", &mode);
-		target = cli_fs_down_target(local, remote);
-		temp = cli_fs_temp_name(target);
-		d.fd =
-		    open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		if (d.fd == -1)
-			status =
-			    cli_fs_local_error("cannot create", temp, cause);
-	}
-	if (status == CLI_CONN_OK) {
-		cli_fs_bar_init(&d.bar, quiet, remote, d.size);
-		status = cli_fs_down_run(&d, cause);
-		if (status == CLI_CONN_OK) {
-			d.bar.total = d.done;
-			cli_fs_bar_draw(&d.bar, d.done, true);
-			status = cli_fs_down_land(
-			    &d, temp, target, (unsigned)mode & 0777, cause);
-		}
-		cli_fs_bar_end(&d.bar);
-		if (status != CLI_CONN_OK)
-			unlink(temp);
-	}
-	if (d.fd != -1)
-		close(d.fd);
-	cli_fs_close(&d.link);
-	free(temp);
-	free(target);
+	if (status == CLI_CONN_OK)
+		status = cli_fs_down_run(&rd, local, quiet, st, cause);
+	cli_xfer_close(&rd.link);
 	return status;
 }
 
 /* ---- cp ---- */
 
-static void
-cli_fs_caught_cb(int sig)
-{
-	cli_fs_caught = sig;
-	cli_conn_interrupt();
-}
-
-int
-cli_fs_signalled(void)
-{
-	return cli_fs_caught;
-}
-
-void
-cli_fs_signals(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = cli_fs_caught_cb;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-}
-
-int
-cli_fs_cp(const struct cli_host *host, int argc, char **argv)
+static int
+cli_fs_cp(struct cli *cli, int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"quiet", no_argument, NULL, 'q'},
 	    {NULL, 0, NULL, 0},
 	};
-	struct cli_fs_cmd cmd = {
-	    .host = host, .usage = "cp [-q] LOCAL :REMOTE | :REMOTE LOCAL"};
 	char *words[2] = {NULL, NULL}, *word, *cause;
 	const char *remote;
 	bool quiet = false, up;
 	int c, n = 0, status;
 
-	while ((c = cli_fs_next(&cmd, argc, argv, opts, "q", &word)) != -1) {
-		if (c == CLI_HOST_STOP)
-			return cmd.status;
+	while ((c = cli_next(cli, argc, argv, opts, "q", &word)) != -1) {
+		if (c == CLI_STOP)
+			return CLI_EXIT_USAGE;
 		if (c == 'q')
 			quiet = true;
 		else if (n == 2)
-			return cli_fs_usage(
-			    &cmd, "too many arguments: %s", word);
+			return cli_usage(cli, "too many arguments: %s", word);
 		else
 			words[n++] = word;
 	}
 	if (n < 2)
-		return cli_fs_usage(&cmd, "cp wants a source and a target");
+		return cli_usage(cli, "cp wants a source and a target");
 	if ((words[0][0] == ':') == (words[1][0] == ':'))
-		return cli_fs_usage(&cmd,
+		return cli_usage(cli,
 		    "one path must be in the sandbox (:PATH), the other here");
 	up = words[1][0] == ':';
-	if ((status = cli_fs_remote_path(&cmd, words[up], &remote)) != 0 ||
-	    (status = cli_fs_ready(&cmd)) != 0)
+	if ((status = cli_fs_remote_path(cli, words[up], &remote)) != 0 ||
+	    (status = cli_ready(cli)) != 0)
 		return status;
 	if (*words[!up] == '\0')
-		return cli_fs_usage(&cmd, "an empty local path");
-	cli_fs_signals();
+		return cli_usage(cli, "an empty local path");
+	cli_xfer_signals();
 	if (up)
-		status = cli_fs_upload(&cmd, words[0], remote, quiet, &cause);
+		status = cli_fs_upload(cli, words[0], remote, quiet, &cause);
 	else
-		status = cli_fs_download(&cmd, remote, words[1], quiet, &cause);
-	if (status == CLI_CONN_INTERRUPTED && cli_fs_signalled() != 0) {
+		status = cli_fs_download(cli, remote, words[1], quiet, &cause);
+	if (status == CLI_CONN_INTERRUPTED && cli_xfer_signalled() != 0) {
 		free(cause);
-		return 128 + cli_fs_signalled();
+		return CLI_EXIT_SIGNAL + cli_xfer_signalled();
 	}
 	if (status != CLI_CONN_OK)
-		return host->fail_cb(status, cause);
-	return CLI_FS_EXIT_OK;
+		return cli_fail(status, cause);
+	return CLI_EXIT_OK;
 }
 
 /* ---- cat ---- */
 
-int
-cli_fs_cat(const struct cli_host *host, int argc, char **argv)
+static int
+cli_fs_cat(struct cli *cli, int argc, char **argv)
 {
-	struct cli_fs_cmd cmd = {.host = host, .usage = "cat PATH..."};
-	struct cli_fs_down d = {
-	    .link = {.cmd = &cmd, .rid = CLI_FS_RAW_ID}, .fd = STDOUT_FILENO};
+	struct cli_xfer_read rd = {.op = "fs.read",
+	    .key = "path",
+	    .fd = STDOUT_FILENO,
+	    .out = "the output"};
 	const char **paths = xcalloc((size_t)argc, sizeof *paths);
 	char *word, *cause;
-	int c, i, n = 0, status = CLI_FS_EXIT_OK, failed = 0;
+	int c, i, n = 0, status = CLI_EXIT_OK, failed = 0;
 
-	while (status == CLI_FS_EXIT_OK &&
-	    (c = cli_fs_next(&cmd, argc, argv, NULL, "", &word)) != -1) {
-		if (c == CLI_HOST_STOP)
-			status = cmd.status;
+	while (status == CLI_EXIT_OK &&
+	    (c = cli_next(cli, argc, argv, NULL, "", &word)) != -1) {
+		if (c == CLI_STOP)
+			status = CLI_EXIT_USAGE;
 		else
-			status = cli_fs_remote_path(&cmd, word, &paths[n++]);
+			status = cli_fs_remote_path(cli, word, &paths[n++]);
 	}
-	if (status == CLI_FS_EXIT_OK && n == 0)
-		status = cli_fs_usage(&cmd, "cat wants a path");
-	if (status == CLI_FS_EXIT_OK)
-		status = cli_fs_ready(&cmd);
-	if (status == CLI_FS_EXIT_OK &&
-	    (status = cli_fs_open(&d.link, &cause)) != CLI_CONN_OK)
-		status = host->fail_cb(status, cause);
-	if (d.link.conn == NULL) {
+	if (status == CLI_EXIT_OK && n == 0)
+		status = cli_usage(cli, "cat wants a path");
+	if (status == CLI_EXIT_OK)
+		status = cli_ready(cli);
+	cli_xfer_link_init(&rd.link, cli);
+	if (status == CLI_EXIT_OK &&
+	    (status = cli_xfer_open(&rd.link, &cause)) != CLI_CONN_OK)
+		status = cli_fail(status, cause);
+	if (rd.link.conn == NULL) {
 		free(paths);
 		return status;
 	}
 	/* Like cat(1): a file that fails is said so, and the rest go on. */
 	for (i = 0; i < n; i++) {
-		d.path = paths[i];
-		d.done = d.size = 0;
-		d.eof = false;
-		status = cli_fs_down_run(&d, &cause);
+		rd.name = paths[i];
+		rd.done = rd.size = 0;
+		status = cli_xfer_read_run(&rd, &cause);
 		if (status == CLI_CONN_ANSWERED) {
 			cli_print_warn("%s", cause);
 			free(cause);
 			failed = 1;
 			/* The answers after the failed one come too. */
-			cli_fs_close(&d.link);
-			status = i + 1 < n ? cli_fs_open(&d.link, &cause)
+			cli_xfer_close(&rd.link);
+			status = i + 1 < n ? cli_xfer_open(&rd.link, &cause)
 			                   : CLI_CONN_OK;
 		}
 		if (status != CLI_CONN_OK)
 			break;
 	}
-	cli_fs_close(&d.link);
+	cli_xfer_close(&rd.link);
 	free(paths);
 	if (status != CLI_CONN_OK)
-		return host->fail_cb(status, cause);
-	return failed ? CLI_FS_EXIT_FAILED : CLI_FS_EXIT_OK;
+		return cli_fail(status, cause);
+	return failed ? CLI_EXIT_FAILED : CLI_EXIT_OK;
 }
 
 /* ---- ls ---- */
@@ -1214,8 +715,8 @@ cli_fs_ls_show(const struct cli_fs_ls *ls, const msgpack_object *result)
 /* A path that is no directory: the one entry fs.stat gives, as ls(1)
  * shows a file it is given. */
 static int
-cli_fs_ls_lone(struct cli_fs_cmd *cmd, struct cli_fs_ls *ls,
-    struct cli_fs_link *l, struct cli_fs_list_args *a, char **cause)
+cli_fs_ls_lone(struct cli *cli, struct cli_fs_ls *ls, struct cli_xfer_link *l,
+    struct cli_fs_list_args *a, char **cause)
 {
 	const struct proto_msg *resp;
 	msgpack_object array;
@@ -1226,7 +727,7 @@ cli_fs_ls_lone(struct cli_fs_cmd *cmd, struct cli_fs_ls *ls,
 	    cli_fs_call(l, "fs.stat", cli_fs_pack_lstat_cb, a, &resp, cause);
 	if (status != CLI_CONN_OK)
 		return status;
-	if (cmd->json) {
+	if (cli->json) {
 		cli_print_json(resp->result);
 		return CLI_CONN_OK;
 	}
@@ -1237,8 +738,8 @@ cli_fs_ls_lone(struct cli_fs_cmd *cmd, struct cli_fs_ls *ls,
 	return CLI_CONN_OK;
 }
 
-int
-cli_fs_ls(const struct cli_host *host, int argc, char **argv)
+static int
+cli_fs_ls(struct cli *cli, int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"long", no_argument, NULL, 'l'},
@@ -1246,52 +747,76 @@ cli_fs_ls(const struct cli_host *host, int argc, char **argv)
 	    {"recursive", no_argument, NULL, 'R'},
 	    {NULL, 0, NULL, 0},
 	};
-	struct cli_fs_cmd cmd = {
-	    .host = host, .usage = "ls [-l] [-a] [-R] PATH"};
-	struct cli_fs_link l = {.cmd = &cmd};
+	struct cli_xfer_link l;
 	struct cli_fs_list_args a = {.depth = 1};
 	struct cli_fs_ls ls = {.tame = isatty(STDOUT_FILENO)};
 	const struct proto_msg *resp;
 	char *word, *cause;
 	int c, status;
 
-	while ((c = cli_fs_next(&cmd, argc, argv, opts, "laR", &word)) != -1) {
+	while ((c = cli_next(cli, argc, argv, opts, "laR", &word)) != -1) {
 		switch (c) {
-		case CLI_HOST_STOP: return cmd.status;
+		case CLI_STOP: return CLI_EXIT_USAGE;
 		case 'l': ls.longfmt = true; break;
 		case 'a': ls.all = true; break;
 		case 'R': a.depth = CLI_FS_DEPTH_MAX; break;
-		case CLI_HOST_WORD:
+		case CLI_WORD:
 			if (a.path != NULL)
-				return cli_fs_usage(
-				    &cmd, "too many arguments: %s", word);
-			if ((status = cli_fs_remote_path(
-			         &cmd, word, &a.path)) != 0)
+				return cli_usage(
+				    cli, "too many arguments: %s", word);
+			if ((status = cli_fs_remote_path(cli, word, &a.path)) !=
+			    0)
 				return status;
 			break;
 		}
 	}
 	if (a.path == NULL)
-		return cli_fs_usage(&cmd, "ls wants a path");
-	if ((status = cli_fs_ready(&cmd)) != 0)
+		return cli_usage(cli, "ls wants a path");
+	if ((status = cli_ready(cli)) != 0)
 		return status;
 	ls.top = a.path;
-	if ((status = cli_fs_open(&l, &cause)) != CLI_CONN_OK)
-		return host->fail_cb(status, cause);
+	cli_xfer_link_init(&l, cli);
+	if ((status = cli_xfer_open(&l, &cause)) != CLI_CONN_OK)
+		return cli_fail(status, cause);
 	status = cli_conn_request(l.conn, "fs.list", cli_fs_pack_list_cb, &a,
-	    cmd.timeout_ms, &resp, &cause);
+	    cli->timeout_ms, &resp, &cause);
 	if (status == CLI_CONN_OK && !resp->ok &&
 	    strcmp(resp->err_code, PROTO_E_NOT_A_DIRECTORY) == 0)
-		status = cli_fs_ls_lone(&cmd, &ls, &l, &a, &cause);
+		status = cli_fs_ls_lone(cli, &ls, &l, &a, &cause);
 	else if (status == CLI_CONN_OK && !resp->ok)
-		status = cli_fs_refused(resp, &cause);
-	else if (status == CLI_CONN_OK && cmd.json)
+		status = cli_conn_refused(resp, &cause);
+	else if (status == CLI_CONN_OK && cli->json)
 		cli_print_json(resp->result);
 	else if (status == CLI_CONN_OK)
 		cli_fs_ls_show(&ls, resp->result);
 	fflush(stdout);
-	cli_fs_close(&l);
+	cli_xfer_close(&l);
 	if (status != CLI_CONN_OK)
-		return host->fail_cb(status, cause);
-	return CLI_FS_EXIT_OK;
+		return cli_fail(status, cause);
+	return CLI_EXIT_OK;
 }
+
+const struct cli_cmd_entry cli_fs_cp_entry = {
+    .name = "cp",
+    .usage = "[-q] LOCAL :REMOTE | :REMOTE LOCAL",
+    .summary = "copy a file into the sandbox or out of it\n"
+               "(:PATH is in the sandbox; into a directory,\n"
+               "the file keeps its name); -q: no progress bar",
+    .exec = cli_fs_cp,
+};
+
+const struct cli_cmd_entry cli_fs_ls_entry = {
+    .name = "ls",
+    .usage = "[-l] [-a] [-R] PATH",
+    .summary = "list a directory in the sandbox: -l with mode,\n"
+               "size and time (UTC), -a dot files too, -R all\n"
+               "below it; --json: fs.list's result",
+    .exec = cli_fs_ls,
+};
+
+const struct cli_cmd_entry cli_fs_cat_entry = {
+    .name = "cat",
+    .usage = "PATH...",
+    .summary = "print files of the sandbox",
+    .exec = cli_fs_cat,
+};

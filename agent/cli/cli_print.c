@@ -21,8 +21,7 @@ struct cli_print_table {
 	char **cells; /* nrows * ncols */
 };
 
-/* Server text reaches a terminal: no control characters, no escapes. */
-static char *
+char *
 cli_print_tame(char *s)
 {
 	size_t i;
@@ -152,31 +151,48 @@ cli_print_header(struct cli_print_table *t, size_t ncols, ...)
 	va_end(ap);
 }
 
-static void
-cli_print_flush(struct cli_print_table *t)
+void
+cli_print_table(size_t ncols, size_t nrows, char **cells)
 {
-	size_t *width = xcalloc(t->ncols, sizeof *width), r, c, n;
+	size_t *width = xcalloc(ncols, sizeof *width), r, c, n;
 	char *cell;
 
-	for (r = 0; r < t->nrows; r++)
-		for (c = 0; c < t->ncols; c++) {
-			n = strlen(t->cells[r * t->ncols + c]);
+	for (r = 0; r < nrows; r++)
+		for (c = 0; c < ncols; c++) {
+			n = strlen(cells[r * ncols + c]);
 			if (n > width[c])
 				width[c] = n;
 		}
-	for (r = 0; r < t->nrows; r++) {
-		for (c = 0; c < t->ncols; c++) {
-			cell = t->cells[r * t->ncols + c];
-			if (c + 1 == t->ncols)
+	for (r = 0; r < nrows; r++) {
+		for (c = 0; c < ncols; c++) {
+			cell = cells[r * ncols + c];
+			if (c + 1 == ncols)
 				printf("%s\n", cell);
 			else
 				printf("%-*s  ", (int)width[c], cell);
 			free(cell);
 		}
 	}
-	free(t->cells);
-	t->cells = NULL;
+	free(cells);
 	free(width);
+}
+
+char **
+cli_print_cells(const char *const *head, size_t ncols, size_t nrows)
+{
+	char **cells = xcalloc((nrows + 1) * ncols, sizeof *cells);
+	size_t c;
+
+	for (c = 0; c < ncols; c++)
+		cells[c] = xstrdup(head[c]);
+	return cells;
+}
+
+static void
+cli_print_flush(struct cli_print_table *t)
+{
+	cli_print_table(t->ncols, t->nrows, t->cells);
+	t->cells = NULL;
 }
 
 void
@@ -195,8 +211,7 @@ cli_print_ping(const msgpack_object *result, double rtt_ms, bool json)
 	free(boot);
 }
 
-/* A service's last exit: "-", "exit 3", "SIGKILL" or "SIGSEGV (core)". */
-static char *
+char *
 cli_print_exit(const msgpack_object *e)
 {
 	const msgpack_object *code = proto_map_get(e, "code");

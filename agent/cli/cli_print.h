@@ -7,12 +7,31 @@
 #include <msgpack.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "proto.h"
 
+/* Makes s (NUL-terminated, changed in place) safe on a terminal: every
+ * control character becomes '?', so server text never moves the cursor or
+ * starts an escape. Returns s. */
+char *cli_print_tame(char *s);
+
 /* "berth: MESSAGE" on stderr. */
-void cli_print_vwarn(const char *fmt, va_list ap);
+void cli_print_vwarn(const char *fmt, va_list ap)
+    __attribute__((format(printf, 1, 0)));
 void cli_print_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* A table for people on stdout: nrows rows of ncols cells (row after row,
+ * the first the header; the array and its strings taken and freed), each
+ * column but the last padded to its widest cell. */
+void cli_print_table(size_t ncols, size_t nrows, char **cells);
+/* The cells of such a table of nrows rows under the header head (ncols
+ * names, copied): the rows start at ncols, for the caller to fill. */
+char **cli_print_cells(const char *const *head, size_t ncols, size_t nrows);
+
+/* An exit ({code} or {signal, core}) in words, allocated: "-" (none),
+ * "exit 3", "SIGKILL" or "SIGSEGV (core)". */
+char *cli_print_exit(const msgpack_object *e);
 
 /* Any result as one line of JSON on stdout. */
 void cli_print_json(const msgpack_object *obj);

@@ -1,189 +1,47 @@
 /* cli_pty: the berth pty commands. open, list, send, resize, signal and
- * close are one request each; attach owns the terminal while it runs (raw
- * mode, the detach key, resizes) and resumes at the exact byte after a
- * lost connection. */
+ * close are one request each; attach (cli_attach) is the interactive
+ * client; help says more of them all. */
 #include <sys/ioctl.h>
 
 #include <errno.h>
 #include <inttypes.h>
-#include <poll.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <termios.h>
 #include <unistd.h>
 
+#include "cli.h"
+#include "cli_attach.h"
 #include "cli_print.h"
 #include "cli_pty.h"
-#include "clock.h"
-#include "log.h"
 #include "xmalloc.h"
-
-/* Exit statuses that cli_pty gives itself, the same as every berth
- * command gives (cli_conn failures go through fail_cb). */
-#define CLI_PTY_EXIT_OK 0
-#define CLI_PTY_EXIT_ANSWERED 1
-#define CLI_PTY_EXIT_USAGE 2
 
 #define CLI_PTY_SIZE_MAX 1000
 #define CLI_PTY_TTL_MAX (UINT64_C(10) * 366 * 86400)
-#define CLI_PTY_INPUT_MAX (64u << 10)
-#define CLI_PTY_ID_MAX 32
-/*
- * cli_conn cannot wake a wait on stdin, nor stdin one on the connection:
- * attach waits on each in turn, the connection at most a slice: short
- * while keys come (a key waits at most that long), longer after a pause
- * (the first key after it may wait that long), and longer still when no
- * key can come. Every timed wait on the WebSocket ends with lws spinning
- * through its last millisecond, so short slices cost CPU.
- */
-#define CLI_PTY_SLICE_MS 10
-#define CLI_PTY_SLICE_IDLE_MS 50
-#define CLI_PTY_SLICE_NOKEYS_MS 200
-#define CLI_PTY_TYPING_MS 2000
-/*
- * Keys go without waiting for earlier ones to be answered while fewer
- * than CLI_PTY_PIPE_BYTES are unanswered; a bigger paste goes a message
- * at a time. berthd refuses a whole pty.input (unavailable) when its
- * input backlog is full: the bytes are sent again after a pause, and a
- * later message in flight could overtake them, which this keeps to
- * typing speed, where the backlog does not fill.
- */
-#define CLI_PTY_PIPE_BYTES 4096
-#define CLI_PTY_RETRY_MIN_MS 20
-#define CLI_PTY_RETRY_MAX_MS 500
-#define CLI_PTY_PENDING_MAX 16
-/* A lone detach key is passed on when no second one follows this soon. */
-#define CLI_PTY_HOLD_MS 1000
-#define CLI_PTY_DETACH_KEY 0x1c /* Ctrl-\ */
-#define CLI_PTY_BACKOFF_MIN_MS 100
-#define CLI_PTY_BACKOFF_MAX_MS 2000
-/* attach's own request ids, far above those cli_conn_request hands out,
- * so that the two never meet on one connection. */
-#define CLI_PTY_RAW_ID (UINT64_C(1) << 32)
-
-#define CLI_PTY_USAGE_HEAD "usage: berth [OPTIONS] pty "
-
-/* One pty command being parsed and run. Strings point into argv. */
-struct cli_pty_cmd {
-	const struct cli_host *host;
-	const char *usage; /* the sub-command's usage line */
-	bool dashdash;     /* past "--": every argument is a word */
-	int status;        /* set by getopt_cb with CLI_HOST_STOP */
-	bool json;
-	int timeout_ms;
-};
-
-/* The arguments of one request, for the pack callbacks. */
-struct cli_pty_args {
-	const char *id;
-	unsigned cols;
-	unsigned rows;
-	const char *cwd;
-	uint64_t ttl;
-	bool ttl_set;
-	char **argv; /* NULL-terminated, or NULL */
-	const char *signame;
-	uint64_t signum;
-	const void *data;
-	size_t len;
-};
-
-struct cli_pty_sub {
-	const char *name;
-	const char *args;
-	int (*run)(struct cli_pty_cmd *, int, char **);
-};
-
-static int cli_pty_open(struct cli_pty_cmd *, int, char **);
-static int cli_pty_list(struct cli_pty_cmd *, int, char **);
-static int cli_pty_attach(struct cli_pty_cmd *, int, char **);
-static int cli_pty_send(struct cli_pty_cmd *, int, char **);
-static int cli_pty_resize(struct cli_pty_cmd *, int, char **);
-static int cli_pty_signal(struct cli_pty_cmd *, int, char **);
-static int cli_pty_close(struct cli_pty_cmd *, int, char **);
-static int cli_pty_help(struct cli_pty_cmd *, int, char **);
-
-static const struct cli_pty_sub cli_pty_subs[] = {
-    {"open",
-        "open [--cols N] [--rows N] [--cwd DIR] [--ttl SEC] "
-        "[-- CMD ARGS...]",
-        cli_pty_open},
-    {"list", "list", cli_pty_list},
-    {"attach",
-        "attach ID [--from OFFSET | --screen] [--read-only] "
-        "[--detach-key KEY]",
-        cli_pty_attach},
-    {"send", "send ID TEXT", cli_pty_send},
-    {"resize", "resize ID COLS ROWS", cli_pty_resize},
-    {"signal", "signal ID SIGNAL", cli_pty_signal},
-    {"close", "close ID", cli_pty_close},
-    {"help", "help", cli_pty_help},
-};
-
-#define CLI_PTY_NSUBS (sizeof cli_pty_subs / sizeof cli_pty_subs[0])
-
-static int cli_pty_usage(struct cli_pty_cmd *cmd, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static int
-cli_pty_usage(struct cli_pty_cmd *cmd, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	cli_print_vwarn(fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "%s%s\nTry 'berth pty help' for more.\n",
-	    CLI_PTY_USAGE_HEAD, cmd->usage);
-	return CLI_PTY_EXIT_USAGE;
-}
-
-/* The next of the arguments: an option of opts (its value), a word
- * (*wordp), -1 at the end, or CLI_HOST_STOP (cmd->status says how to
- * end). Options may come before, between and after the words. */
-static int
-cli_pty_next(struct cli_pty_cmd *cmd, int argc, char **argv,
-    const struct option *opts, char **wordp)
-{
-	return cli_host_next(cmd->host, argc, argv, opts, "", &cmd->dashdash,
-	    &cmd->status, wordp);
-}
 
 /* The words of a command without options of its own: exactly n. */
 static int
-cli_pty_words(
-    struct cli_pty_cmd *cmd, int argc, char **argv, char **words, int n)
+cli_pty_words(struct cli *cli, int argc, char **argv, char **words, int n)
 {
 	char *word;
 	int c, got = 0;
 
-	while ((c = cli_pty_next(cmd, argc, argv, NULL, &word)) != -1) {
-		if (c == CLI_HOST_STOP)
-			return cmd->status;
+	while ((c = cli_next(cli, argc, argv, NULL, "", &word)) != -1) {
+		if (c == CLI_STOP)
+			return CLI_EXIT_USAGE;
 		if (got == n)
-			return cli_pty_usage(
-			    cmd, "too many arguments: %s", word);
+			return cli_usage(cli, "too many arguments: %s", word);
 		words[got++] = word;
 	}
 	if (got < n)
-		return cli_pty_usage(cmd, "too few arguments");
-	return CLI_PTY_EXIT_OK;
+		return cli_usage(cli, "too few arguments");
+	return CLI_EXIT_OK;
 }
 
-/* After the parse: the transport and the global settings. */
-static int
-cli_pty_ready(struct cli_pty_cmd *cmd)
-{
-	return cmd->host->ready_cb(
-	    cmd->host->cli, &cmd->json, &cmd->timeout_ms);
-}
-
-static int
-cli_pty_uint(struct cli_pty_cmd *cmd, const char *what, const char *arg,
-    uint64_t min, uint64_t max, uint64_t *out)
+int
+cli_pty_uint(struct cli *cli, const char *what, const char *arg, uint64_t min,
+    uint64_t max, uint64_t *out)
 {
 	char *end;
 
@@ -191,36 +49,35 @@ cli_pty_uint(struct cli_pty_cmd *cmd, const char *what, const char *arg,
 	*out = strtoull(arg, &end, 10);
 	if (errno != 0 || end == arg || *end != '\0' || *arg == '-' ||
 	    *out < min || *out > max)
-		return cli_pty_usage(cmd,
+		return cli_usage(cli,
 		    "%s wants a whole number from %" PRIu64 " to %" PRIu64
 		    ": %s",
 		    what, min, max, arg);
-	return CLI_PTY_EXIT_OK;
+	return CLI_EXIT_OK;
 }
 
 static int
-cli_pty_size(
-    struct cli_pty_cmd *cmd, const char *what, const char *arg, unsigned *out)
+cli_pty_size(struct cli *cli, const char *what, const char *arg, unsigned *out)
 {
 	uint64_t v;
 	int status;
 
-	status = cli_pty_uint(cmd, what, arg, 1, CLI_PTY_SIZE_MAX, &v);
+	status = cli_pty_uint(cli, what, arg, 1, CLI_PTY_SIZE_MAX, &v);
 	*out = (unsigned)v;
 	return status;
 }
 
-static int
-cli_pty_id(struct cli_pty_cmd *cmd, const char *id)
+int
+cli_pty_id(struct cli *cli, const char *id)
 {
 	if (*id == '\0' || strlen(id) > CLI_PTY_ID_MAX)
-		return cli_pty_usage(cmd, "not a session id: %s", id);
-	return CLI_PTY_EXIT_OK;
+		return cli_usage(cli, "not a session id: %s", id);
+	return CLI_EXIT_OK;
 }
 
 /* The terminal's size, from stdin or else stdout; false if neither is
  * a terminal that knows it. */
-static bool
+bool
 cli_pty_winsize(unsigned *cols, unsigned *rows)
 {
 	struct winsize ws;
@@ -237,7 +94,7 @@ cli_pty_winsize(unsigned *cols, unsigned *rows)
 
 /* ---- requests ---- */
 
-static void
+void
 cli_pty_pack_id_cb(msgpack_packer *pk, void *ctx)
 {
 	struct cli_pty_args *a = ctx;
@@ -246,7 +103,7 @@ cli_pty_pack_id_cb(msgpack_packer *pk, void *ctx)
 	proto_pack_kv_str(pk, "id", a->id);
 }
 
-static void
+void
 cli_pty_pack_resize_cb(msgpack_packer *pk, void *ctx)
 {
 	struct cli_pty_args *a = ctx;
@@ -257,7 +114,7 @@ cli_pty_pack_resize_cb(msgpack_packer *pk, void *ctx)
 	proto_pack_kv_u64(pk, "rows", a->rows);
 }
 
-static void
+void
 cli_pty_pack_input_cb(msgpack_packer *pk, void *ctx)
 {
 	struct cli_pty_args *a = ctx;
@@ -306,42 +163,32 @@ cli_pty_pack_open_cb(msgpack_packer *pk, void *ctx)
 		proto_pack_str(pk, a->argv[n]);
 }
 
-/* A request whose error answer is a failure (CLI_CONN_ANSWERED). */
+/* How a command of one request prints its result for people. */
+typedef void (*cli_pty_print_cb)(const msgpack_object *result);
+
 static int
-cli_pty_call(struct cli_pty_cmd *cmd, struct cli_conn *conn, const char *op,
-    cli_conn_pack_cb pack, void *ctx, const struct proto_msg **respp,
-    char **cause)
+cli_pty_show_cb(struct cli *cli, const msgpack_object *result, void *arg)
 {
-	return cli_conn_call(
-	    conn, op, pack, ctx, cmd->timeout_ms, respp, cause);
+	cli_pty_print_cb *print = arg;
+
+	if (cli->json)
+		cli_print_json(result);
+	else if (*print != NULL)
+		(*print)(result);
+	return CLI_EXIT_OK;
 }
 
-/* Connects, sends one request and shows its result with show (or as
- * JSON with --json; nothing if show is NULL). */
+/* Settles the transport, sends one request and shows its result with
+ * print (or as JSON with --json; nothing if print is NULL). */
 static int
-cli_pty_once(struct cli_pty_cmd *cmd, const char *op, cli_conn_pack_cb pack,
-    void *ctx, void (*show)(const msgpack_object *))
+cli_pty_once(struct cli *cli, const char *op, cli_conn_pack_cb pack, void *ctx,
+    cli_pty_print_cb print)
 {
-	const struct proto_msg *resp;
-	struct cli_conn *conn;
-	char *cause;
 	int status;
 
-	if ((status = cli_pty_ready(cmd)) != CLI_PTY_EXIT_OK)
+	if ((status = cli_ready(cli)) != CLI_EXIT_OK)
 		return status;
-	status = cmd->host->open_cb(cmd->host->cli, &conn, &cause);
-	if (status != CLI_CONN_OK)
-		return cmd->host->fail_cb(status, cause);
-	status = cli_pty_call(cmd, conn, op, pack, ctx, &resp, &cause);
-	if (status == CLI_CONN_OK && cmd->json)
-		cli_print_json(resp->result);
-	else if (status == CLI_CONN_OK && show != NULL)
-		show(resp->result);
-	cli_conn_close(conn);
-	fflush(stdout);
-	if (status != CLI_CONN_OK)
-		return cmd->host->fail_cb(status, cause);
-	return CLI_PTY_EXIT_OK;
+	return cli_ask(cli, op, pack, ctx, 0, cli_pty_show_cb, &print);
 }
 
 /* ---- open ---- */
@@ -356,7 +203,7 @@ cli_pty_show_id(const msgpack_object *result)
 }
 
 static int
-cli_pty_open(struct cli_pty_cmd *cmd, int argc, char **argv)
+cli_pty_open(struct cli *cli, int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"cols", required_argument, NULL, 'c'},
@@ -369,138 +216,107 @@ cli_pty_open(struct cli_pty_cmd *cmd, int argc, char **argv)
 	bool cols_set = false, rows_set = false;
 	unsigned cols, rows;
 	char *word;
-	int c, status = CLI_PTY_EXIT_OK;
+	int c, status = CLI_EXIT_OK;
 
-	while (status == CLI_PTY_EXIT_OK && a.argv == NULL &&
-	    (c = cli_pty_next(cmd, argc, argv, opts, &word)) != -1) {
+	while (status == CLI_EXIT_OK && a.argv == NULL &&
+	    (c = cli_next(cli, argc, argv, opts, "", &word)) != -1) {
 		switch (c) {
-		case CLI_HOST_STOP: return cmd->status;
+		case CLI_STOP: return CLI_EXIT_USAGE;
 		case 'c':
-			status = cli_pty_size(cmd, "--cols", optarg, &a.cols);
+			status = cli_pty_size(cli, "--cols", optarg, &a.cols);
 			cols_set = true;
 			break;
 		case 'r':
-			status = cli_pty_size(cmd, "--rows", optarg, &a.rows);
+			status = cli_pty_size(cli, "--rows", optarg, &a.rows);
 			rows_set = true;
 			break;
 		case 'd': a.cwd = optarg; break;
 		case 't':
 			status = cli_pty_uint(
-			    cmd, "--ttl", optarg, 0, CLI_PTY_TTL_MAX, &a.ttl);
+			    cli, "--ttl", optarg, 0, CLI_PTY_TTL_MAX, &a.ttl);
 			a.ttl_set = true;
 			break;
-		case CLI_HOST_WORD:
+		case CLI_WORD:
 			/* The command and its arguments, verbatim. */
 			a.argv = &argv[optind - 1];
 			optind = argc;
 			break;
 		}
 	}
-	if (status != CLI_PTY_EXIT_OK)
+	if (status != CLI_EXIT_OK)
 		return status;
 	if (cli_pty_winsize(&cols, &rows)) {
 		a.cols = cols_set ? a.cols : cols;
 		a.rows = rows_set ? a.rows : rows;
 	}
 	return cli_pty_once(
-	    cmd, "pty.open", cli_pty_pack_open_cb, &a, cli_pty_show_id);
+	    cli, "pty.open", cli_pty_pack_open_cb, &a, cli_pty_show_id);
 }
 
 /* ---- list ---- */
 
-/* An exit ({code} or {signal, core}) as the status a shell would give
- * it, and as words. Returns the signal, 0 for an exit code, or -1 if e
- * holds neither. */
 static int
-cli_pty_exit(const msgpack_object *e, int *status, char **words)
-{
-	const msgpack_object *code = proto_map_get(e, "code");
-	const char *name;
-	uint64_t sig;
-	bool core = false;
-
-	if (code != NULL &&
-	    (code->type == MSGPACK_OBJECT_POSITIVE_INTEGER ||
-	        code->type == MSGPACK_OBJECT_NEGATIVE_INTEGER)) {
-		*status = (int)(code->via.i64 & 0xff);
-		*words = xasprintf("exit %d", *status);
-		return 0;
-	}
-	if (proto_arg_u64(e, "signal", &sig) != 1 || sig == 0 || sig > 127)
-		return -1;
-	proto_arg_bool(e, "core", &core);
-	*status = 128 + (int)sig;
-	name = sigabbrev_np((int)sig);
-	if (name != NULL)
-		*words = xasprintf("SIG%s%s", name, core ? " (core)" : "");
-	else
-		*words = xasprintf(
-		    "signal %" PRIu64 "%s", sig, core ? " (core)" : "");
-	return (int)sig;
-}
-
-static int
-cli_pty_list(struct cli_pty_cmd *cmd, int argc, char **argv)
+cli_pty_list(struct cli *cli, int argc, char **argv)
 {
 	int status;
 
-	if ((status = cli_pty_words(cmd, argc, argv, NULL, 0)) != 0)
+	if ((status = cli_pty_words(cli, argc, argv, NULL, 0)) != 0)
 		return status;
-	return cli_pty_once(cmd, "pty.list", NULL, NULL, cli_print_pty_list);
+	return cli_pty_once(cli, "pty.list", NULL, NULL, cli_print_pty_list);
 }
 
 /* ---- close, resize, signal, send ---- */
 
 static int
-cli_pty_close(struct cli_pty_cmd *cmd, int argc, char **argv)
+cli_pty_close(struct cli *cli, int argc, char **argv)
 {
 	struct cli_pty_args a = {0};
 	char *words[1] = {NULL};
 	int status;
 
-	if ((status = cli_pty_words(cmd, argc, argv, words, 1)) != 0 ||
-	    (status = cli_pty_id(cmd, words[0])) != 0)
+	if ((status = cli_pty_words(cli, argc, argv, words, 1)) != 0 ||
+	    (status = cli_pty_id(cli, words[0])) != 0)
 		return status;
 	a.id = words[0];
-	return cli_pty_once(cmd, "pty.close", cli_pty_pack_id_cb, &a, NULL);
+	return cli_pty_once(cli, "pty.close", cli_pty_pack_id_cb, &a, NULL);
 }
 
 static int
-cli_pty_resize(struct cli_pty_cmd *cmd, int argc, char **argv)
+cli_pty_resize(struct cli *cli, int argc, char **argv)
 {
 	struct cli_pty_args a = {0};
 	char *words[3] = {NULL};
 	int status;
 
-	if ((status = cli_pty_words(cmd, argc, argv, words, 3)) != 0 ||
-	    (status = cli_pty_id(cmd, words[0])) != 0 ||
-	    (status = cli_pty_size(cmd, "COLS", words[1], &a.cols)) != 0 ||
-	    (status = cli_pty_size(cmd, "ROWS", words[2], &a.rows)) != 0)
+	if ((status = cli_pty_words(cli, argc, argv, words, 3)) != 0 ||
+	    (status = cli_pty_id(cli, words[0])) != 0 ||
+	    (status = cli_pty_size(cli, "COLS", words[1], &a.cols)) != 0 ||
+	    (status = cli_pty_size(cli, "ROWS", words[2], &a.rows)) != 0)
 		return status;
 	a.id = words[0];
 	return cli_pty_once(
-	    cmd, "pty.resize", cli_pty_pack_resize_cb, &a, NULL);
+	    cli, "pty.resize", cli_pty_pack_resize_cb, &a, NULL);
 }
 
 /* SIGNAL: a name, with or without "SIG", in any case (berthd says which
  * it takes), or a number. */
 static int
-cli_pty_signal(struct cli_pty_cmd *cmd, int argc, char **argv)
+cli_pty_signal(struct cli *cli, int argc, char **argv)
 {
 	struct cli_pty_args a = {0};
 	char *words[2] = {NULL}, *name, *p;
 	int status;
 
-	if ((status = cli_pty_words(cmd, argc, argv, words, 2)) != 0 ||
-	    (status = cli_pty_id(cmd, words[0])) != 0)
+	if ((status = cli_pty_words(cli, argc, argv, words, 2)) != 0 ||
+	    (status = cli_pty_id(cli, words[0])) != 0)
 		return status;
 	a.id = words[0];
 	if (*words[1] >= '0' && *words[1] <= '9') {
 		if ((status = cli_pty_uint(
-		         cmd, "SIGNAL", words[1], 1, 127, &a.signum)) != 0)
+		         cli, "SIGNAL", words[1], 1, 127, &a.signum)) != 0)
 			return status;
 		return cli_pty_once(
-		    cmd, "pty.signal", cli_pty_pack_signal_cb, &a, NULL);
+		    cli, "pty.signal", cli_pty_pack_signal_cb, &a, NULL);
 	}
 	name = xstrdup(words[1]);
 	for (p = name; *p != '\0'; p++)
@@ -508,14 +324,14 @@ cli_pty_signal(struct cli_pty_cmd *cmd, int argc, char **argv)
 			*p = (char)(*p - 'a' + 'A');
 	a.signame = strncmp(name, "SIG", 3) == 0 ? name + 3 : name;
 	status =
-	    cli_pty_once(cmd, "pty.signal", cli_pty_pack_signal_cb, &a, NULL);
+	    cli_pty_once(cli, "pty.signal", cli_pty_pack_signal_cb, &a, NULL);
 	free(name);
 	return status;
 }
 
 /* TEXT goes as it is, in pty.input requests of at most 64 KiB each. */
 static int
-cli_pty_send(struct cli_pty_cmd *cmd, int argc, char **argv)
+cli_pty_send(struct cli *cli, int argc, char **argv)
 {
 	struct cli_pty_args a = {0};
 	const struct proto_msg *resp;
@@ -524,946 +340,103 @@ cli_pty_send(struct cli_pty_cmd *cmd, int argc, char **argv)
 	size_t len, done = 0;
 	int status;
 
-	if ((status = cli_pty_words(cmd, argc, argv, words, 2)) != 0 ||
-	    (status = cli_pty_id(cmd, words[0])) != 0 ||
-	    (status = cli_pty_ready(cmd)) != 0)
+	if ((status = cli_pty_words(cli, argc, argv, words, 2)) != 0 ||
+	    (status = cli_pty_id(cli, words[0])) != 0 ||
+	    (status = cli_ready(cli)) != 0)
 		return status;
 	a.id = words[0];
 	len = strlen(words[1]);
-	status = cmd->host->open_cb(cmd->host->cli, &conn, &cause);
+	status = cli_open(cli, &conn, &cause);
 	if (status != CLI_CONN_OK)
-		return cmd->host->fail_cb(status, cause);
+		return cli_fail(status, cause);
 	do {
 		a.data = words[1] + done;
 		a.len = len - done > CLI_PTY_INPUT_MAX ? CLI_PTY_INPUT_MAX
 		                                       : len - done;
 		done += a.len;
-		status = cli_pty_call(cmd, conn, "pty.input",
-		    cli_pty_pack_input_cb, &a, &resp, &cause);
+		status = cli_conn_call(conn, "pty.input", cli_pty_pack_input_cb,
+		    &a, cli->timeout_ms, &resp, &cause);
 	} while (status == CLI_CONN_OK && done < len);
-	if (status == CLI_CONN_OK && cmd->json)
+	if (status == CLI_CONN_OK && cli->json)
 		cli_print_json(resp->result);
 	cli_conn_close(conn);
 	if (status != CLI_CONN_OK)
-		return cmd->host->fail_cb(status, cause);
-	return CLI_PTY_EXIT_OK;
-}
-
-/* ---- the terminal, for attach ---- */
-
-/*
- * The terminal as attach found it, and as attach wants it. Signal
- * handlers restore it too, so these are plain statics; cli_pty_raw says
- * whether the terminal is in raw mode now.
- */
-static struct termios cli_pty_saved;
-static struct termios cli_pty_rawmode;
-static volatile sig_atomic_t cli_pty_raw;
-static volatile sig_atomic_t cli_pty_want_raw;
-static volatile sig_atomic_t cli_pty_winch;
-
-/* Async-signal-safe. */
-static void
-cli_pty_restore(void)
-{
-	if (cli_pty_raw) {
-		tcsetattr(STDIN_FILENO, TCSADRAIN, &cli_pty_saved);
-		cli_pty_raw = 0;
-	}
-}
-
-static void
-cli_pty_unraw(void)
-{
-	cli_pty_want_raw = 0;
-	cli_pty_restore();
-}
-
-static void
-cli_pty_winch_cb(int sig)
-{
-	(void)sig;
-	cli_pty_winch = 1;
-}
-
-/* A signal that ends the run: the terminal first, then the default. */
-static void
-cli_pty_die_cb(int sig)
-{
-	cli_pty_restore();
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
-/* Continued: raw again, and the window may have changed meanwhile. */
-static void
-cli_pty_cont_cb(int sig)
-{
-	int saved = errno;
-
-	(void)sig;
-	if (cli_pty_want_raw &&
-	    tcsetattr(STDIN_FILENO, TCSADRAIN, &cli_pty_rawmode) == 0)
-		cli_pty_raw = 1;
-	cli_pty_winch = 1;
-	errno = saved;
-}
-
-/* Stopped: the shell gets its terminal back as it was. The stop may not
- * happen (an orphaned process group ignores it): raw again either way
- * once raise returns. */
-static void
-cli_pty_stop_cb(int sig)
-{
-	int saved = errno;
-	sigset_t set;
-
-	cli_pty_restore();
-	signal(sig, SIG_DFL);
-	sigemptyset(&set);
-	sigaddset(&set, sig);
-	sigprocmask(SIG_UNBLOCK, &set, NULL);
-	raise(sig);
-	signal(sig, cli_pty_stop_cb);
-	errno = saved;
-	cli_pty_cont_cb(sig);
-}
-
-static void
-cli_pty_signals(void)
-{
-	static const int die[] = {SIGTERM, SIGHUP, SIGINT, SIGQUIT, SIGPIPE};
-	struct sigaction sa;
-	size_t i;
-
-	memset(&sa, 0, sizeof sa);
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = SA_RESTART;
-	sa.sa_handler = cli_pty_winch_cb;
-	sigaction(SIGWINCH, &sa, NULL);
-	sa.sa_handler = cli_pty_cont_cb;
-	sigaction(SIGCONT, &sa, NULL);
-	sa.sa_handler = cli_pty_stop_cb;
-	sigaction(SIGTSTP, &sa, NULL);
-	sa.sa_handler = cli_pty_die_cb;
-	for (i = 0; i < sizeof die / sizeof die[0]; i++)
-		sigaction(die[i], &sa, NULL);
-	atexit(cli_pty_unraw);
-}
-
-/* Raw mode: every byte goes to the session, Ctrl-C included, and the
- * session's output reaches the screen untranslated. */
-static int
-cli_pty_enraw(char **cause)
-{
-	if (tcgetattr(STDIN_FILENO, &cli_pty_saved) != 0) {
-		*cause = xasprintf(
-		    "cannot read the terminal's modes: %s", strerror(errno));
-		return -1;
-	}
-	cli_pty_rawmode = cli_pty_saved;
-	cfmakeraw(&cli_pty_rawmode);
-	cli_pty_rawmode.c_cc[VMIN] = 1;
-	cli_pty_rawmode.c_cc[VTIME] = 0;
-	cli_pty_want_raw = 1;
-	if (tcsetattr(STDIN_FILENO, TCSADRAIN, &cli_pty_rawmode) != 0) {
-		cli_pty_want_raw = 0;
-		*cause = xasprintf(
-		    "cannot set the terminal's modes: %s", strerror(errno));
-		return -1;
-	}
-	cli_pty_raw = 1;
-	return 0;
-}
-
-/* A line of our own on stderr: in raw mode a newline does not return the
- * carriage, so the line ends with both. */
-static void cli_pty_note(const char *fmt, ...)
-    __attribute__((format(printf, 1, 2)));
-static void
-cli_pty_note(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs(cli_pty_raw ? "\r\n" : "\n", stderr);
-}
-
-static int
-cli_pty_write(const void *buf, size_t len, char **cause)
-{
-	const uint8_t *p = buf;
-	struct pollfd pfd = {STDOUT_FILENO, POLLOUT, 0};
-	ssize_t n;
-
-	while (len > 0) {
-		n = write(STDOUT_FILENO, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN) {
-			poll(&pfd, 1, -1);
-			continue;
-		}
-		if (n < 0) {
-			*cause = xasprintf(
-			    "cannot write the output: %s", strerror(errno));
-			return CLI_CONN_ANSWERED;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return CLI_CONN_OK;
-}
-
-/* ---- attach ---- */
-
-enum cli_pty_req {
-	CLI_PTY_REQ_INPUT,
-	CLI_PTY_REQ_RESIZE,
-	CLI_PTY_REQ_LIST,
-};
-
-/*
- * One attachment, across reconnections. next is the offset of the first
- * byte not yet written to stdout: every attachment after the first asks
- * for from_offset = next, so the output goes on with no gap and no
- * duplicate. Requests sent without waiting (input, resize, list) are
- * answered in order, so pend is a queue. Allocated and freed by
- * cli_pty_attach; owns conn and stream.
- */
-struct cli_pty_attach {
-	struct cli_pty_cmd *cmd;
-	const char *id;
-	char *stream; /* "pty/ID", as data messages name it */
-	bool from_set;
-	uint64_t from;
-	bool screen;
-	bool readonly;
-	int key;  /* the detach key, or -1 for none */
-	bool tty; /* stdin is a terminal */
-
-	struct cli_conn *conn;
-	bool started; /* next is known */
-	uint64_t next;
-	uint64_t rid; /* the id of the next request sent without waiting */
-	struct {
-		uint64_t id;
-		enum cli_pty_req req;
-		uint8_t *data; /* pty.input: a copy, to send again if refused */
-		size_t len;
-	} pend[CLI_PTY_PENDING_MAX];
-	size_t phead;
-	size_t npend;
-	size_t unanswered; /* bytes of pty.input in flight */
-
-	/* Keys not yet sent: at most CLI_PTY_INPUT_MAX read (a held detach
-	 * key included), and refused ones put back in front of them (the
-	 * first requeued bytes), at most CLI_PTY_INPUT_MAX as well. */
-	uint8_t in[2 * CLI_PTY_INPUT_MAX + 1];
-	size_t inlen;
-	size_t requeued;
-	uint64_t retry_at; /* no input before this, after a refusal */
-	int retry_ms;
-	bool in_eof;
-	bool held; /* one detach key was pressed: a second detaches */
-	uint64_t held_at;
-	uint64_t typed_at; /* when stdin last had something */
-	bool detach;
-
-	/* The end: the session exited (from an event or attach's state);
-	 * its exit and final end offset come from the event or pty.list. */
-	bool exited;
-	bool exit_known;
-	int exit_status;
-	int exit_signal;  /* 0 for an exit code */
-	char *exit_words; /* "SIGKILL (core)" */
-	bool listed;      /* a pty.list is on its way */
-	bool end_known;
-	uint64_t end;
-	uint64_t end_deadline;
-	bool closed;
-};
-
-static void
-cli_pty_pack_attach_cb(msgpack_packer *pk, void *ctx)
-{
-	struct cli_pty_attach *a = ctx;
-	bool from = a->started || a->from_set;
-
-	msgpack_pack_map(pk, 3 + from);
-	proto_pack_kv_str(pk, "id", a->id);
-	proto_pack_kv_bool(pk, "readonly", a->readonly);
-	/* The screen only the first time: after a reconnection the bytes
-	 * from next on redraw it exactly. */
-	proto_pack_kv_str(
-	    pk, "mode", !a->started && a->screen ? "screen" : "bytes");
-	if (from)
-		proto_pack_kv_u64(
-		    pk, "from_offset", a->started ? a->next : a->from);
-}
-
-/* Sends a request without waiting for its answer. For pty.input, ctx
- * is the struct cli_pty_args whose data is kept until the answer. */
-static int
-cli_pty_push(struct cli_pty_attach *a, const char *op, enum cli_pty_req req,
-    cli_conn_pack_cb pack, void *ctx, char **cause)
-{
-	struct cli_pty_args *args = ctx;
-	msgpack_sbuffer sb;
-	msgpack_packer pk;
-	size_t slot;
-	int status;
-
-	if (a->npend == CLI_PTY_PENDING_MAX)
-		log_fatal("%s: too many requests in flight", __func__);
-	msgpack_sbuffer_init(&sb);
-	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	proto_pack_request(&pk, a->rid, op);
-	pack(&pk, ctx);
-	status = cli_conn_send(a->conn, sb.data, sb.size, cause);
-	msgpack_sbuffer_destroy(&sb);
-	if (status != CLI_CONN_OK)
-		return status;
-	slot = (a->phead + a->npend++) % CLI_PTY_PENDING_MAX;
-	a->pend[slot].id = a->rid++;
-	a->pend[slot].req = req;
-	a->pend[slot].data = NULL;
-	a->pend[slot].len = 0;
-	if (req == CLI_PTY_REQ_INPUT) {
-		a->pend[slot].data = xmalloc(args->len);
-		memcpy(a->pend[slot].data, args->data, args->len);
-		a->pend[slot].len = args->len;
-		a->unanswered += args->len;
-	}
-	return CLI_CONN_OK;
-}
-
-/* The requests in flight on a lost connection: whether their input
- * arrived cannot be known, so it is not sent twice. */
-static void
-cli_pty_forget(struct cli_pty_attach *a)
-{
-	while (a->npend > 0) {
-		free(a->pend[a->phead].data);
-		a->phead = (a->phead + 1) % CLI_PTY_PENDING_MAX;
-		a->npend--;
-	}
-	a->phead = 0;
-	a->unanswered = 0;
-	a->listed = false;
-}
-
-static void
-cli_pty_pack_empty_cb(msgpack_packer *pk, void *ctx)
-{
-	(void)ctx;
-	msgpack_pack_map(pk, 0);
-}
-
-/* The exit is known but not yet the end of the output: pty.list says
- * where the output ends, once the session has exited. */
-static int
-cli_pty_ask_end(struct cli_pty_attach *a, char **cause)
-{
-	int status;
-
-	/* With the queue full, the next message handled asks again. */
-	if (!a->exited || a->end_known || a->listed || a->conn == NULL ||
-	    a->npend == CLI_PTY_PENDING_MAX)
-		return CLI_CONN_OK;
-	status = cli_pty_push(a, "pty.list", CLI_PTY_REQ_LIST,
-	    cli_pty_pack_empty_cb, NULL, cause);
-	if (status == CLI_CONN_OK)
-		a->listed = true;
-	return status;
-}
-
-static void
-cli_pty_set_exit(struct cli_pty_attach *a, const msgpack_object *e)
-{
-	if (a->exit_known)
-		return;
-	a->exit_signal = cli_pty_exit(e, &a->exit_status, &a->exit_words);
-	a->exit_known = a->exit_signal >= 0;
-}
-
-/* The attach response: where the output starts, and maybe a screen to
- * draw first. */
-static int
-cli_pty_attached(
-    struct cli_pty_attach *a, const msgpack_object *r, char **cause)
-{
-	const msgpack_object *screen = proto_map_get(r, "screen");
-	uint64_t offset, lost = 0;
-	char state[16] = "";
-	int status;
-
-	if (proto_arg_u64(r, "offset", &offset) != 1) {
-		*cause = xstrdup("pty.attach answered without an offset");
-		return CLI_CONN_PROTOCOL;
-	}
-	proto_arg_u64(r, "lost", &lost);
-	proto_arg_str(r, "state", state, sizeof state);
-	if (lost > 0)
-		cli_pty_note("[lost %" PRIu64 " bytes]", lost);
-	if (!a->started && screen != NULL &&
-	    screen->type == MSGPACK_OBJECT_BIN &&
-	    (status = cli_pty_write(screen->via.bin.ptr, screen->via.bin.size,
-	         cause)) != CLI_CONN_OK)
-		return status;
-	if (!a->started || offset > a->next)
-		a->next = offset;
-	a->started = true;
-	if (strcmp(state, "exited") == 0)
-		a->exited = true;
-	return cli_pty_ask_end(a, cause);
-}
-
-/* Connects, subscribes to the events (live ones: an exit that came
- * before is attach's state), sizes the session to the terminal and
- * attaches from next. Answers in between wait in cli_conn, in order. */
-static int
-cli_pty_connect(struct cli_pty_attach *a, char **cause)
-{
-	struct cli_pty_cmd *cmd = a->cmd;
-	struct cli_pty_args args = {.id = a->id};
-	const struct proto_msg *resp;
-	int status;
-
-	status = cmd->host->open_cb(cmd->host->cli, &a->conn, cause);
-	if (status != CLI_CONN_OK) {
-		a->conn = NULL;
-		return status;
-	}
-	cli_pty_forget(a);
-	status = cli_pty_call(
-	    cmd, a->conn, "events.subscribe", NULL, NULL, &resp, cause);
-	cli_pty_winch = 0;
-	if (status == CLI_CONN_OK && a->tty && !a->readonly &&
-	    cli_pty_winsize(&args.cols, &args.rows))
-		status = cli_pty_call(cmd, a->conn, "pty.resize",
-		    cli_pty_pack_resize_cb, &args, &resp, cause);
-	if (status == CLI_CONN_OK)
-		status = cli_pty_call(cmd, a->conn, "pty.attach",
-		    cli_pty_pack_attach_cb, a, &resp, cause);
-	if (status == CLI_CONN_OK)
-		status = cli_pty_attached(a, resp->result, cause);
-	if (status != CLI_CONN_OK) {
-		cli_conn_close(a->conn);
-		a->conn = NULL;
-	}
-	return status;
-}
-
-/* Keys on their way to the session; the detach key pressed twice in a
- * row detaches, pressed once it is passed on with what follows. */
-static void
-cli_pty_keys(struct cli_pty_attach *a, const uint8_t *buf, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < len && !a->detach; i++) {
-		if (a->tty && a->key >= 0 && buf[i] == a->key) {
-			if (a->held)
-				a->detach = true;
-			a->held = true;
-			a->held_at = clock_mono_ms();
-			continue;
-		}
-		if (a->held && !a->readonly)
-			a->in[a->inlen++] = (uint8_t)a->key;
-		a->held = false;
-		if (!a->readonly)
-			a->in[a->inlen++] = buf[i];
-	}
-}
-
-/* Reads what stdin has, waiting up to ms for it (0: not at all). */
-static void
-cli_pty_read(struct cli_pty_attach *a, int ms)
-{
-	struct pollfd pfd = {STDIN_FILENO, POLLIN, 0};
-	uint8_t buf[CLI_PTY_INPUT_MAX];
-	size_t room;
-	ssize_t n;
-
-	/* One byte of room for a held detach key that the read passes on. */
-	room = a->inlen + 1 < CLI_PTY_INPUT_MAX
-	    ? CLI_PTY_INPUT_MAX - a->inlen - 1
-	    : 0;
-	if (a->in_eof || room == 0) {
-		if (ms > 0)
-			poll(NULL, 0, ms);
-		return;
-	}
-	if (poll(&pfd, 1, ms) <= 0)
-		return;
-	n = read(STDIN_FILENO, buf, room);
-	if (n < 0 && (errno == EINTR || errno == EAGAIN))
-		return;
-	if (n <= 0) {
-		/* Output goes on; keys cannot come any more. */
-		a->in_eof = true;
-		return;
-	}
-	a->typed_at = clock_mono_ms();
-	cli_pty_keys(a, buf, (size_t)n);
-}
-
-/* Sends what is due: a resize after SIGWINCH, and the keys read, as far
- * as CLI_PTY_PIPE_BYTES and a pause after a refusal let them. */
-static int
-cli_pty_flush(struct cli_pty_attach *a, char **cause)
-{
-	struct cli_pty_args args = {.id = a->id};
-	int status;
-
-	if (a->held && clock_mono_ms() - a->held_at >= CLI_PTY_HOLD_MS) {
-		a->held = false;
-		if (!a->readonly)
-			a->in[a->inlen++] = (uint8_t)a->key;
-	}
-	if (cli_pty_winch && a->npend < CLI_PTY_PENDING_MAX) {
-		cli_pty_winch = 0;
-		if (a->tty && !a->readonly &&
-		    cli_pty_winsize(&args.cols, &args.rows) &&
-		    (status = cli_pty_push(a, "pty.resize", CLI_PTY_REQ_RESIZE,
-		         cli_pty_pack_resize_cb, &args, cause)) != CLI_CONN_OK)
-			return status;
-	}
-	args.data = a->in;
-	args.len = a->inlen > CLI_PTY_INPUT_MAX ? CLI_PTY_INPUT_MAX : a->inlen;
-	if (a->inlen == 0 || a->npend == CLI_PTY_PENDING_MAX ||
-	    clock_mono_ms() < a->retry_at ||
-	    (a->unanswered > 0 &&
-	        a->unanswered + args.len > CLI_PTY_PIPE_BYTES))
-		return CLI_CONN_OK;
-	status = cli_pty_push(a, "pty.input", CLI_PTY_REQ_INPUT,
-	    cli_pty_pack_input_cb, &args, cause);
-	if (status != CLI_CONN_OK)
-		return status;
-	a->inlen -= args.len;
-	memmove(a->in, a->in + args.len, a->inlen);
-	a->requeued -= a->requeued < args.len ? a->requeued : args.len;
-	return CLI_CONN_OK;
-}
-
-/* A refused pty.input goes back in front of the keys not yet sent, after
- * those refused before it, and waits a while. */
-static void
-cli_pty_requeue(struct cli_pty_attach *a, const uint8_t *data, size_t len)
-{
-	if (a->inlen + len > sizeof a->in)
-		log_fatal("%s: %zu bytes over", __func__, a->inlen + len);
-	memmove(a->in + a->requeued + len, a->in + a->requeued,
-	    a->inlen - a->requeued);
-	memcpy(a->in + a->requeued, data, len);
-	a->inlen += len;
-	a->requeued += len;
-	a->retry_ms = a->retry_ms == 0 ? CLI_PTY_RETRY_MIN_MS : a->retry_ms * 2;
-	if (a->retry_ms > CLI_PTY_RETRY_MAX_MS)
-		a->retry_ms = CLI_PTY_RETRY_MAX_MS;
-	a->retry_at = clock_mono_ms() + (uint64_t)a->retry_ms;
-}
-
-/* One data message: the part past next goes to stdout. A jump forward is
- * output the ring overwrote before this viewer read it. */
-static int
-cli_pty_data(struct cli_pty_attach *a, const struct proto_msg *m, char **cause)
-{
-	uint64_t skip;
-
-	if (strcmp(m->stream, a->stream) != 0 ||
-	    m->offset + m->nbytes <= a->next)
-		return CLI_CONN_OK;
-	if (m->offset > a->next) {
-		cli_pty_note("[lost %" PRIu64 " bytes]", m->offset - a->next);
-		a->next = m->offset;
-	}
-	skip = a->next - m->offset;
-	a->next = m->offset + m->nbytes;
-	return cli_pty_write(
-	    (const uint8_t *)m->bytes + skip, m->nbytes - skip, cause);
-}
-
-static void
-cli_pty_event(struct cli_pty_attach *a, const struct proto_msg *m)
-{
-	char id[CLI_PTY_ID_MAX + 1];
-
-	if (proto_arg_str(m->data, "id", id, sizeof id) != 1 ||
-	    strcmp(id, a->id) != 0)
-		return;
-	if (strcmp(m->kind, "pty.exited") == 0) {
-		a->exited = true;
-		cli_pty_set_exit(a, m->data);
-	} else if (strcmp(m->kind, "pty.closed") == 0)
-		a->closed = true;
-}
-
-/* pty.list's answer: the session's exit and where its output ends. */
-static void
-cli_pty_listed(struct cli_pty_attach *a, const msgpack_object *result)
-{
-	const msgpack_object *list = proto_map_get(result, "sessions"), *s;
-	char id[CLI_PTY_ID_MAX + 1], state[16];
-	uint32_t i;
-
-	a->listed = false;
-	a->end_known = true;
-	a->end = a->next;
-	a->end_deadline = clock_mono_ms() + (uint64_t)a->cmd->timeout_ms;
-	if (list == NULL || list->type != MSGPACK_OBJECT_ARRAY)
-		return;
-	for (i = 0; i < list->via.array.size; i++) {
-		s = &list->via.array.ptr[i];
-		if (proto_arg_str(s, "id", id, sizeof id) != 1 ||
-		    strcmp(id, a->id) != 0)
-			continue;
-		state[0] = '\0';
-		proto_arg_str(s, "state", state, sizeof state);
-		if (strcmp(state, "exited") != 0) {
-			/* Not yet (it cannot be, after the event): ask again
-			 * when the event comes. */
-			a->end_known = false;
-			return;
-		}
-		proto_arg_u64(s, "bytes", &a->end);
-		cli_pty_set_exit(a, proto_map_get(s, "exit"));
-	}
-}
-
-/* The answer to the oldest request sent without waiting. */
-static int
-cli_pty_answer(
-    struct cli_pty_attach *a, const struct proto_msg *m, char **cause)
-{
-	enum cli_pty_req req;
-	uint8_t *data;
-	size_t len;
-
-	if (a->npend == 0 || a->pend[a->phead].id != m->id)
-		return CLI_CONN_OK;
-	req = a->pend[a->phead].req;
-	data = a->pend[a->phead].data;
-	len = a->pend[a->phead].len;
-	a->phead = (a->phead + 1) % CLI_PTY_PENDING_MAX;
-	a->npend--;
-	a->unanswered -= len;
-	if (req == CLI_PTY_REQ_INPUT && !m->ok &&
-	    strcmp(m->err_code, PROTO_E_UNAVAILABLE) == 0)
-		cli_pty_requeue(a, data, len);
-	else if (req == CLI_PTY_REQ_INPUT && m->ok)
-		a->retry_ms = 0;
-	free(data);
-	if (m->ok) {
-		if (req == CLI_PTY_REQ_LIST)
-			cli_pty_listed(a, m->result);
-		return CLI_CONN_OK;
-	}
-	/* Refused for now, or too late: the session has exited. */
-	if (req == CLI_PTY_REQ_INPUT &&
-	    (strcmp(m->err_code, PROTO_E_UNAVAILABLE) == 0 ||
-	        strcmp(m->err_code, PROTO_E_CONFLICT) == 0))
-		return CLI_CONN_OK;
-	if (strcmp(m->err_code, PROTO_E_NOT_FOUND) == 0) {
-		/* The session is gone: nothing more to show or to send. */
-		*cause = xasprintf("%s: %s", m->err_code, m->err_message);
-		return CLI_CONN_ANSWERED;
-	}
-	cli_pty_note("berth: %s: %s: %s",
-	    req == CLI_PTY_REQ_INPUT      ? "pty.input"
-	        : req == CLI_PTY_REQ_LIST ? "pty.list"
-	                                  : "pty.resize",
-	    m->err_code, m->err_message);
-	if (req == CLI_PTY_REQ_LIST)
-		cli_pty_listed(a, NULL);
-	return CLI_CONN_OK;
-}
-
-static int
-cli_pty_handle(
-    struct cli_pty_attach *a, const struct proto_msg *m, char **cause)
-{
-	switch (m->type) {
-	case PROTO_DATA: return cli_pty_data(a, m, cause);
-	case PROTO_EVENT: cli_pty_event(a, m); break;
-	case PROTO_RESPONSE: return cli_pty_answer(a, m, cause);
-	case PROTO_REQUEST: break;
-	}
-	return cli_pty_ask_end(a, cause);
-}
-
-/* The session has exited and all its output is out (or the wait for the
- * rest has run out, or the session is gone). */
-static bool
-cli_pty_ended(struct cli_pty_attach *a)
-{
-	/* Closed: no more output will come. */
-	if (a->closed)
-		return true;
-	return a->exited && a->end_known &&
-	    (a->next >= a->end || clock_mono_ms() >= a->end_deadline);
-}
-
-/* After a lost connection: again, with backoff, until attached, or a
- * failure for good (the token, an error answer), or the detach key
- * (keys typed meanwhile wait, to be sent once attached). */
-static int
-cli_pty_reconnect(struct cli_pty_attach *a, char **cause)
-{
-	int backoff = CLI_PTY_BACKOFF_MIN_MS, status;
-	uint64_t until;
-
-	for (;;) {
-		until = clock_mono_ms() + (uint64_t)backoff;
-		while (!a->detach && clock_mono_ms() < until)
-			cli_pty_read(a, (int)(until - clock_mono_ms()));
-		if (a->detach)
-			return CLI_CONN_OK;
-		backoff = backoff * 2 > CLI_PTY_BACKOFF_MAX_MS
-		    ? CLI_PTY_BACKOFF_MAX_MS
-		    : backoff * 2;
-		status = cli_pty_connect(a, cause);
-		if (status == CLI_CONN_OK) {
-			cli_pty_note("[reattached to %s at offset %" PRIu64 "]",
-			    a->id, a->next);
-			return CLI_CONN_OK;
-		}
-		if (status == CLI_CONN_AUTH || status == CLI_CONN_ANSWERED)
-			return status;
-		free(*cause);
-	}
-}
-
-static int
-cli_pty_detach(struct cli_pty_attach *a)
-{
-	struct cli_pty_args args = {.id = a->id};
-	const struct proto_msg *resp;
-	char *cause = NULL;
-
-	/* Keys typed before the detach key still go. */
-	if (a->conn != NULL && a->inlen > 0 && a->npend < CLI_PTY_PENDING_MAX) {
-		args.data = a->in;
-		args.len =
-		    a->inlen > CLI_PTY_INPUT_MAX ? CLI_PTY_INPUT_MAX : a->inlen;
-		if (cli_pty_push(a, "pty.input", CLI_PTY_REQ_INPUT,
-		        cli_pty_pack_input_cb, &args, &cause) != CLI_CONN_OK)
-			free(cause);
-		cause = NULL;
-	}
-	if (a->conn != NULL &&
-	    cli_conn_request(a->conn, "pty.detach", cli_pty_pack_id_cb, &args,
-	        a->cmd->timeout_ms, &resp, &cause) != CLI_CONN_OK)
-		free(cause);
-	cli_conn_close(a->conn);
-	a->conn = NULL;
-	cli_pty_unraw();
-	fprintf(stderr, "[detached from %s]\n", a->id);
-	return CLI_PTY_EXIT_OK;
-}
-
-static int
-cli_pty_finish(struct cli_pty_attach *a)
-{
-	cli_conn_close(a->conn);
-	a->conn = NULL;
-	cli_pty_unraw();
-	if (!a->exit_known) {
-		fprintf(stderr, "[%s %s]\n", a->id,
-		    a->closed ? "was closed" : "exited");
-		return CLI_PTY_EXIT_ANSWERED;
-	}
-	if (a->exit_signal > 0)
-		fprintf(stderr, "[%s exited with status %d (%s)]\n", a->id,
-		    a->exit_status, a->exit_words);
-	else
-		fprintf(stderr, "[%s exited with status %d]\n", a->id,
-		    a->exit_status);
-	return a->exit_status;
-}
-
-static int
-cli_pty_fail(struct cli_pty_attach *a, int status, char *cause)
-{
-	cli_conn_close(a->conn);
-	a->conn = NULL;
-	cli_pty_unraw();
-	return a->cmd->host->fail_cb(status, cause);
-}
-
-/* How long the connection may be waited on before stdin's next turn. */
-static int
-cli_pty_slice(struct cli_pty_attach *a)
-{
-	if (a->in_eof)
-		return CLI_PTY_SLICE_NOKEYS_MS;
-	if (a->held || a->inlen > 0 ||
-	    clock_mono_ms() - a->typed_at < CLI_PTY_TYPING_MS)
-		return CLI_PTY_SLICE_MS;
-	return CLI_PTY_SLICE_IDLE_MS;
-}
-
-/*
- * The attachment's life: keys to the session, output to stdout, until
- * the detach key, the session's exit, or a failure that reconnecting
- * cannot mend. The connection wakes no wait on stdin, so the two take
- * turns: stdin is looked at without waiting, then the connection is
- * waited on for a slice at most. Output is written as it arrives.
- */
-static int
-cli_pty_loop(struct cli_pty_attach *a)
-{
-	const struct proto_msg *msg;
-	char *cause;
-	int status;
-
-	for (;;) {
-		if (a->detach)
-			return cli_pty_detach(a);
-		if (cli_pty_ended(a))
-			return cli_pty_finish(a);
-		cli_pty_read(a, 0);
-		if (a->detach)
-			continue;
-		status = cli_pty_flush(a, &cause);
-		if (status == CLI_CONN_OK)
-			status = cli_conn_recv(
-			    a->conn, cli_pty_slice(a), &msg, &cause);
-		if (status == CLI_CONN_OK)
-			status = cli_pty_handle(a, msg, &cause);
-		if (status == CLI_CONN_OK)
-			continue;
-		if (status == CLI_CONN_TIMEOUT) {
-			free(cause);
-			continue;
-		}
-		if (status != CLI_CONN_LOST)
-			return cli_pty_fail(a, status, cause);
-		cli_pty_note("berth: %s; reconnecting", cause);
-		free(cause);
-		cli_conn_close(a->conn);
-		a->conn = NULL;
-		if ((status = cli_pty_reconnect(a, &cause)) != CLI_CONN_OK)
-			return cli_pty_fail(a, status, cause);
-	}
-}
-
-/* KEY: "^X" (Ctrl-X; "^?" is DEL), one character, or "none". */
-static int
-cli_pty_parse_key(struct cli_pty_cmd *cmd, const char *arg, int *key)
-{
-	if (strcmp(arg, "none") == 0)
-		*key = -1;
-	else if (arg[0] == '^' && arg[1] == '?' && arg[2] == '\0')
-		*key = 0x7f;
-	else if (arg[0] == '^' && arg[1] >= '@' && arg[1] <= '~' &&
-	    arg[2] == '\0')
-		*key = arg[1] & 0x1f;
-	else if (arg[0] != '\0' && arg[1] == '\0')
-		*key = (unsigned char)arg[0];
-	else
-		return cli_pty_usage(cmd,
-		    "--detach-key wants ^X, one character or none: %s", arg);
-	return CLI_PTY_EXIT_OK;
-}
-
-static int
-cli_pty_attach_args(struct cli_pty_attach *a, int argc, char **argv)
-{
-	static const struct option opts[] = {
-	    {"from", required_argument, NULL, 'f'},
-	    {"screen", no_argument, NULL, 'S'},
-	    {"read-only", no_argument, NULL, 'R'},
-	    {"detach-key", required_argument, NULL, 'k'},
-	    {NULL, 0, NULL, 0},
-	};
-	struct cli_pty_cmd *cmd = a->cmd;
-	char *word;
-	int c, status = CLI_PTY_EXIT_OK;
-
-	while (status == CLI_PTY_EXIT_OK &&
-	    (c = cli_pty_next(cmd, argc, argv, opts, &word)) != -1) {
-		switch (c) {
-		case CLI_HOST_STOP: return cmd->status;
-		case 'f':
-			status = cli_pty_uint(
-			    cmd, "--from", optarg, 0, INT64_MAX, &a->from);
-			a->from_set = true;
-			break;
-		case 'S': a->screen = true; break;
-		case 'R': a->readonly = true; break;
-		case 'k':
-			status = cli_pty_parse_key(cmd, optarg, &a->key);
-			break;
-		case CLI_HOST_WORD:
-			if (a->id != NULL)
-				return cli_pty_usage(
-				    cmd, "too many arguments: %s", word);
-			a->id = word;
-			break;
-		}
-	}
-	if (status != CLI_PTY_EXIT_OK)
-		return status;
-	if (a->id == NULL)
-		return cli_pty_usage(cmd, "attach wants a session id");
-	if (a->from_set && a->screen)
-		return cli_pty_usage(
-		    cmd, "--from and --screen exclude each other");
-	if ((status = cli_pty_id(cmd, a->id)) != CLI_PTY_EXIT_OK)
-		return status;
-	return cli_pty_ready(cmd);
-}
-
-static int
-cli_pty_attach(struct cli_pty_cmd *cmd, int argc, char **argv)
-{
-	struct cli_pty_attach *a = xcalloc(1, sizeof *a);
-	char *cause;
-	int status;
-
-	a->cmd = cmd;
-	a->key = CLI_PTY_DETACH_KEY;
-	a->rid = CLI_PTY_RAW_ID;
-	if ((status = cli_pty_attach_args(a, argc, argv)) != CLI_PTY_EXIT_OK) {
-		free(a);
-		return status;
-	}
-	a->stream = xasprintf("pty/%s", a->id);
-	a->tty = isatty(STDIN_FILENO);
-	/* A viewer that is not a terminal has no keys to read. */
-	a->in_eof = a->readonly && !a->tty;
-	cli_pty_signals();
-	if ((status = cli_pty_connect(a, &cause)) != CLI_CONN_OK)
-		status = cli_pty_fail(a, status, cause);
-	else if (a->tty && cli_pty_enraw(&cause) != 0)
-		status = cli_pty_fail(a, CLI_CONN_ANSWERED, cause);
-	else
-		status = cli_pty_loop(a);
-	cli_pty_forget(a);
-	free(a->exit_words);
-	free(a->stream);
-	free(a);
-	return status;
+		return cli_fail(status, cause);
+	return CLI_EXIT_OK;
 }
 
 /* ---- help, and the dispatch ---- */
 
+static int cli_pty_help(struct cli *cli, int argc, char **argv);
+
+static const struct cli_cmd_entry cli_pty_open_entry = {
+    .name = "open",
+    .usage = "[--cols N] [--rows N] [--cwd DIR] [--ttl SEC] "
+             "[-- CMD ARGS...]",
+    .exec = cli_pty_open,
+};
+
+static const struct cli_cmd_entry cli_pty_list_entry = {
+    .name = "list",
+    .usage = "",
+    .exec = cli_pty_list,
+};
+
+static const struct cli_cmd_entry cli_pty_send_entry = {
+    .name = "send",
+    .usage = "ID TEXT",
+    .exec = cli_pty_send,
+};
+
+static const struct cli_cmd_entry cli_pty_resize_entry = {
+    .name = "resize",
+    .usage = "ID COLS ROWS",
+    .exec = cli_pty_resize,
+};
+
+static const struct cli_cmd_entry cli_pty_signal_entry = {
+    .name = "signal",
+    .usage = "ID SIGNAL",
+    .exec = cli_pty_signal,
+};
+
+static const struct cli_cmd_entry cli_pty_close_entry = {
+    .name = "close",
+    .usage = "ID",
+    .exec = cli_pty_close,
+};
+
+static const struct cli_cmd_entry cli_pty_help_entry = {
+    .name = "help",
+    .usage = "",
+    .exec = cli_pty_help,
+};
+
+/* The words after pty, in the order pty help lists them. */
+static const struct cli_cmd_entry *const cli_pty_subs[] = {
+    &cli_pty_open_entry,
+    &cli_pty_list_entry,
+    &cli_attach_entry,
+    &cli_pty_send_entry,
+    &cli_pty_resize_entry,
+    &cli_pty_signal_entry,
+    &cli_pty_close_entry,
+    &cli_pty_help_entry,
+    NULL,
+};
+
 static int
-cli_pty_help(struct cli_pty_cmd *cmd, int argc, char **argv)
+cli_pty_help(struct cli *cli, int argc, char **argv)
 {
-	size_t i;
+	const struct cli_cmd_entry *const *e;
 	int status;
 
-	if ((status = cli_pty_words(cmd, argc, argv, NULL, 0)) != 0)
+	if ((status = cli_pty_words(cli, argc, argv, NULL, 0)) != 0)
 		return status;
 	printf("usage: berth [OPTIONS] pty COMMAND [ARGS]\n\n");
-	for (i = 0; i < CLI_PTY_NSUBS; i++)
-		printf("  pty %s\n", cli_pty_subs[i].args);
+	for (e = cli_pty_subs; *e != NULL; e++)
+		printf("  pty %s%s%s\n", (*e)->name,
+		    *(*e)->usage != '\0' ? " " : "", (*e)->usage);
 	printf(
 	    "\n"
 	    "open starts a session (default: the login shell, at this\n"
@@ -1481,31 +454,33 @@ cli_pty_help(struct cli_pty_cmd *cmd, int argc, char **argv)
 	    "made again and the output resumes where it stopped. When the\n"
 	    "session exits, attach exits with its status (128 + N for\n"
 	    "signal N).\n");
-	return CLI_PTY_EXIT_OK;
+	return CLI_EXIT_OK;
 }
 
-int
-cli_pty_run(const struct cli_host *host, int argc, char **argv)
+/* pty WORD ...: the word picks the sub-command, whose synopsis usage
+ * errors then show. */
+static int
+cli_pty_run(struct cli *cli, int argc, char **argv)
 {
-	struct cli_pty_cmd cmd = {.host = host, .usage = "COMMAND [ARGS]"};
-	const struct cli_pty_sub *sub = NULL;
 	char *word = NULL;
-	size_t i;
 	int c;
 
-	while ((c = cli_pty_next(&cmd, argc, argv, NULL, &word)) != -1) {
-		if (c == CLI_HOST_STOP)
-			return cmd.status;
-		break;
-	}
-	for (i = 0; word != NULL && i < CLI_PTY_NSUBS; i++)
-		if (strcmp(word, cli_pty_subs[i].name) == 0)
-			sub = &cli_pty_subs[i];
-	if (sub == NULL) {
-		if (word == NULL)
-			return cli_pty_usage(&cmd, "pty wants a command");
-		return cli_pty_usage(&cmd, "unknown pty command: %s", word);
-	}
-	cmd.usage = sub->args;
-	return sub->run(&cmd, argc, argv);
+	c = cli_next(cli, argc, argv, NULL, "", &word);
+	if (c == CLI_STOP)
+		return CLI_EXIT_USAGE;
+	if (c == -1)
+		return cli_usage(cli, "pty wants a command");
+	if ((cli->sub = cli_cmd_find(cli_pty_subs, word)) == NULL)
+		return cli_usage(cli, "unknown pty command: %s", word);
+	return cli->sub->exec(cli, argc, argv);
 }
+
+const struct cli_cmd_entry cli_pty_entry = {
+    .name = "pty",
+    .usage = "COMMAND [ARGS]",
+    .summary = "terminal sessions: open, list, attach (Ctrl-\\\n"
+               "twice detaches), send, resize, signal, close;\n"
+               "'berth pty help' says more",
+    .more = "pty help",
+    .exec = cli_pty_run,
+};
