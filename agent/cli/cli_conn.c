@@ -21,6 +21,7 @@
 #include "cli_conn.h"
 #include "clock.h"
 #include "frame.h"
+#include "packcheck.h"
 #include "xmalloc.h"
 
 /* The largest message, as the wire carries it on the Unix socket. */
@@ -765,6 +766,7 @@ static int
 cli_conn_send_by(
     struct cli_conn *conn, const void *buf, size_t len, int64_t deadline)
 {
+	PACKCHECK_SENT(buf, len, NULL);
 	if (conn->fail != CLI_CONN_OK)
 		return conn->fail;
 	if (conn->kind == CLI_CONN_UNIX)
