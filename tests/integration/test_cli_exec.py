@@ -204,19 +204,34 @@ def exec_sigint(transport):
 @case("exec: a closed stdout gives the command SIGPIPE and berth 141, as in a local pipeline")
 def exec_broken_pipe():
     with Sandbox() as sb:
+        c = sb.unix()
+
+        def piped():
+            (proc,) = [x for x in c.call("proc.list")["procs"] if x["tag"] == "piped"]
+            return proc
+
         argv = [CLI] + conn_args(sb, "unix") + ["exec", "--tag", "piped", "--", "yes"]
         with running(argv) as p:
             expect_eq(p.stdout.read(4), b"y\ny\n", "the first output")
+            # Unread, the pipe fills; berth stops reading berthd, whose
+            # pacing then stops reading yes: berth goes with its reader's
+            # place far behind. It must not hold yes's end back.
+            seen = []
+
+            def stalled():
+                seen.append(piped()["stdout_bytes"])
+                return len(seen) > 5 and seen[-1] == seen[-6]
+
+            wait_for(stalled, 20, "berthd stops reading yes", interval=0.1)
             p.stdout.close()
             rc = p.wait(20)
             err = p.stderr.read()
-        note("stderr %r" % err)
+        note("stderr %r; yes had written %d bytes" % (err, seen[-1]))
         expect_eq(rc, 128 + signal.SIGPIPE, "berth's exit status")
         expect_eq(err, b"", "berth's stderr")
-        c = sb.unix()
 
         def ended():
-            (proc,) = [x for x in c.call("proc.list")["procs"] if x["tag"] == "piped"]
+            proc = piped()
             return proc if proc["state"] == "exited" else None
 
         proc = wait_for(ended, 10, "yes ended in the sandbox")
