@@ -1,5 +1,6 @@
-"""docs/protocol.md mirrors the code: every op and event kind of
-protocol/catalog.c and every error code of protocol/proto.h is in it."""
+"""docs/protocol.md mirrors the code: every op of protocol/catalog_ops.def,
+every event kind of protocol/catalog.c and every error code of
+protocol/proto.h is in it."""
 
 import os
 import re
@@ -20,9 +21,8 @@ def c_code(text):
 
 
 def catalog_ops():
-    """The op names: the first string of each catalog_ops[] entry."""
-    table = re.search(r"catalog_ops\[\]\s*=\s*\{(.*?)\n\};", c_code(read("protocol/catalog.c")), re.S)
-    return re.findall(r'\{\s*"([^"]+)"\s*,\s*CATALOG_', table.group(1))
+    """The op names: the name of each CATALOG_OP line of the ops' list."""
+    return re.findall(r'^CATALOG_OP\(\s*\w+\s*,\s*"([^"]+)"', c_code(read("protocol/catalog_ops.def")), re.M)
 
 
 def catalog_events():

@@ -989,8 +989,8 @@ START_TEST(test_mpcheck_ceiling)
 }
 END_TEST
 
-/* Every id has its own entry (a designated initialiser left out leaves a
- * hole), and the name of each finds that id again. */
+/* Every id has its entry, and the name of each finds that id again: no
+ * two ops share a name. */
 START_TEST(test_catalog_ids)
 {
 	const struct catalog_op *op = &catalog_ops[_i];
