@@ -22,6 +22,7 @@
 #include "frame.h"
 #include "log.h"
 #include "mpcheck.h"
+#include "packcheck.h"
 #include "sha256.h"
 #include "xmalloc.h"
 
@@ -429,6 +430,8 @@ artifact_index_append(const struct artifact *a)
 	proto_pack_kv_str(&pk, "name", a->name);
 	proto_pack_kv_str(&pk, "media_type", a->media_type);
 	frame_header((uint8_t *)sb.data, (uint32_t)(sb.size - FRAME_HDR));
+	PACKCHECK_SENT(
+	    sb.data + FRAME_HDR, sb.size - FRAME_HDR, "artifact.publish");
 	while (done < sb.size && err == 0) {
 		n = write(artifact_indexfd, sb.data + done, sb.size - done);
 		if (n > 0)

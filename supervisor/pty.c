@@ -64,15 +64,11 @@ struct pty_session {
 
 static struct event_base *pty_base;
 static struct pty_session *pty_sessions;
-static msgpack_sbuffer pty_sb;
-static msgpack_packer pty_pk;
 
 void
 pty_init(struct event_base *base)
 {
 	pty_base = base;
-	msgpack_sbuffer_init(&pty_sb);
-	msgpack_packer_init(&pty_pk, &pty_sb, msgpack_sbuffer_write);
 }
 
 static struct pty_session *
@@ -879,5 +875,4 @@ pty_shutdown(void)
 			kill(-s->pid, SIGHUP);
 	while (pty_sessions != NULL)
 		pty_free(pty_sessions);
-	msgpack_sbuffer_destroy(&pty_sb);
 }
