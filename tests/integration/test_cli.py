@@ -15,6 +15,7 @@ from harness import (  # noqa: E402
     expect,
     expect_contiguous,
     expect_eq,
+    expect_in,
     note,
     run,
     run_program,
@@ -126,6 +127,36 @@ def usage():
     expect_eq(rc, 2, "exit status for an unknown option")
     rc, _, _ = berth("events", "--from", "zero")
     expect_eq(rc, 2, "exit status for a bad --from")
+
+
+def help_commands(out):
+    """The command names of berth --help's "commands:" part."""
+    part = out.split("\ncommands:\n", 1)[1].split("\n\n", 1)[0]
+    return [line.split()[0] for line in part.splitlines() if line.startswith("  ") and not line.startswith("   ")]
+
+
+@case("--help lists every command, and each command's --help is its own: synopsis and summary, nothing run")
+def help_per_command():
+    rc, out, _ = berth("--help")
+    expect_eq(rc, 0, "berth --help's exit status")
+    names = help_commands(out)
+    for name in ("ping", "state", "events", "service", "pty", "exec", "cp", "ls", "cat", "screenshot", "record", "help"):
+        expect_in(name, names, "commands of berth --help")
+    # A socket that does not exist: running anything would exit 3.
+    nowhere = "/nonexistent/berthd.sock"
+    for name in names:
+        rc, cmd_out, err = berth("--socket", nowhere, name, "--help")
+        expect_eq((rc, err), (0, ""), "berth %s --help: exit status and stderr" % name)
+        expect(cmd_out.startswith("usage: berth [OPTIONS] %s" % name), "berth %s --help: %r" % (name, cmd_out))
+        expect(cmd_out != out and "commands:" not in cmd_out, "berth %s --help is the whole help" % name)
+    for words in (["pty", "open"], ["record", "stop"], ["service", "list"]):
+        rc, cmd_out, err = berth("--socket", nowhere, *words, "--help")
+        expect_eq((rc, err), (0, ""), "berth %s --help" % " ".join(words))
+        expect(cmd_out.startswith("usage: berth [OPTIONS] %s" % " ".join(words)) or
+               cmd_out.startswith("usage: berth [OPTIONS] %s" % words[0]),
+               "berth %s --help: %r" % (" ".join(words), cmd_out))
+    rc, cmd_out, _ = berth("--socket", nowhere, "exec", "--help", "--", "touch", "/nonexistent/x")
+    expect_eq(rc, 0, "berth exec --help -- CMD does not run CMD")
 
 
 @case("events --follow over the WebSocket survives a killed gateway, every seq once")
