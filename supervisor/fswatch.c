@@ -876,8 +876,7 @@ fswatch_op_unwatch(struct server_conn *c, const struct proto_msg *m)
 		return;
 	}
 	fswatch_free(w);
-	msgpack_pack_map(server_reply_begin(c, m->id), 0);
-	server_reply_end(c);
+	server_reply_empty(c, m->id);
 }
 
 void

@@ -154,8 +154,7 @@ static void
 ops_unsubscribe(struct server_conn *c, const struct proto_msg *m)
 {
 	server_unsubscribe(c);
-	msgpack_pack_map(server_reply_begin(c, m->id), 0);
-	server_reply_end(c);
+	server_reply_empty(c, m->id);
 }
 
 static void
@@ -170,8 +169,7 @@ ops_gateway_attach(struct server_conn *c, const struct proto_msg *m)
 	}
 	c->remote = true;
 	memcpy(c->peer, peer, sizeof peer);
-	msgpack_pack_map(server_reply_begin(c, m->id), 0);
-	server_reply_end(c);
+	server_reply_empty(c, m->id);
 }
 
 static void
@@ -193,8 +191,7 @@ ops_gateway_auth_failed(struct server_conn *c, const struct proto_msg *m)
 	proto_pack_kv_str(pk, "peer", peer);
 	proto_pack_kv_str(pk, "reason", reason);
 	events_commit();
-	msgpack_pack_map(server_reply_begin(c, m->id), 0);
-	server_reply_end(c);
+	server_reply_empty(c, m->id);
 }
 
 static void
@@ -300,8 +297,7 @@ ops_check_report(struct server_conn *c, const struct proto_msg *m)
 		    "service \"%s\" is not probed by report", name);
 		return;
 	}
-	msgpack_pack_map(server_reply_begin(c, m->id), 0);
-	server_reply_end(c);
+	server_reply_empty(c, m->id);
 }
 
 /* The handlers of berthd's ops; the desktop's are provider_forward's. */

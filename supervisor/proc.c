@@ -116,13 +116,6 @@ proc_arg(struct server_conn *c, const struct proto_msg *m)
 	return p;
 }
 
-static void
-proc_empty_reply(struct server_conn *c, const struct proto_msg *m)
-{
-	msgpack_pack_map(server_reply_begin(c, m->id), 0);
-	server_reply_end(c);
-}
-
 /* ---- OOM kills, where the kernel tells ---- */
 
 /* The oom_kill count of berthd's cgroup (v2), or UINT64_MAX if unknown.
@@ -768,7 +761,7 @@ proc_op_ack(struct server_conn *c, const struct proto_msg *m)
 		}
 		stream_ack(v, at);
 	}
-	proc_empty_reply(c, m);
+	server_reply_empty(c, m->id);
 }
 
 void
@@ -783,7 +776,7 @@ proc_op_detach(struct server_conn *c, const struct proto_msg *m)
 	for (i = 0; i < PROC_NOUT; i++)
 		if ((v = stream_viewer_of(&p->out[i].st, c)) != NULL)
 			stream_detach(v);
-	proc_empty_reply(c, m);
+	server_reply_empty(c, m->id);
 }
 
 /* ---- stdin and signals ---- */
@@ -870,7 +863,7 @@ proc_op_close_stdin(struct server_conn *c, const struct proto_msg *m)
 		p->in_closing = true;
 	else
 		proc_in_close(p);
-	proc_empty_reply(c, m);
+	server_reply_empty(c, m->id);
 }
 
 void
@@ -887,7 +880,7 @@ proc_op_signal(struct server_conn *c, const struct proto_msg *m)
 		return;
 	}
 	kill(-p->pid, sig);
-	proc_empty_reply(c, m);
+	server_reply_empty(c, m->id);
 }
 
 /* ---- waiting and listing ---- */

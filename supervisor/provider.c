@@ -70,8 +70,7 @@ provider_op_provide(struct server_conn *c, const struct proto_msg *m)
 		provider_fail_all("the desktop's server was replaced");
 	}
 	provider_serial = c->serial;
-	msgpack_pack_map(server_reply_begin(c, m->id), 0);
-	server_reply_end(c);
+	server_reply_empty(c, m->id);
 }
 
 void
@@ -103,8 +102,7 @@ provider_op_emit(struct server_conn *c, const struct proto_msg *m)
 	pk = events_begin(provider_kinds[i]);
 	msgpack_pack_object(pk, *data);
 	events_commit();
-	msgpack_pack_map(server_reply_begin(c, m->id), 0);
-	server_reply_end(c);
+	server_reply_empty(c, m->id);
 }
 
 void

@@ -715,8 +715,7 @@ pty_op_detach(struct server_conn *c, const struct proto_msg *m)
 		return;
 	if ((v = stream_viewer_of(&s->out, c)) != NULL)
 		stream_detach(v);
-	msgpack_pack_map(server_reply_begin(c, m->id), 0);
-	server_reply_end(c);
+	server_reply_empty(c, m->id);
 }
 
 /* Whether c may write to s: not if c attached to it read-only. */
@@ -763,8 +762,7 @@ pty_op_input(struct server_conn *c, const struct proto_msg *m)
 	}
 	evbuffer_add(s->input, d->via.bin.ptr, d->via.bin.size);
 	pty_write_cb(s->master, EV_WRITE, s);
-	msgpack_pack_map(server_reply_begin(c, m->id), 0);
-	server_reply_end(c);
+	server_reply_empty(c, m->id);
 }
 
 void
@@ -788,8 +786,7 @@ pty_op_resize(struct server_conn *c, const struct proto_msg *m)
 		return;
 	}
 	pty_set_size(s, (unsigned)cols, (unsigned)rows);
-	msgpack_pack_map(server_reply_begin(c, m->id), 0);
-	server_reply_end(c);
+	server_reply_empty(c, m->id);
 }
 
 void
@@ -810,8 +807,7 @@ pty_op_signal(struct server_conn *c, const struct proto_msg *m)
 	pgrp = tcgetpgrp(s->master);
 	if (pgrp <= 0 || kill(-pgrp, sig) != 0)
 		kill(-s->pid, sig);
-	msgpack_pack_map(server_reply_begin(c, m->id), 0);
-	server_reply_end(c);
+	server_reply_empty(c, m->id);
 }
 
 void
@@ -821,8 +817,7 @@ pty_op_close(struct server_conn *c, const struct proto_msg *m)
 
 	if (s == NULL)
 		return;
-	msgpack_pack_map(server_reply_begin(c, m->id), 0);
-	server_reply_end(c);
+	server_reply_empty(c, m->id);
 	pty_close_session(s, "closed");
 }
 

@@ -74,6 +74,13 @@ server_reply_end(struct server_conn *c)
 	server_send(c, server_sb.data, server_sb.size);
 }
 
+void
+server_reply_empty(struct server_conn *c, uint64_t id)
+{
+	msgpack_pack_map(server_reply_begin(c, id), 0);
+	server_reply_end(c);
+}
+
 static void __attribute__((format(printf, 5, 0)))
 server_reply_failure(struct server_conn *c, uint64_t id, const char *code,
     const char *path, const char *fmt, va_list ap)

@@ -47,6 +47,8 @@ void server_shutdown(void);
  * (exactly one object) and calls server_reply_end. */
 msgpack_packer *server_reply_begin(struct server_conn *c, uint64_t id);
 void server_reply_end(struct server_conn *c);
+/* A successful answer with nothing to say: {}. */
+void server_reply_empty(struct server_conn *c, uint64_t id);
 void server_reply_error(struct server_conn *c, uint64_t id, const char *code,
     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
