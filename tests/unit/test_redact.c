@@ -1,7 +1,10 @@
 /* test_redact: unit tests of streaming redaction (redact.c): the output
  * must not depend on where the stream was cut, the longest value wins,
- * and what is held back is released by a flush. A one-shot reference
- * implementation judges thousands of random streams. */
+ * what is held back is released by a flush, and held bytes are judged by
+ * the set of the call that decides them. A one-shot reference
+ * implementation judges thousands of random streams, of short values and
+ * of long binary ones. */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,27 +44,30 @@ sink_reset(struct sink *k)
 		k->buf[0] = '\0';
 }
 
-/* A set built from NULL-terminated name/value pairs. */
+/* A set of values, as secrets.c builds one. */
 struct testset {
 	struct redact_secret v[16];
 	struct redact_set set;
 };
 
 static void
+testset_add(struct testset *ts, const char *name, const void *value, size_t len)
+{
+	ck_assert_uint_lt(ts->set.n, sizeof ts->v / sizeof ts->v[0]);
+	ts->v[ts->set.n++] = (struct redact_secret){name, value, len};
+	if (len >= REDACT_MIN && len > ts->set.maxlen)
+		ts->set.maxlen = len;
+	ts->set.v = ts->v;
+}
+
+/* A set built from NULL-terminated name/value pairs. */
+static void
 testset_init(struct testset *ts, const char *const *pairs)
 {
-	size_t n = 0;
-
 	memset(ts, 0, sizeof *ts);
-	for (; pairs[0] != NULL; pairs += 2, n++) {
-		ts->v[n].name = pairs[0];
-		ts->v[n].value = (const uint8_t *)pairs[1];
-		ts->v[n].len = strlen(pairs[1]);
-		if (ts->v[n].len >= REDACT_MIN && ts->v[n].len > ts->set.maxlen)
-			ts->set.maxlen = ts->v[n].len;
-	}
 	ts->set.v = ts->v;
-	ts->set.n = n;
+	for (; pairs[0] != NULL; pairs += 2)
+		testset_add(ts, pairs[0], pairs[1], strlen(pairs[1]));
 }
 
 /* The one-shot reference: at each position the longest whole value (the
@@ -123,6 +129,33 @@ static void
 run_one(const struct redact_set *set, const char *in, struct sink *k)
 {
 	run_cuts(set, in, strlen(in), NULL, 0, k);
+}
+
+/* Feeds data: what has come out since the sink was reset is out, and
+ * held bytes are held back. */
+static void
+expect_feed(struct redact *r, const struct redact_set *set, const void *data,
+    size_t len, struct sink *k, const char *out, size_t held)
+{
+	const char *got;
+
+	redact_feed(r, set, data, len, sink_cb, k);
+	got = k->buf != NULL ? k->buf : "";
+	ck_assert_str_eq(got, out);
+	ck_assert_uint_eq(redact_held(r), held);
+}
+
+/* Flushes: all is out, nothing held. */
+static void
+expect_flush(struct redact *r, const struct redact_set *set, struct sink *k,
+    const char *out)
+{
+	const char *got;
+
+	redact_flush(r, set, sink_cb, k);
+	got = k->buf != NULL ? k->buf : "";
+	ck_assert_str_eq(got, out);
+	ck_assert_uint_eq(redact_held(r), 0);
 }
 
 static const char *const overlap_pairs[] = {
@@ -216,32 +249,22 @@ START_TEST(test_hold_and_flush)
 
 	testset_init(&ts, pairs);
 	/* The start of a value is held back until more bytes tell. */
-	redact_feed(r, &ts.set, "xx sec", 6, sink_cb, &k);
-	ck_assert_str_eq(k.buf, "xx ");
-	ck_assert_uint_eq(redact_held(r), 3);
-	redact_feed(r, &ts.set, "ond", 3, sink_cb, &k);
-	ck_assert_str_eq(k.buf, "xx second");
-	ck_assert_uint_eq(redact_held(r), 0);
+	expect_feed(r, &ts.set, "xx sec", 6, &k, "xx ", 3);
+	/* An empty read changes nothing. */
+	expect_feed(r, &ts.set, "", 0, &k, "xx ", 3);
+	expect_feed(r, &ts.set, "ond", 3, &k, "xx second", 0);
 	/* A prefix released by a flush, unchanged. */
 	sink_reset(&k);
-	redact_feed(r, &ts.set, "-secre", 6, sink_cb, &k);
-	ck_assert_str_eq(k.buf, "-");
-	redact_flush(r, &ts.set, sink_cb, &k);
-	ck_assert_str_eq(k.buf, "-secre");
-	ck_assert_uint_eq(redact_held(r), 0);
+	expect_feed(r, &ts.set, "-secre", 6, &k, "-", 5);
+	expect_flush(r, &ts.set, &k, "-secre");
 	/* A whole value at the very end that may still grow into a longer
 	 * one waits; the flush decides it is the shorter one. */
 	sink_reset(&k);
-	redact_feed(r, &ts.set, "= secret1", 9, sink_cb, &k);
-	ck_assert_str_eq(k.buf, "= ");
-	ck_assert_uint_eq(redact_held(r), 7);
-	redact_flush(r, &ts.set, sink_cb, &k);
-	ck_assert_str_eq(k.buf, "= [redacted:S]");
+	expect_feed(r, &ts.set, "= secret1", 9, &k, "= ", 7);
+	expect_flush(r, &ts.set, &k, "= [redacted:S]");
 	/* A value at the very end that cannot grow goes at once. */
 	sink_reset(&k);
-	redact_feed(r, &ts.set, "a tail", 6, sink_cb, &k);
-	ck_assert_str_eq(k.buf, "a [redacted:U]");
-	ck_assert_uint_eq(redact_held(r), 0);
+	expect_feed(r, &ts.set, "a tail", 6, &k, "a [redacted:U]", 0);
 	redact_free(r);
 	free(k.buf);
 }
@@ -258,15 +281,11 @@ START_TEST(test_set_changes)
 
 	testset_init(&ts, pairs);
 	testset_init(&empty, (const char *const[]){NULL});
-	redact_feed(r, &ts.set, "a sec", 5, sink_cb, &k);
-	ck_assert_uint_eq(redact_held(r), 3);
-	redact_feed(r, &empty.set, "ret b", 5, sink_cb, &k);
-	ck_assert_str_eq(k.buf, "a secret b");
-	ck_assert_uint_eq(redact_held(r), 0);
+	expect_feed(r, &ts.set, "a sec", 5, &k, "a ", 3);
+	expect_feed(r, &empty.set, "ret b", 5, &k, "a secret b", 0);
 	sink_reset(&k);
-	redact_feed(r, &ts.set, "x sec", 5, sink_cb, &k);
-	redact_feed(r, NULL, "ret", 3, sink_cb, &k);
-	ck_assert_str_eq(k.buf, "x secret");
+	expect_feed(r, &ts.set, "x sec", 5, &k, "x ", 3);
+	expect_feed(r, NULL, "ret", 3, &k, "x secret", 0);
 	redact_free(r);
 	free(k.buf);
 }
@@ -305,18 +324,94 @@ rnd_below(uint64_t *s, size_t n)
 	return (size_t)(rnd(s) % n);
 }
 
+/* A stream of at least target bytes built from pieces of the set's
+ * values (whole, prefixes, suffixes, middles), some after one of the two
+ * filler bytes. in holds target + the longest value + 1 bytes. */
+static size_t
+stream_of_pieces(uint64_t *seed, const struct redact_set *set,
+    const char *filler, char *in, size_t target)
+{
+	size_t len = 0, i, vl, a, b;
+
+	while (len < target) {
+		i = rnd_below(seed, set->n);
+		vl = set->v[i].len;
+		a = rnd_below(seed, vl + 1);
+		b = a + rnd_below(seed, vl - a + 1);
+		switch (rnd_below(seed, 4)) {
+		case 0:
+			a = 0;
+			b = vl;
+			break;
+		case 1: a = 0; break;
+		case 2: b = vl; break;
+		default: in[len++] = filler[rnd_below(seed, 2)]; break;
+		}
+		memcpy(in + len, set->v[i].value + a, b - a);
+		len += b - a;
+	}
+	return len;
+}
+
+/* Up to max cuts of len bytes in ascending order: at random, or after
+ * every byte from the first. */
+static size_t
+random_cuts(
+    uint64_t *seed, size_t len, size_t *cuts, size_t max, bool every_byte)
+{
+	size_t n, i, j, t;
+
+	if (every_byte) {
+		n = len - 1 < max ? len - 1 : max;
+		for (i = 0; i < n; i++)
+			cuts[i] = i + 1;
+		return n;
+	}
+	n = rnd_below(seed, max + 1);
+	for (i = 0; i < n; i++)
+		cuts[i] = rnd_below(seed, len + 1);
+	for (i = 1; i < n; i++)
+		for (j = i; j > 0 && cuts[j - 1] > cuts[j]; j--) {
+			t = cuts[j];
+			cuts[j] = cuts[j - 1];
+			cuts[j - 1] = t;
+		}
+	return n;
+}
+
+/* in, fed cut at cuts, gives the reference's output, in which no value
+ * survives. The values' bytes must never occur in a replacement. */
+static void
+expect_reference(const struct redact_set *set, const char *in, size_t len,
+    const size_t *cuts, size_t ncuts, size_t round)
+{
+	struct sink want = {0}, got = {0};
+	size_t i;
+
+	reference(set, in, len, &want);
+	run_cuts(set, in, len, cuts, ncuts, &got);
+	ck_assert_msg(
+	    got.len == want.len && memcmp(got.buf, want.buf, got.len) == 0,
+	    "round %zu: %zu bytes out, want %zu", round, got.len, want.len);
+	for (i = 0; i < set->n; i++)
+		if (set->v[i].len >= REDACT_MIN)
+			ck_assert_msg(memmem(got.buf, got.len, set->v[i].value,
+			                  set->v[i].len) == NULL,
+			    "round %zu: %s survives", round, set->v[i].name);
+	free(want.buf);
+	free(got.buf);
+}
+
 /*
- * Streams built from pieces of the values (whole, prefixes, suffixes,
- * middles) and other bytes, cut at random places: the output equals the
- * reference's and holds no value. Values are digits and names letters,
- * so a replacement can never form part of a value.
+ * Streams built from pieces of short values, cut at random places and
+ * often after every byte. Values are digits and names letters, so a
+ * replacement can never form part of a value.
  */
 START_TEST(test_random)
 {
 	static const char *const names[] = {"A", "B", "C", "D", "E", "F"};
 	char values[6][16], in[512];
 	const char *pairs[13];
-	struct sink want = {0}, got = {0};
 	struct testset ts;
 	size_t cuts[64], ncuts, nv, len, vl, a, b, i, j, round;
 	uint64_t seed = 0x9e3779b97f4a7c15ULL;
@@ -348,55 +443,113 @@ START_TEST(test_random)
 		}
 		pairs[2 * nv] = NULL;
 		testset_init(&ts, pairs);
-		len = 0;
-		while (len < 200) {
-			i = rnd_below(&seed, nv);
-			vl = strlen(values[i]);
-			a = rnd_below(&seed, vl + 1);
-			b = a + rnd_below(&seed, vl - a + 1);
-			switch (rnd_below(&seed, 4)) {
-			case 0:
-				a = 0;
-				b = vl;
-				break;
-			case 1: a = 0; break;
-			case 2: b = vl; break;
-			default:
-				in[len++] = rnd_below(&seed, 2) ? 'x' : '1';
-				break;
-			}
-			memcpy(in + len, values[i] + a, b - a);
-			len += b - a;
-		}
-		ncuts = rnd_below(&seed, 64);
-		for (i = 0; i < ncuts; i++)
-			cuts[i] = rnd_below(&seed, len + 1);
-		if (round % 10 == 0) {
-			ncuts = len - 1 < 64 ? len - 1 : 64;
-			for (i = 0; i < ncuts; i++)
-				cuts[i] = i + 1;
-		}
-		for (i = 1; i < ncuts; i++)
-			for (j = i; j > 0 && cuts[j - 1] > cuts[j]; j--) {
-				a = cuts[j];
-				cuts[j] = cuts[j - 1];
-				cuts[j - 1] = a;
-			}
-		reference(&ts.set, in, len, &want);
-		run_cuts(&ts.set, in, len, cuts, ncuts, &got);
-		ck_assert_msg(got.len == want.len &&
-		        memcmp(got.buf, want.buf, got.len) == 0,
-		    "round %zu: got %s, want %s", round, got.buf, want.buf);
-		for (i = 0; i < nv; i++)
-			if (strlen(values[i]) >= REDACT_MIN)
-				ck_assert_msg(
-				    memmem(got.buf, got.len, values[i],
-				        strlen(values[i])) == NULL,
-				    "round %zu: %s survives in %s", round,
-				    values[i], got.buf);
+		len = stream_of_pieces(&seed, &ts.set, "x1", in, 200);
+		ncuts = random_cuts(&seed, len, cuts, 63, round % 10 == 0);
+		expect_reference(&ts.set, in, len, cuts, ncuts, round);
 	}
-	free(want.buf);
-	free(got.buf);
+}
+END_TEST
+
+/*
+ * Values longer than the tail first held back (64 bytes), of any bytes
+ * (NUL, 0x7f, 0x80, 0xff), one the start of another, in long streams fed
+ * a byte at a time or cut at random. Deciding between the two longest
+ * holds 999 bytes back, grown a byte at a time: what it held must survive
+ * each growth of the tail.
+ */
+START_TEST(test_long_binary_values)
+{
+	static const uint8_t alphabet[] = {0x00, 0x7f, 0x80, 0xff};
+	static const char *const names[] = {"A", "B", "C", "D", "E", "F"};
+	static const size_t lens[] = {4, 63, 64, 65, 200, 1000};
+	static uint8_t values[6][1000];
+	static char in[4000 + 1000 + 1];
+	static size_t cuts[sizeof in];
+	const char filler[] = {0x00, (char)0xff};
+	uint64_t seed = 0x2545f4914f6cdd1dULL;
+	struct testset ts;
+	size_t ncuts, len, i, j, round;
+
+	memset(&ts, 0, sizeof ts);
+	for (i = 0; i < 6; i++) {
+		for (j = 0; j < lens[i]; j++)
+			values[i][j] = alphabet[rnd_below(&seed, 4)];
+		if (i == 4)
+			memcpy(values[4], values[5], lens[4]);
+		testset_add(&ts, names[i], values[i], lens[i]);
+	}
+	for (round = 0; round < 24; round++) {
+		len = stream_of_pieces(&seed, &ts.set, filler, in, 4000);
+		ncuts = random_cuts(&seed, len, cuts,
+		    round % 4 == 0 ? len : 300, round % 4 == 0);
+		expect_reference(&ts.set, in, len, cuts, ncuts, round);
+	}
+}
+END_TEST
+
+/* The held tail can move on and grow at once: the start of one value
+ * is let go while a longer one that began inside the tail grows past
+ * the room it had. The bytes kept must be the right ones. */
+START_TEST(test_tail_moves_and_grows)
+{
+	char x[63], y[102], in[51];
+	struct testset ts;
+	struct sink k = {0};
+	struct redact *r = redact_new();
+
+	/* x: "q", 60 'z', "1"; y: 100 'z', "2". */
+	memset(x, 'z', sizeof x);
+	x[0] = 'q';
+	x[61] = '1';
+	x[62] = '\0';
+	memset(y, 'z', sizeof y);
+	y[100] = '2';
+	y[101] = '\0';
+	memset(&ts, 0, sizeof ts);
+	testset_add(&ts, "X", x, strlen(x));
+	testset_add(&ts, "Y", y, strlen(y));
+
+	memset(in, 'z', sizeof in);
+	in[0] = 'q';
+	expect_feed(r, &ts.set, in, 51, &k, "", 51);
+	/* 71 bytes: no x at 0, a y may start at 1. */
+	expect_feed(r, &ts.set, in + 1, 20, &k, "q", 70);
+	expect_feed(r, &ts.set, in + 1, 30, &k, "q", 100);
+	expect_feed(r, &ts.set, "2", 1, &k, "q[redacted:Y]", 0);
+	redact_free(r);
+	free(k.buf);
+}
+END_TEST
+
+/* A flush decides what is held by the set it is given: a value set
+ * while its start was held is redacted, one unset meanwhile is not. */
+START_TEST(test_flush_set_changes)
+{
+	static const char *const held_pairs[] = {"S", "secret1", NULL};
+	static const char *const flush_pairs[] = {"T", "secret", NULL};
+	struct testset held, flush, empty;
+	const struct {
+		const struct redact_set *set;
+		const char *out;
+	} flushes[] = {
+	    {&flush.set, "x [redacted:T]"},
+	    {&empty.set, "x secret"},
+	    {NULL, "x secret"},
+	};
+	struct sink k = {0};
+	struct redact *r = redact_new();
+	size_t i;
+
+	testset_init(&held, held_pairs);
+	testset_init(&flush, flush_pairs);
+	testset_init(&empty, (const char *const[]){NULL});
+	for (i = 0; i < sizeof flushes / sizeof flushes[0]; i++) {
+		sink_reset(&k);
+		expect_feed(r, &held.set, "x secret", 8, &k, "x ", 6);
+		expect_flush(r, flushes[i].set, &k, flushes[i].out);
+	}
+	redact_free(r);
+	free(k.buf);
 }
 END_TEST
 
@@ -414,6 +567,9 @@ redact_suite(void)
 	tcase_add_test(tc, test_set_changes);
 	tcase_add_test(tc, test_long_name);
 	tcase_add_test(tc, test_random);
+	tcase_add_test(tc, test_long_binary_values);
+	tcase_add_test(tc, test_tail_moves_and_grows);
+	tcase_add_test(tc, test_flush_set_changes);
 	suite_add_tcase(s, tc);
 	return s;
 }
