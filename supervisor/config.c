@@ -609,10 +609,8 @@ config_key_service(struct config_parser *p, const char *key, const char *val)
 	if (strcmp(key, "stop_signal") == 0) {
 		if (signame_parse(val, &s->stop_signal) < 0)
 			return config_fail(p,
-			    "stop_signal \"%s\" is not a signal "
-			    "(TERM, INT, HUP, QUIT, KILL, USR1, USR2, WINCH or "
-			    "a "
-			    "number)",
+			    "stop_signal \"%s\" is not a signal (" SIGNAME_LIST
+			    " or a number)",
 			    val);
 		return 0;
 	}
@@ -748,6 +746,9 @@ config_parse_string(
 	const char *nl;
 	size_t n;
 
+	/* config_finish's messages name the file too. */
+	free(cfg->path);
+	cfg->path = xstrdup(name);
 	while (*text != '\0') {
 		p.line++;
 		nl = strchr(text, '\n');
@@ -797,8 +798,6 @@ config_load(struct config *cfg, const char *path, char **cause)
 		return -1;
 	}
 	text[n] = '\0';
-	free(cfg->path);
-	cfg->path = xstrdup(path);
 	r = config_parse_string(cfg, text, path, cause);
 	free(text);
 	return r;

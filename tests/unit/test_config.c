@@ -568,7 +568,8 @@ START_TEST(test_bad_values)
 	    {"[service s]\nmax_deaths = 1K\n", 2,
 	        {"max_deaths must be 1-1000"}},
 	    {"[service s]\nstop_signal = BOGUS\n", 2,
-	        {"stop_signal \"BOGUS\" is not a signal"}},
+	        {"stop_signal \"BOGUS\" is not a signal (TERM, INT, HUP, "
+	         "QUIT, KILL, USR1, USR2, WINCH, TSTP, CONT or a number)"}},
 	    {"[service s]\nbackoff_min_ms = 10s\n", 2,
 	        {"backoff_min_ms must be milliseconds (0-86400000)"}},
 	    {"[service s]\nstop_timeout_ms = 86400001\n", 2,
@@ -809,6 +810,26 @@ START_TEST(test_finish_errors)
 }
 END_TEST
 
+/* Text from memory: what config_finish finds is named by the name given,
+ * as the parser's own errors are. */
+START_TEST(test_finish_names_text)
+{
+	struct config cfg;
+	char *cause = NULL;
+
+	config_init(&cfg);
+	ck_assert_int_eq(
+	    config_parse_string(&cfg, "[service a]\ncommand = x\nafter = zz\n",
+	        "inline.conf", &cause),
+	    0);
+	ck_assert_int_eq(config_finish(&cfg, &cause), -1);
+	ck_assert_str_eq(cause,
+	    "inline.conf:1: service \"a\" depends on unknown service \"zz\"");
+	free(cause);
+	config_free(&cfg);
+}
+END_TEST
+
 /* A cycle is spelt out from the first service on it that the search met,
  * whose section's line is named, whatever leads into it. */
 START_TEST(test_cycles)
@@ -1029,6 +1050,7 @@ main(void)
 	tcase_add_test(tc, test_name_errors);
 	tcase_add_test(tc, test_limits);
 	tcase_add_test(tc, test_finish_errors);
+	tcase_add_test(tc, test_finish_names_text);
 	tcase_add_test(tc, test_cycles);
 	tcase_add_test(tc, test_socket_path_length);
 	tcase_add_test(tc, test_load);
