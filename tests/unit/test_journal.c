@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "journal.h"
+#include "scratch.h"
 #include "tap.h"
 #include "xmalloc.h"
 
@@ -35,41 +36,6 @@ static const struct journal_opts small_opts = {
     .max_record = TEST_MAX_PAYLOAD,
     .sync = false,
 };
-
-static char *
-tdir_make(void)
-{
-	const char *tmp = getenv("TMPDIR");
-	char *dir;
-
-	if (tmp == NULL || *tmp == '\0')
-		tmp = P_tmpdir;
-	dir = xasprintf("%s/test_journal.XXXXXX", tmp);
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	return dir;
-}
-
-static void
-tdir_remove(char *dir)
-{
-	DIR *d;
-	struct dirent *de;
-	char *path;
-
-	if ((d = opendir(dir)) != NULL) {
-		while ((de = readdir(d)) != NULL) {
-			if (strcmp(de->d_name, ".") == 0 ||
-			    strcmp(de->d_name, "..") == 0)
-				continue;
-			path = xasprintf("%s/%s", dir, de->d_name);
-			unlink(path);
-			free(path);
-		}
-		closedir(d);
-	}
-	rmdir(dir);
-	free(dir);
-}
 
 /* The payload of seq: its length and bytes both follow from seq, so a
  * record returned with the wrong seq or from the wrong place is caught. */
@@ -299,7 +265,7 @@ file_size(const char *path)
 
 START_TEST(test_append_and_read)
 {
-	char *dir = tdir_make();
+	char *dir = scratch_make("test_journal");
 	struct journal *j = jopen(dir, &test_opts, true);
 	struct journal_cursor *c;
 
@@ -328,13 +294,13 @@ START_TEST(test_append_and_read)
 	journal_cursor_close(c);
 
 	journal_close(j);
-	tdir_remove(dir);
+	scratch_remove(dir);
 }
 END_TEST
 
 START_TEST(test_empty_journal_cursor)
 {
-	char *dir = tdir_make();
+	char *dir = scratch_make("test_journal");
 	struct journal *j = jopen(dir, &test_opts, true);
 	struct journal_cursor *c = journal_cursor_open(j, 1);
 
@@ -347,13 +313,13 @@ START_TEST(test_empty_journal_cursor)
 	expect_caught_up(c);
 	journal_cursor_close(c);
 	journal_close(j);
-	tdir_remove(dir);
+	scratch_remove(dir);
 }
 END_TEST
 
 START_TEST(test_on_disk_format)
 {
-	char *dir = tdir_make();
+	char *dir = scratch_make("test_journal");
 	struct journal *j = jopen(dir, &test_opts, true);
 	char *path = seg_path(dir, 1), *cause = NULL;
 	uint8_t want[64], got[64];
@@ -373,13 +339,13 @@ START_TEST(test_on_disk_format)
 	ck_assert_mem_eq(got, want, n);
 	free(path);
 	journal_close(j);
-	tdir_remove(dir);
+	scratch_remove(dir);
 }
 END_TEST
 
 START_TEST(test_reopen_continues)
 {
-	char *dir = tdir_make();
+	char *dir = scratch_make("test_journal");
 	struct journal_opts o = test_opts;
 	struct journal *j;
 
@@ -405,13 +371,13 @@ START_TEST(test_reopen_continues)
 	ck_assert_uint_eq(journal_next_seq(j), 13);
 	expect_range(j, 1, 12);
 	journal_close(j);
-	tdir_remove(dir);
+	scratch_remove(dir);
 }
 END_TEST
 
 START_TEST(test_fresh_starts_over)
 {
-	char *dir = tdir_make();
+	char *dir = scratch_make("test_journal");
 	struct journal *j = jopen(dir, &small_opts, true);
 	struct journal_cursor *c;
 
@@ -427,13 +393,14 @@ START_TEST(test_fresh_starts_over)
 	append_range(j, 1, 2);
 	expect_range(j, 1, 2);
 	journal_close(j);
-	tdir_remove(dir);
+	scratch_remove(dir);
 }
 END_TEST
 
 START_TEST(test_creates_dir)
 {
-	char *dir = tdir_make(), *sub = xasprintf("%s/state", dir);
+	char *dir = scratch_make("test_journal"),
+	     *sub = xasprintf("%s/state", dir);
 	struct journal *j = jopen(sub, &test_opts, false);
 	struct stat st;
 
@@ -441,14 +408,15 @@ START_TEST(test_creates_dir)
 	ck_assert_int_eq(st.st_mode & 0777, 0700);
 	append_range(j, 1, 1);
 	journal_close(j);
-	tdir_remove(sub);
-	tdir_remove(dir);
+	scratch_remove(sub);
+	scratch_remove(dir);
 }
 END_TEST
 
 START_TEST(test_open_error_names_dir)
 {
-	char *dir = tdir_make(), *file = xasprintf("%s/plain", dir);
+	char *dir = scratch_make("test_journal"),
+	     *file = xasprintf("%s/plain", dir);
 	char *under = xasprintf("%s/sub", file), *cause = NULL;
 	int fd;
 
@@ -464,7 +432,7 @@ START_TEST(test_open_error_names_dir)
 	free(cause);
 	free(under);
 	free(file);
-	tdir_remove(dir);
+	scratch_remove(dir);
 }
 END_TEST
 
@@ -514,7 +482,7 @@ torn_setup(const char *dir, const struct journal_opts *o, uint64_t n,
 static void
 torn_cut_and_flip(const struct journal_opts *o)
 {
-	char *dir = tdir_make(), *path;
+	char *dir = scratch_make("test_journal"), *path;
 	const uint64_t n = 5;
 	uint64_t start, end, off;
 	uint8_t b;
@@ -543,7 +511,7 @@ torn_cut_and_flip(const struct journal_opts *o)
 		expect_recovered(dir, o, n - 1);
 		free(path);
 	}
-	tdir_remove(dir);
+	scratch_remove(dir);
 }
 
 START_TEST(test_torn_tail_one_segment)
@@ -564,7 +532,7 @@ END_TEST
 
 START_TEST(test_torn_tail_garbage)
 {
-	char *dir = tdir_make(), *path;
+	char *dir = scratch_make("test_journal"), *path;
 	uint8_t junk[256], buf[TEST_MAX_PAYLOAD];
 	const uint64_t n = 7;
 	uint64_t start, end;
@@ -598,13 +566,13 @@ START_TEST(test_torn_tail_garbage)
 		expect_recovered(dir, &test_opts, n);
 		free(path);
 	}
-	tdir_remove(dir);
+	scratch_remove(dir);
 }
 END_TEST
 
 START_TEST(test_torn_middle_segment)
 {
-	char *dir = tdir_make(), *path;
+	char *dir = scratch_make("test_journal"), *path;
 	uint8_t buf[TEST_MAX_PAYLOAD];
 	struct journal_opts o = small_opts;
 	struct journal *j;
@@ -652,13 +620,13 @@ START_TEST(test_torn_middle_segment)
 	expect_record(c, lost + 1);
 	journal_cursor_close(c);
 	journal_close(j);
-	tdir_remove(dir);
+	scratch_remove(dir);
 }
 END_TEST
 
 START_TEST(test_empty_segments_keep_seq)
 {
-	char *dir = tdir_make(), *path;
+	char *dir = scratch_make("test_journal"), *path;
 	struct journal *j;
 	int fd;
 
@@ -687,13 +655,13 @@ START_TEST(test_empty_segments_keep_seq)
 	ck_assert_uint_eq(journal_next_seq(j), 9);
 	ck_assert_uint_eq(disk_scan(dir).nsegs, 1);
 	journal_close(j);
-	tdir_remove(dir);
+	scratch_remove(dir);
 }
 END_TEST
 
 START_TEST(test_overlapping_segment_dropped)
 {
-	char *dir = tdir_make(), *path;
+	char *dir = scratch_make("test_journal"), *path;
 	uint8_t rec[16 + TEST_MAX_PAYLOAD], buf[TEST_MAX_PAYLOAD];
 	struct journal *j = jopen(dir, &test_opts, true);
 	size_t len;
@@ -715,13 +683,13 @@ START_TEST(test_overlapping_segment_dropped)
 	expect_range(j, 1, 3);
 	journal_close(j);
 	free(path);
-	tdir_remove(dir);
+	scratch_remove(dir);
 }
 END_TEST
 
 START_TEST(test_rotation)
 {
-	char *dir = tdir_make(), *path;
+	char *dir = scratch_make("test_journal"), *path;
 	struct journal *j = jopen(dir, &small_opts, true);
 	struct journal_cursor *c;
 	struct disk dk;
@@ -755,13 +723,13 @@ START_TEST(test_rotation)
 	ck_assert_uint_eq(journal_next_seq(j), 501);
 	expect_range(j, first, 500);
 	journal_close(j);
-	tdir_remove(dir);
+	scratch_remove(dir);
 }
 END_TEST
 
 START_TEST(test_cursor_outrun_by_rotation)
 {
-	char *dir = tdir_make();
+	char *dir = scratch_make("test_journal");
 	struct journal *j = jopen(dir, &small_opts, true);
 	struct journal_cursor *c;
 	const uint8_t *p;
@@ -801,13 +769,13 @@ START_TEST(test_cursor_outrun_by_rotation)
 	ck_assert_uint_eq(prev, 500);
 	journal_cursor_close(c);
 	journal_close(j);
-	tdir_remove(dir);
+	scratch_remove(dir);
 }
 END_TEST
 
 START_TEST(test_wrong_seq)
 {
-	char *dir = tdir_make(), *cause = NULL;
+	char *dir = scratch_make("test_journal"), *cause = NULL;
 	struct journal *j = jopen(dir, &test_opts, true);
 
 	ck_assert_int_eq(journal_append(j, 2, "x", 1, &cause), -1);
@@ -824,13 +792,13 @@ START_TEST(test_wrong_seq)
 	append_one(j, 2);
 	expect_range(j, 1, 2);
 	journal_close(j);
-	tdir_remove(dir);
+	scratch_remove(dir);
 }
 END_TEST
 
 START_TEST(test_oversized_record)
 {
-	char *dir = tdir_make(), *cause = NULL, *path;
+	char *dir = scratch_make("test_journal"), *cause = NULL, *path;
 	struct journal *j = jopen(dir, &small_opts, true);
 	uint8_t big[TEST_MAX_PAYLOAD + 1];
 	uint64_t size;
@@ -855,13 +823,13 @@ START_TEST(test_oversized_record)
 	expect_range(j, 3, 3);
 	journal_close(j);
 	free(path);
-	tdir_remove(dir);
+	scratch_remove(dir);
 }
 END_TEST
 
 START_TEST(test_cursor_open_failure_retried)
 {
-	char *dir = tdir_make(), *cause = NULL;
+	char *dir = scratch_make("test_journal"), *cause = NULL;
 	struct journal *j = jopen(dir, &test_opts, true);
 	struct journal_cursor *c;
 	struct rlimit old, low;
@@ -895,7 +863,7 @@ START_TEST(test_cursor_open_failure_retried)
 	expect_caught_up(c);
 	journal_cursor_close(c);
 	journal_close(j);
-	tdir_remove(dir);
+	scratch_remove(dir);
 }
 END_TEST
 
