@@ -14,7 +14,12 @@ backoff_next(struct backoff *b)
 {
 	unsigned wait = b->next_ms;
 
-	b->next_ms = wait > b->max_ms / 2 ? b->max_ms : wait * 2;
+	if (wait > b->max_ms / 2)
+		b->next_ms = b->max_ms;
+	else /* a floor of 0 (retry at once) still grows, from 1 */
+		b->next_ms = wait == 0 ? 1 : wait * 2;
+	if (b->next_ms > b->max_ms)
+		b->next_ms = b->max_ms;
 	return wait;
 }
 

@@ -1,6 +1,7 @@
 /* backoff: the one retry policy of berth's programs, capped doubling. A
- * connection that failed waits min, then twice that, and so on up to max;
- * once it works, the next failure starts again from min.
+ * connection that failed waits min, then twice that, and so on up to max
+ * (from a min of 0, the wait after 0 is 1); once it works, the next
+ * failure starts again from min.
  *
  * Ownership: a struct backoff is a plain value inside its owner. */
 #ifndef BERTH_BACKOFF_H

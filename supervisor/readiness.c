@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "backoff.h"
 #include "child.h"
 #include "clock.h"
 #include "log.h"
@@ -33,10 +34,10 @@ struct readiness {
 	readiness_cb cb;
 	void *arg;
 
-	bool running; /* between readiness_start and readiness_stop */
-	bool ok;      /* the last answer */
-	bool told;    /* an answer was given since the start */
-	unsigned retry_ms;
+	bool running;         /* between readiness_start and readiness_stop */
+	bool ok;              /* the last answer */
+	bool told;            /* an answer was given since the start */
+	struct backoff retry; /* while not ready */
 
 	int fd;          /* read end: pipe, notify pipe or datagram socket */
 	int child_end;   /* the notify pipe's write end until the spawn */
@@ -76,17 +77,11 @@ readiness_arm(struct readiness *p, unsigned ms)
 static unsigned
 readiness_next_delay(struct readiness *p)
 {
-	unsigned ms;
-
 	if (p->ok) {
-		p->retry_ms = READINESS_RETRY_MIN_MS;
+		backoff_reset(&p->retry);
 		return p->cfg->probe_interval_ms;
 	}
-	ms = p->retry_ms;
-	p->retry_ms = p->retry_ms * 2 > READINESS_RETRY_MAX_MS
-	    ? READINESS_RETRY_MAX_MS
-	    : p->retry_ms * 2;
-	return ms;
+	return backoff_next(&p->retry);
 }
 
 static void
@@ -394,7 +389,7 @@ readiness_new(struct event_base *base, const struct config_service *cfg,
 	p->cb = cb;
 	p->arg = arg;
 	p->fd = p->child_end = -1;
-	p->retry_ms = READINESS_RETRY_MIN_MS;
+	backoff_init(&p->retry, READINESS_RETRY_MIN_MS, READINESS_RETRY_MAX_MS);
 	p->timer = evtimer_new(base, readiness_timer_cb, p);
 	p->timeout = evtimer_new(base, readiness_timeout_cb, p);
 	return p;
@@ -483,7 +478,7 @@ readiness_start(struct readiness *p, bool spawned)
 	}
 	p->running = true;
 	p->told = p->ok = false;
-	p->retry_ms = READINESS_RETRY_MIN_MS;
+	backoff_reset(&p->retry);
 	switch (p->cfg->probe) {
 	case CONFIG_PROBE_NONE: readiness_answer(p, true, ""); break;
 	case CONFIG_PROBE_NOTIFY_FD:

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "backoff.h"
 #include "catalog.h"
 #include "child.h"
 #include "clock.h"
@@ -60,9 +61,9 @@ struct service {
 	int last_status;
 	bool done;        /* exited 0 and not restarted: a finished one-shot */
 	bool stop_wanted; /* stopped on purpose: no restart */
-	bool restart_wanted; /* service.restart: start again once stopped */
-	unsigned backoff_ms;
-	uint64_t *deaths; /* monotonic ms of the last max_deaths exits */
+	bool restart_wanted;    /* service.restart: start again once stopped */
+	struct backoff backoff; /* the restart delays */
+	uint64_t *deaths;       /* monotonic ms of the last max_deaths exits */
 	unsigned ndeaths;
 	bool check_ok; /* the readiness check, as last announced */
 	uint64_t check_since;
@@ -170,7 +171,7 @@ service_add(const struct config_service *cfg, bool internal)
 
 	s->cfg = cfg;
 	s->internal = internal;
-	s->backoff_ms = cfg->backoff_min_ms;
+	backoff_init(&s->backoff, cfg->backoff_min_ms, cfg->backoff_max_ms);
 	s->deaths =
 	    xcalloc(cfg->max_deaths ? cfg->max_deaths : 1, sizeof *s->deaths);
 	s->timer = evtimer_new(service_base, service_timer_cb, s);
@@ -532,24 +533,20 @@ service_too_many_deaths(struct service *s)
 static void
 service_schedule_restart(struct service *s, const char *exit_desc)
 {
-	struct timeval tv = clock_tv(s->backoff_ms);
+	unsigned delay_ms = backoff_next(&s->backoff);
+	struct timeval tv = clock_tv(delay_ms);
 	msgpack_packer *pk;
 
 	s->restarts++;
-	service_set(s, SERVICE_BACKOFF, "%s; restarting in %u ms", exit_desc,
-	    s->backoff_ms);
+	service_set(
+	    s, SERVICE_BACKOFF, "%s; restarting in %u ms", exit_desc, delay_ms);
 	pk = events_begin(EV_SERVICE_RESTARTING);
 	msgpack_pack_map(pk, 3);
 	proto_pack_kv_str(pk, "name", s->cfg->name);
-	proto_pack_kv_u64(pk, "delay_ms", s->backoff_ms);
+	proto_pack_kv_u64(pk, "delay_ms", delay_ms);
 	proto_pack_kv_u64(pk, "restarts", s->restarts);
 	events_commit();
 	evtimer_add(s->timer, &tv);
-	s->backoff_ms = s->backoff_ms > s->cfg->backoff_max_ms / 2
-	    ? s->cfg->backoff_max_ms
-	    : s->backoff_ms * 2;
-	if (s->backoff_ms == 0)
-		s->backoff_ms = 1;
 }
 
 /* What happens after s's process is gone, or never came (why says why). */
@@ -573,7 +570,7 @@ service_after_exit(struct service *s, int status, const char *why)
 		    WEXITSTATUS(status));
 	if (s->ready_at != 0 &&
 	    clock_mono_ms() - s->ready_at >= s->cfg->backoff_reset_ms)
-		s->backoff_ms = s->cfg->backoff_min_ms;
+		backoff_reset(&s->backoff);
 	s->ready_at = 0;
 	if (s->dep_failed[0] != '\0' && !service_stopping_all) {
 		s->stop_wanted = s->restart_wanted = false;
@@ -781,7 +778,7 @@ service_start(struct service *s, const char **code, char **cause)
 		s->ndeaths = 0;
 		s->done = false;
 		s->dep_failed[0] = '\0';
-		s->backoff_ms = s->cfg->backoff_min_ms;
+		backoff_reset(&s->backoff);
 		service_set(s, SERVICE_WAITING, "starting");
 		service_schedule();
 	}

@@ -50,6 +50,22 @@ START_TEST(test_odd_and_huge_caps)
 }
 END_TEST
 
+/* A floor of 0 retries at once, then grows from 1; a cap of 0 stays 0. */
+START_TEST(test_zero_floor)
+{
+	static const unsigned want[] = {0, 1, 2, 4, 5, 5};
+	struct backoff b;
+	size_t i;
+
+	backoff_init(&b, 0, 5);
+	for (i = 0; i < sizeof want / sizeof want[0]; i++)
+		ck_assert_uint_eq(backoff_next(&b), want[i]);
+	backoff_init(&b, 0, 0);
+	ck_assert_uint_eq(backoff_next(&b), 0);
+	ck_assert_uint_eq(backoff_next(&b), 0);
+}
+END_TEST
+
 /* A cap below the floor is the floor. */
 START_TEST(test_cap_below_floor)
 {
@@ -71,6 +87,7 @@ main(void)
 	tcase_add_test(tc, test_reset_starts_again);
 	tcase_add_test(tc, test_odd_and_huge_caps);
 	tcase_add_test(tc, test_cap_below_floor);
+	tcase_add_test(tc, test_zero_floor);
 	suite_add_tcase(s, tc);
 	return tap_run(s);
 }
