@@ -327,12 +327,15 @@ proc_exit_cb(pid_t pid, int status, void *arg)
 {
 	struct proc *p = arg;
 	struct timeval tv = clock_tv(PROC_DRAIN_MS);
+	int i;
 
 	(void)pid;
 	p->exited = true;
 	p->status = status;
 	p->duration = clock_mono_ms() - p->started_mono;
 	proc_in_close(p);
+	for (i = 0; i < PROC_NOUT; i++)
+		stream_writer_gone(&p->out[i].st);
 	evtimer_add(p->drain_timer, &tv);
 	proc_report(p);
 }

@@ -48,10 +48,13 @@ stream_floor(const struct stream *s, uint64_t *floor)
 bool
 stream_wants(struct stream *s)
 {
+	/* Half a ring of lag slows a writer early enough; one that is gone
+	 * cannot be slowed, and what it left is taken while the places fit. */
+	uint64_t lag =
+	    s->writer_gone ? s->ring.cap - s->ring.cap / 4 : s->ring.cap / 2;
 	uint64_t floor;
 
-	if (!s->paced || !stream_floor(s, &floor) ||
-	    s->ring.end - floor < s->ring.cap / 2)
+	if (!s->paced || !stream_floor(s, &floor) || s->ring.end - floor < lag)
 		return true;
 	s->stalled = true;
 	return false;
@@ -66,6 +69,13 @@ stream_kick(struct stream *s)
 		if (s->on_room != NULL)
 			s->on_room(s, s->arg);
 	}
+}
+
+void
+stream_writer_gone(struct stream *s)
+{
+	s->writer_gone = true;
+	stream_kick(s);
 }
 
 /* Sends v's connection what it has room for, from v's offset on, and the

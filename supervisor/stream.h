@@ -11,7 +11,9 @@
  * connection drops (the gateway may hold megabytes for a client) are then
  * still held. When a viewer's connection drops, its place is held for
  * STREAM_HOLD_MS, so a client that comes back and resumes by offset
- * misses nothing either.
+ * misses nothing either. Once the source can no longer be slowed (the
+ * process exited), what it left is read on while the ring has room for
+ * every place, so that its end is not held back for a viewer's sake.
  *
  * Optionally the bytes pass through a redactor (redact.h) before they
  * reach the ring, so no viewer, and no later reader, sees a secret value.
@@ -65,8 +67,9 @@ struct stream {
 	unsigned nviewers;
 	bool ended; /* no more bytes: a viewer at the end gets eof */
 	bool paced;
-	bool stalled; /* paced: the source was told to wait */
-	bool holding; /* paced: a dropped viewer's place, at hold */
+	bool stalled;     /* paced: the source was told to wait */
+	bool writer_gone; /* paced: read on while the places fit */
+	bool holding;     /* paced: a dropped viewer's place, at hold */
 	uint64_t hold;
 	struct event *hold_timer;
 	struct redact *redact; /* NULL unless redacting */
@@ -90,6 +93,10 @@ void stream_end(struct stream *s);
 /* Paced: whether the source may add bytes now (always, unpaced). After a
  * no, on_room says when it may again. */
 bool stream_wants(struct stream *s);
+/* Paced: the source's writer has exited, so pacing cannot slow it any
+ * more: from now on the source may read on while three quarters of the
+ * ring still hold every viewer's place. */
+void stream_writer_gone(struct stream *s);
 
 /*
  * Attaches c at from (moving c's viewer if it has one). An offset the ring

@@ -737,10 +737,7 @@ cli_exec_pack_sigpipe_cb(msgpack_packer *pk, void *ctx)
  * Nobody reads our output any more (berth exec ... | head -1): the
  * command gets SIGPIPE, as it would writing to that pipe itself, and
  * berth dies of it too, as a member of a local pipeline does, without
- * waiting for the command's end. It detaches first: a reader that only
- * went away keeps its place for a while, and the output it has not taken
- * would hold the command's end back as long (the pipe is not read past
- * it), though nobody will ever come for it.
+ * waiting for the command's end.
  */
 static int
 cli_exec_broken(struct cli_exec *e)
@@ -750,9 +747,6 @@ cli_exec_broken(struct cli_exec *e)
 
 	if (cli_conn_request(e->conn, "proc.signal", cli_exec_pack_sigpipe_cb,
 	        e, e->cli->timeout_ms, &resp, &cause) != CLI_CONN_OK)
-		free(cause);
-	else if (cli_conn_request(e->conn, "proc.detach", cli_exec_pack_id_cb,
-	             e, e->cli->timeout_ms, &resp, &cause) != CLI_CONN_OK)
 		free(cause);
 	cli_exec_disconnect(e);
 	return CLI_EXIT_SIGNAL + SIGPIPE;

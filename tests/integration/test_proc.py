@@ -307,6 +307,39 @@ def t_disconnect():
         expect_eq(got[streams(p["id"])[0]], b"done\n", "its output")
 
 
+@case("a command that dies while its reader is away ends at once; what it wrote still waits for the reader")
+def t_dies_reader_away():
+    with Sandbox() as sb:
+        c = sb.ws()
+        p = c.call("proc.start", {"argv": ["yes"], "attach": True, "ack": True})
+        c2 = sb.unix()
+
+        def stdout_bytes():
+            return {q["id"]: q for q in c2.call("proc.list")["procs"]}[p["id"]]["stdout_bytes"]
+
+        # Nothing read, nothing acknowledged: pacing stops reading yes half
+        # a ring on, and the reader's place is 0.
+        seen = []
+
+        def stalled():
+            seen.append(stdout_bytes())
+            return len(seen) > 5 and seen[-1] == seen[-6]
+
+        wait_for(stalled, 20, "berthd stops reading yes", interval=0.1)
+        c.abort()
+        c2.call("proc.signal", {"id": p["id"], "signal": "KILL"})
+        t0 = time.monotonic()
+        w = c2.call("proc.wait", {"id": p["id"], "timeout_ms": 20000}, timeout=30)
+        took = time.monotonic() - t0
+        note("yes had written %d bytes when paced; its end came %.2f s after the kill" % (seen[-1], took))
+        expect_eq(w.get("exit"), {"signal": 9, "core": False}, "yes's end, told before the wait's timeout")
+        a = c2.call("proc.attach", {"id": p["id"], "from_offset": {"stdout": 0, "stderr": 0}})
+        expect_eq((a["stdout"]["offset"], a["stdout"]["lost"]), (0, 0), "the place held: nothing lost")
+        out = read_to_eof(c2, streams(p["id"]), timeout=60)[streams(p["id"])[0]]
+        expect_eq(len(out), stdout_bytes(), "every byte yes wrote, read back")
+        expect(len(out) >= seen[-1] and out == b"y\n" * (len(out) // 2), "the bytes are yes's")
+
+
 @case("stdin as a pipe: input in order, close_stdin gives EOF; input after it is a conflict")
 def t_stdin_pipe():
     with Sandbox() as sb:
