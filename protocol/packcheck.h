@@ -7,8 +7,9 @@
  * does. PACKCHECK_SENT stands where a program finishes a message to send
  * or journal: in builds configured with --enable-sanitizers or
  * --enable-fuzzing (which define BERTH_CHECKED) it aborts the program,
- * naming the message, so that every test that runs berth's programs runs
- * it too. Elsewhere it compiles to nothing: PID 1 must not abort. */
+ * showing the message's head, so that every test that runs berth's
+ * programs runs it too. Elsewhere it compiles to nothing: PID 1 must not abort.
+ */
 #ifndef BERTH_PACKCHECK_H
 #define BERTH_PACKCHECK_H
 
@@ -19,14 +20,10 @@
  * static reason. Allocates nothing. */
 int packcheck_whole(const void *buf, size_t len, const char **why);
 
-/* Names the message in buf[0..len) in out[outlen] from its envelope's
- * head, which proto_pack_* write before any count by hand: its type, op,
- * kind or stream, and id or seq ("request hello, id 1"). */
-void packcheck_describe(const void *buf, size_t len, char *out, size_t outlen);
-
 #ifdef BERTH_CHECKED
-/* Aborts, naming the message (and serving, the op being answered if not
- * NULL), unless buf[0..len) is one whole message. */
+/* Aborts, showing the message's first bytes (its envelope's head) and
+ * serving (the op being answered, if not NULL), unless buf[0..len) is one
+ * whole message. */
 void packcheck_sent(const void *buf, size_t len, const char *serving);
 #define PACKCHECK_SENT(buf, len, serving) packcheck_sent(buf, len, serving)
 #else

@@ -1,4 +1,4 @@
-/* ops: berthd's handlers for the ops of protocol/catalog.c, and the checks
+/* ops: berthd's handlers for the ops of protocol/catalog_ops.def, and the checks
  * every request passes first (unknown ops named, local ops refused to
  * remote clients, hello before any op but the local ones). */
 #ifndef BERTH_OPS_H

@@ -1083,53 +1083,6 @@ START_TEST(test_packcheck_big_and_deep)
 }
 END_TEST
 
-static const struct describe_case {
-	const char *text;
-	const char *want;
-} describe_cases[] = {
-    {"{type:request,id:1,op:hello,args:{}}", "request hello, id 1"},
-    {"{type:response,id:70000,ok:true,result:[]}", "response, id 70000"},
-    {"{type:response,id:7,ok:false,error:{}}", "response, id 7"},
-    {"{type:event,seq:4,ts:5,kind:pty.closed,data:{}}",
-        "event pty.closed, seq 4"},
-    {"{type:data,stream:'proc/1/stdout',offset:0,data:b''}",
-        "data proc/1/stdout"},
-    {"{type:event,seq:4,ts:5,kind:pty.closed,data:{}} c0",
-        "event pty.closed, seq 4"},
-    {"{id:1,op:hello}", "a map with no type"},
-    {"[1]", "not an envelope"},
-    {"", "not an envelope"},
-};
-
-/* The head names the message even when what follows is miscounted. */
-START_TEST(test_packcheck_describe)
-{
-	const struct describe_case *c = &describe_cases[_i];
-	msgpack_sbuffer sb;
-	char out[128];
-
-	mp_build(&sb, c->text);
-	packcheck_describe(sb.data, sb.size, out, sizeof out);
-	msgpack_sbuffer_destroy(&sb);
-	ck_assert_str_eq(out, c->want);
-}
-END_TEST
-
-START_TEST(test_packcheck_describe_cut)
-{
-	msgpack_sbuffer sb;
-	char out[128];
-	size_t len;
-
-	mp_build(&sb, "{type:request,id:300,op:fs.stat,args:{}}");
-	for (len = 0; len < sb.size; len++) {
-		packcheck_describe(sb.data, len, out, sizeof out);
-		ck_assert_msg(out[0] != '\0', "nothing at %zu", len);
-	}
-	msgpack_sbuffer_destroy(&sb);
-}
-END_TEST
-
 #ifdef BERTH_CHECKED
 /* In checked builds a whole message goes on, and a miscounted one stops
  * the program. */
@@ -1208,9 +1161,6 @@ proto_suite(void)
 	tcase_add_loop_test(tc, test_packcheck_counts, 0,
 	    sizeof packcheck_cases / sizeof packcheck_cases[0]);
 	tcase_add_test(tc, test_packcheck_big_and_deep);
-	tcase_add_loop_test(tc, test_packcheck_describe, 0,
-	    sizeof describe_cases / sizeof describe_cases[0]);
-	tcase_add_test(tc, test_packcheck_describe_cut);
 #ifdef BERTH_CHECKED
 	tcase_add_test(tc, test_packcheck_sent_passes);
 	tcase_add_test_raise_signal(tc, test_packcheck_sent_aborts, SIGABRT);
