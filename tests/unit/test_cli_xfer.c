@@ -189,12 +189,12 @@ END_TEST
 static char *
 stderr_of(void (*fn)(struct fake *), struct fake *f)
 {
-	char path[] = "/tmp/test_cli_xfer.XXXXXX";
-	int fd = mkstemp(path), saved = dup(STDERR_FILENO);
+	FILE *tmp = tmpfile();
+	int fd, saved = dup(STDERR_FILENO);
 	char *buf = xcalloc(1, 4096);
 
-	ck_assert_int_ge(fd, 0);
-	unlink(path);
+	ck_assert_ptr_nonnull(tmp);
+	fd = fileno(tmp);
 	fflush(stderr);
 	dup2(fd, STDERR_FILENO);
 	fn(f);
@@ -202,7 +202,7 @@ stderr_of(void (*fn)(struct fake *), struct fake *f)
 	dup2(saved, STDERR_FILENO);
 	close(saved);
 	ck_assert_int_ge(pread(fd, buf, 4095, 0), 0);
-	close(fd);
+	fclose(tmp);
 	return buf;
 }
 

@@ -13,11 +13,12 @@
 
 #include "frame.h"
 #include "proto.h"
+#include "scratch.h"
 #include "server.h"
 #include "tap.h"
 
-static char dir[] = "/tmp/test_server.XXXXXX";
-static char path[sizeof dir + 8];
+static char *dir;
+static char *path;
 static struct event_base *base;
 static struct server_conn *conn;
 static int client = -1;
@@ -30,8 +31,8 @@ setup(void)
 	char *cause = NULL;
 	int i;
 
-	ck_assert_ptr_nonnull(mkdtemp(dir));
-	snprintf(path, sizeof path, "%s/sock", dir);
+	dir = scratch_make("test_server");
+	path = xasprintf("%s/sock", dir);
 	base = event_base_new();
 	ck_assert_msg(server_listen(base, path, &cause) == 0, "%s", cause);
 	memset(&sa, 0, sizeof sa);
@@ -50,7 +51,8 @@ teardown(void)
 	close(client);
 	server_shutdown();
 	event_base_free(base);
-	rmdir(dir);
+	free(path);
+	scratch_remove(dir);
 }
 
 /* Reads exactly len bytes from the client's side, running berthd's loop
