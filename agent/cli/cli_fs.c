@@ -466,13 +466,8 @@ cli_fs_cp(struct cli *cli, int argc, char **argv)
 		status = cli_fs_upload(cli, words[0], remote, quiet, &cause);
 	else
 		status = cli_fs_download(cli, remote, words[1], quiet, &cause);
-	if (status == CLI_CONN_INTERRUPTED && cli_xfer_signalled() != 0) {
-		free(cause);
-		return CLI_EXIT_SIGNAL + cli_xfer_signalled();
-	}
-	if (status != CLI_CONN_OK)
-		return cli_fail(status, cause);
-	return CLI_EXIT_OK;
+	return status == CLI_CONN_OK ? CLI_EXIT_OK
+	                             : cli_xfer_exit(status, cause);
 }
 
 /* ---- cat ---- */

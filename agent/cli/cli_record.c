@@ -388,12 +388,8 @@ cli_record_stop(struct cli *cli, int argc, char **argv)
 	if (status == CLI_CONN_OK)
 		cli_record_stop_show(&f);
 	msgpack_sbuffer_destroy(&f.result);
-	if (status == CLI_CONN_INTERRUPTED && cli_xfer_signalled() != 0) {
-		free(cause);
-		return CLI_EXIT_SIGNAL + cli_xfer_signalled();
-	}
 	if (status != CLI_CONN_OK)
-		return cli_fail(status, cause);
+		return cli_xfer_exit(status, cause);
 	fflush(stdout);
 	return CLI_EXIT_OK;
 }

@@ -94,9 +94,13 @@ cli_xfer_signals(void)
 }
 
 int
-cli_xfer_signalled(void)
+cli_xfer_exit(int status, char *cause)
 {
-	return cli_xfer_caught;
+	if (status == CLI_CONN_INTERRUPTED && cli_xfer_caught != 0) {
+		free(cause);
+		return CLI_EXIT_SIGNAL + cli_xfer_caught;
+	}
+	return cli_fail(status, cause);
 }
 
 int

@@ -64,12 +64,15 @@ int cli_xfer_mend(
  * The one answer to an interrupt, for the commands a signal stops: from
  * now on SIGINT and SIGTERM make every wait of cli_conn, and every pause
  * of an outage, return CLI_CONN_INTERRUPTED, so that the command can end
- * cleanly (a download removes its temp file); cli_xfer_signalled is the
- * signal caught then, else 0. exec forwards its signals to the command
- * instead, and pty attach restores the terminal and dies of them.
+ * cleanly (a download removes its temp file) and cli_xfer_exit can say
+ * which signal it was. exec forwards its signals to the command instead,
+ * and pty attach restores the terminal and dies of them.
  */
 void cli_xfer_signals(void);
-int cli_xfer_signalled(void);
+/* A transfer's exit status for a cli_conn status: CLI_EXIT_SIGNAL + N if
+ * signal N interrupted it (as a process killed by it would say), else
+ * cli_fail's (cause told and freed). */
+int cli_xfer_exit(int status, char *cause);
 
 /* Writes all of buf to fd, waiting while a non-blocking fd is full: 0, or
  * -1 with errno. */

@@ -208,6 +208,30 @@ def cp_resumes():
         expect_eq(sha_file(local), want, "download: the hash (the source with the zeroed head: resumed, not redone)")
 
 
+@case("cp stopped by Ctrl-C midway exits 130, makes no target, and a download leaves no temp file", timeout=120)
+def cp_interrupted():
+    d = scratch()
+    src = os.path.join(d, "src.bin")
+    random_file(src, BIG)
+    with Sandbox() as sb:
+        for argv, partial, target in (
+            (["cp", ":" + src, os.path.join(d, "down.bin")], os.path.join(d, ".down.bin.berth-download"),
+             os.path.join(d, "down.bin")),
+            (["cp", src, ":" + os.path.join(d, "up.bin")], os.path.join(d, ".up.bin.berth-upload"),
+             os.path.join(d, "up.bin")),
+        ):
+            with running([CLI] + conn_args(sb, "ws") + argv) as p:
+                stop_at(p, partial, 8 << 20)
+                p.send_signal(signal.SIGINT)
+                p.send_signal(signal.SIGCONT)
+                _, err = p.communicate(timeout=60)
+            note("%s: stderr %r" % (argv[1], err))
+            expect_eq(p.returncode, 128 + signal.SIGINT, "%s: the exit status of a copy Ctrl-C stopped" % argv[1])
+            expect(not os.path.exists(target), "%s: the target was made" % argv[1])
+            if argv[1].startswith(":"):
+                expect(not os.path.exists(partial), "the download's temp file stays behind")
+
+
 def progress_run(sb, argv):
     """Runs berth with stderr on a terminal: (status, what the terminal
     showed)."""
