@@ -41,6 +41,7 @@
 #define PROTO_E_NOT_EMPTY "not_empty"
 #define PROTO_E_NO_SPACE "no_space"
 #define PROTO_E_IO "io_error"
+#define PROTO_E_SYMLINK "symlink"
 
 enum proto_type {
 	PROTO_REQUEST,

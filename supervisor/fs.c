@@ -5,16 +5,21 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "args.h"
 #include "fs.h"
 #include "fs_write.h"
 #include "fserr.h"
+#include "fsopen.h"
+#include "fsuser.h"
 #include "xmalloc.h"
 
 /* A listing stops before its answer could outgrow a message. */
@@ -27,27 +32,49 @@
  * someone keeps filling. */
 #define FS_REMOVE_PASSES 8
 
-/* Makes one directory; an existing one is fine if ok_exists. */
+/* Sets the mode of the directory just made as name in dfd, exactly
+ * (mkdirat's is masked by the umask), through the directory itself. */
 static int
-fs_mkdir_one(const char *path, mode_t mode, bool ok_exists)
+fs_mkdir_mode(int dfd, const char *name, mode_t mode)
 {
-	struct stat st;
+	int fd =
+	    openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	int rv = fd >= 0 && fchmod(fd, mode) == 0 ? 0 : -1, err = errno;
 
-	if (mkdir(path, mode) == 0)
-		return fchmodat(AT_FDCWD, path, mode, 0);
-	if (errno != EEXIST || !ok_exists)
+	if (fd >= 0)
+		close(fd);
+	errno = err;
+	return rv;
+}
+
+/* Makes one directory; an existing one is fine if ok_exists (a symlink
+ * there only if follow, and then to a directory). */
+static int
+fs_mkdir_one(const char *path, mode_t mode, bool ok_exists, bool follow)
+{
+	char name[NAME_MAX + 1];
+	struct stat st;
+	int dfd, rv = -1, err;
+
+	if ((dfd = fsopen_parent(path, follow, name)) < 0)
 		return -1;
-	if (stat(path, &st) != 0)
-		return -1;
-	if (!S_ISDIR(st.st_mode)) {
-		errno = ENOTDIR;
-		return -1;
+	if (mkdirat(dfd, name, mode) == 0)
+		rv = fs_mkdir_mode(dfd, name, mode);
+	else if (errno == EEXIST && ok_exists &&
+	    fstatat(dfd, name, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW) == 0) {
+		if (S_ISDIR(st.st_mode))
+			rv = 0;
+		else
+			errno = S_ISLNK(st.st_mode) ? ELOOP : ENOTDIR;
 	}
-	return 0;
+	err = errno;
+	close(dfd);
+	errno = err;
+	return rv;
 }
 
 int
-fs_mkdirs(const char *path, mode_t mode, bool parents, char **at)
+fs_mkdirs(const char *path, mode_t mode, bool parents, bool follow, char **at)
 {
 	char *p = xstrdup(path), *slash;
 	int saved;
@@ -57,11 +84,11 @@ fs_mkdirs(const char *path, mode_t mode, bool parents, char **at)
 		if (slash[1] == '/' || slash[1] == '\0')
 			continue;
 		*slash = '\0';
-		if (fs_mkdir_one(p, 0755, true) != 0)
+		if (fs_mkdir_one(p, 0755, true, follow) != 0)
 			goto fail;
 		*slash = '/';
 	}
-	if (fs_mkdir_one(p, mode, parents) != 0)
+	if (fs_mkdir_one(p, mode, parents, follow) != 0)
 		goto fail;
 	free(p);
 	return 0;
@@ -116,26 +143,44 @@ fs_pack_kv_nstr(msgpack_packer *pk, const char *key, const char *val)
 
 /* ---- fs.stat ---- */
 
-void
-fs_op_stat(struct server_conn *c, const struct proto_msg *m)
+/* lstat of path, no symlink followed above it; *target is the text of
+ * a symlink (the caller frees it). Returns 0, or -1 with errno set. */
+static int
+fs_lstat(const char *path, struct stat *st, char **target)
+{
+	char name[NAME_MAX + 1];
+	int dfd = fsopen_parent(path, false, name), rv, err;
+
+	if (dfd < 0)
+		return -1;
+	rv = fstatat(dfd, name, st, AT_SYMLINK_NOFOLLOW);
+	err = errno;
+	if (rv == 0 && S_ISLNK(st->st_mode))
+		*target = fs_link_text(dfd, name);
+	close(dfd);
+	errno = err;
+	return rv;
+}
+
+static void
+fs_do_stat(struct server_conn *c, const struct proto_msg *m)
 {
 	char path[FSERR_PATH_MAX], *target = NULL;
 	struct passwd *pw;
 	struct group *gr;
 	msgpack_packer *pk;
 	struct stat st;
-	bool follow = true;
+	bool follow = false, follow_all = false;
 
 	if (fserr_arg_path(c, m, "path", path) < 0 ||
-	    args_flag(c, m, "follow", &follow) < 0)
+	    args_flag(c, m, "follow", &follow) < 0 ||
+	    fserr_arg_follow(c, m, &follow_all) < 0)
 		return;
-	if (fstatat(AT_FDCWD, path, &st, follow ? 0 : AT_SYMLINK_NOFOLLOW) !=
-	    0) {
+	if ((follow || follow_all ? stat(path, &st)
+	                          : fs_lstat(path, &st, &target)) != 0) {
 		fserr_reply(c, m->id, errno, "stat", path);
 		return;
 	}
-	if (S_ISLNK(st.st_mode))
-		target = fs_link_text(AT_FDCWD, path);
 	pw = getpwuid(st.st_uid);
 	gr = getgrgid(st.st_gid);
 
@@ -265,21 +310,23 @@ fs_pack_entry(msgpack_packer *pk, const struct fs_entry *e)
 		proto_pack_kv_str(pk, "target", e->target);
 }
 
-void
-fs_op_list(struct server_conn *c, const struct proto_msg *m)
+static void
+fs_do_list(struct server_conn *c, const struct proto_msg *m)
 {
 	struct fs_listing l = {0};
 	char path[FSERR_PATH_MAX];
 	uint64_t depth = 1, limit = 10000;
 	msgpack_packer *pk;
+	bool follow;
 	size_t i;
 	int fd;
 
 	if (fserr_arg_path(c, m, "path", path) < 0 ||
 	    args_range(c, m, "depth", 1, FS_DEPTH_MAX, &depth) < 0 ||
-	    args_range(c, m, "limit", 1, FS_LIST_MAX, &limit) < 0)
+	    args_range(c, m, "limit", 1, FS_LIST_MAX, &limit) < 0 ||
+	    fserr_arg_follow(c, m, &follow) < 0)
 		return;
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = fsopen_open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, follow);
 	if (fd < 0) {
 		fserr_reply(c, m->id, errno, "list", path);
 		return;
@@ -327,13 +374,14 @@ fs_pread_full(int fd, uint8_t *buf, size_t len, off_t off)
 	return (ssize_t)got;
 }
 
-void
-fs_op_read(struct server_conn *c, const struct proto_msg *m)
+static void
+fs_do_read(struct server_conn *c, const struct proto_msg *m)
 {
 	char path[FSERR_PATH_MAX];
 	uint64_t offset = 0, length = FS_CHUNK_MAX;
 	msgpack_packer *pk;
 	struct stat st;
+	bool follow;
 	uint8_t *buf;
 	ssize_t n;
 	int fd;
@@ -341,10 +389,12 @@ fs_op_read(struct server_conn *c, const struct proto_msg *m)
 	if (fserr_arg_path(c, m, "path", path) < 0 ||
 	    args_range(c, m, "offset", 0, INT64_MAX - FS_CHUNK_MAX, &offset) <
 	        0 ||
-	    args_range(c, m, "length", 1, FS_CHUNK_MAX, &length) < 0)
+	    args_range(c, m, "length", 1, FS_CHUNK_MAX, &length) < 0 ||
+	    fserr_arg_follow(c, m, &follow) < 0)
 		return;
 	/* O_NONBLOCK: opening a FIFO must not wait for a writer. */
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	fd = fsopen_open(
+	    path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0, follow);
 	if (fd < 0) {
 		fserr_reply(c, m->id, errno, "read", path);
 		return;
@@ -391,22 +441,23 @@ fs_op_read(struct server_conn *c, const struct proto_msg *m)
 
 /* ---- fs.mkdir ---- */
 
-void
-fs_op_mkdir(struct server_conn *c, const struct proto_msg *m)
+static void
+fs_do_mkdir(struct server_conn *c, const struct proto_msg *m)
 {
 	char path[FSERR_PATH_MAX], *at = NULL;
 	uint64_t mode = 0755;
-	bool parents = false;
+	bool parents = false, follow;
 	msgpack_packer *pk;
 
 	if (fserr_arg_path(c, m, "path", path) < 0 ||
 	    args_flag(c, m, "parents", &parents) < 0 ||
-	    args_range(c, m, "mode", 0, 07777, &mode) < 0)
+	    args_range(c, m, "mode", 0, 07777, &mode) < 0 ||
+	    fserr_arg_follow(c, m, &follow) < 0)
 		return;
-	if (fs_mkdirs(path, (mode_t)mode, parents, &at) != 0) {
+	if (fs_mkdirs(path, (mode_t)mode, parents, follow, &at) != 0) {
 		int err = errno;
 
-		if (strcmp(at, path) == 0)
+		if (strcmp(at, path) == 0 || err == ELOOP)
 			fserr_reply(c, m->id, err, "mkdir", path);
 		else
 			server_reply_error_path(c, m->id, fserr_code(err), path,
@@ -422,58 +473,91 @@ fs_op_mkdir(struct server_conn *c, const struct proto_msg *m)
 
 /* ---- fs.move ---- */
 
-/* The path a failed rename of from to to is about. */
+/* Both ends of a move: each its directory (owned) and its name there. */
+struct fs_move {
+	char from[FSERR_PATH_MAX], to[FSERR_PATH_MAX];
+	char fname[NAME_MAX + 1], tname[NAME_MAX + 1];
+	int fdir, tdir;
+};
+
+/* The path a failed rename is about. */
 static const char *
-fs_move_blame(int err, const char *from, const char *to)
+fs_move_blame(int err, const struct fs_move *mv)
 {
 	struct stat st;
 
 	if (err == EEXIST || err == ENOTEMPTY || err == EISDIR || err == EXDEV)
-		return to;
-	return lstat(from, &st) == 0 ? to : from;
+		return mv->to;
+	return fstatat(mv->fdir, mv->fname, &st, AT_SYMLINK_NOFOLLOW) == 0
+	    ? mv->to
+	    : mv->from;
 }
 
-void
-fs_op_move(struct server_conn *c, const struct proto_msg *m)
+static int
+fs_move_rename(const struct fs_move *mv, bool overwrite)
 {
-	char from[FSERR_PATH_MAX], to[FSERR_PATH_MAX];
-	bool overwrite = false;
-	msgpack_packer *pk;
 	struct stat st;
-	int r, err;
+	int r = renameat2(mv->fdir, mv->fname, mv->tdir, mv->tname,
+	    overwrite ? 0 : RENAME_NOREPLACE);
 
-	if (fserr_arg_path(c, m, "from", from) < 0 ||
-	    fserr_arg_path(c, m, "to", to) < 0 ||
-	    args_flag(c, m, "overwrite", &overwrite) < 0)
-		return;
-	r = renameat2(
-	    AT_FDCWD, from, AT_FDCWD, to, overwrite ? 0 : RENAME_NOREPLACE);
 	if (r != 0 && errno == EINVAL && !overwrite) {
 		/* A filesystem without RENAME_NOREPLACE: check, then rename
 		 * (racy, but only against someone creating "to" meanwhile). */
-		if (lstat(to, &st) == 0)
+		if (fstatat(mv->tdir, mv->tname, &st, AT_SYMLINK_NOFOLLOW) ==
+		    0) {
 			errno = EEXIST;
-		else
-			r = rename(from, to);
-	}
-	if (r != 0) {
-		err = errno;
-		if (err == EXDEV) {
-			server_reply_error_path(c, m->id, PROTO_E_BAD_ARGS, to,
-			    "move %s to %s: a different filesystem (copy it "
-			    "instead)",
-			    from, to);
-			return;
+			return -1;
 		}
-		fserr_reply(
-		    c, m->id, err, "move", fs_move_blame(err, from, to));
+		r = renameat(mv->fdir, mv->fname, mv->tdir, mv->tname);
+	}
+	return r;
+}
+
+static void
+fs_move_reply(struct server_conn *c, const struct proto_msg *m,
+    const struct fs_move *mv, bool overwrite)
+{
+	msgpack_packer *pk;
+	int err;
+
+	if (fs_move_rename(mv, overwrite) == 0) {
+		pk = server_reply_begin(c, m->id);
+		msgpack_pack_map(pk, 2);
+		proto_pack_kv_str(pk, "from", mv->from);
+		proto_pack_kv_str(pk, "to", mv->to);
+		server_reply_end(c);
 		return;
 	}
-	pk = server_reply_begin(c, m->id);
-	msgpack_pack_map(pk, 2);
-	proto_pack_kv_str(pk, "from", from);
-	proto_pack_kv_str(pk, "to", to);
-	server_reply_end(c);
+	err = errno;
+	if (err == EXDEV)
+		server_reply_error_path(c, m->id, PROTO_E_BAD_ARGS, mv->to,
+		    "move %s to %s: a different filesystem (copy it instead)",
+		    mv->from, mv->to);
+	else
+		fserr_reply(c, m->id, err, "move", fs_move_blame(err, mv));
+}
+
+static void
+fs_do_move(struct server_conn *c, const struct proto_msg *m)
+{
+	struct fs_move mv = {.fdir = -1, .tdir = -1};
+	bool overwrite = false, follow;
+
+	if (fserr_arg_path(c, m, "from", mv.from) < 0 ||
+	    fserr_arg_path(c, m, "to", mv.to) < 0 ||
+	    args_flag(c, m, "overwrite", &overwrite) < 0 ||
+	    fserr_arg_follow(c, m, &follow) < 0)
+		return;
+	if ((mv.fdir = fsopen_parent(mv.from, follow, mv.fname)) < 0)
+		fserr_reply(c, m->id, errno, "move", mv.from);
+	else if ((mv.tdir = fsopen_parent(mv.to, follow, mv.tname)) < 0)
+		fserr_reply(c, m->id, errno, "move", mv.to);
+	else
+		fs_move_reply(c, m, &mv, overwrite);
+	if (mv.fdir >= 0)
+		close(mv.fdir);
+	if (mv.tdir >= 0)
+		close(mv.tdir);
 }
 
 /* ---- fs.remove ---- */
@@ -619,67 +703,107 @@ fs_remove_reply(struct server_conn *c, const struct proto_msg *m,
 	server_reply_end(c);
 }
 
-void
-fs_op_remove(struct server_conn *c, const struct proto_msg *m)
+/* Removes name in dfd, path as the client gave it, into r. */
+static void
+fs_remove_at(struct fs_remove *r, int dfd, const char *name, const char *path,
+    bool recursive)
 {
-	struct fs_remove r = {0};
-	char path[FSERR_PATH_MAX];
-	bool recursive = false;
 	struct stat st;
 	int fd;
 
+	if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		fs_remove_fail(r, errno, path, NULL);
+	else if (!S_ISDIR(st.st_mode)) {
+		if (unlinkat(dfd, name, 0) != 0)
+			fs_remove_fail(r, errno, path, NULL);
+		else
+			r->removed = 1;
+	} else if (!recursive) {
+		/* rmdir may say EEXIST for a directory with entries. */
+		if (unlinkat(dfd, name, AT_REMOVEDIR) != 0)
+			fs_remove_fail(
+			    r, errno == EEXIST ? ENOTEMPTY : errno, path, NULL);
+		else
+			r->removed = 1;
+	} else {
+		fd = openat(
+		    dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			fs_remove_fail(r, errno, path, NULL);
+		else if (fs_remove_tree(r, fd, path, 1) == 0) {
+			if (unlinkat(dfd, name, AT_REMOVEDIR) != 0)
+				fs_remove_fail(r, errno, path, NULL);
+			else
+				r->removed++;
+		}
+	}
+}
+
+static void
+fs_do_remove(struct server_conn *c, const struct proto_msg *m)
+{
+	struct fs_remove r = {0};
+	char path[FSERR_PATH_MAX], name[NAME_MAX + 1];
+	bool recursive = false, follow;
+	int dfd;
+
 	if (fserr_arg_path(c, m, "path", path) < 0 ||
-	    args_flag(c, m, "recursive", &recursive) < 0)
+	    args_flag(c, m, "recursive", &recursive) < 0 ||
+	    fserr_arg_follow(c, m, &follow) < 0)
 		return;
 	if (path[strspn(path, "/")] == '\0') {
 		server_reply_error_path(c, m->id, PROTO_E_BAD_ARGS, path,
 		    "remove: refusing to remove /");
 		return;
 	}
-	if (lstat(path, &st) != 0) {
+	if ((dfd = fsopen_parent(path, follow, name)) < 0) {
 		fserr_reply(c, m->id, errno, "remove", path);
 		return;
 	}
-	if (!S_ISDIR(st.st_mode)) {
-		if (unlink(path) != 0) {
-			fserr_reply(c, m->id, errno, "remove", path);
-			return;
-		}
-		r.removed = 1;
-	} else if (!recursive) {
-		if (rmdir(path) != 0) {
-			/* rmdir may say EEXIST for a directory with entries. */
-			fserr_reply(c, m->id,
-			    errno == EEXIST ? ENOTEMPTY : errno, "remove",
-			    path);
-			return;
-		}
-		r.removed = 1;
-	} else {
-		fd =
-		    open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0)
-			fs_remove_fail(&r, errno, path, NULL);
-		else if (fs_remove_tree(&r, fd, path, 1) == 0) {
-			if (rmdir(path) != 0)
-				fs_remove_fail(&r, errno, path, NULL);
-			else
-				r.removed++;
-		}
+	fs_remove_at(&r, dfd, name, path, recursive);
+	close(dfd);
+	if (r.at != NULL && r.removed == 0 && strcmp(r.at, path) == 0) {
+		fserr_reply(c, m->id, r.err, "remove", path);
+		free(r.at);
+		return;
 	}
 	fs_remove_reply(c, m, path, &r);
 }
 
 /* ---- fs.chmod ---- */
 
-void
-fs_op_chmod(struct server_conn *c, const struct proto_msg *m)
+#ifndef SYS_fchmodat2
+#define SYS_fchmodat2 452
+#endif
+
+/* chmod of the file open on O_PATH fd: fchmodat2 where the kernel has it
+ * (6.6), else through /proc — never through a path that could be swapped
+ * since it was resolved. */
+static int
+fs_chmod_fd(int fd, mode_t mode)
+{
+	char proc[64];
+
+	if (syscall(SYS_fchmodat2, fd, "", mode, AT_EMPTY_PATH) == 0)
+		return 0;
+	if (errno != ENOSYS && errno != EINVAL)
+		return -1;
+	snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+	return chmod(proc, mode);
+}
+
+static void
+fs_do_chmod(struct server_conn *c, const struct proto_msg *m)
 {
 	char path[FSERR_PATH_MAX];
 	uint64_t mode = UINT64_MAX;
 	msgpack_packer *pk;
+	struct stat st;
+	bool follow;
+	int fd, err = 0;
 
-	if (fserr_arg_path(c, m, "path", path) < 0)
+	if (fserr_arg_path(c, m, "path", path) < 0 ||
+	    fserr_arg_follow(c, m, &follow) < 0)
 		return;
 	if (proto_map_get(m->args, "mode") == NULL) {
 		server_reply_error(c, m->id, PROTO_E_BAD_ARGS,
@@ -688,8 +812,18 @@ fs_op_chmod(struct server_conn *c, const struct proto_msg *m)
 	}
 	if (args_range(c, m, "mode", 0, 07777, &mode) < 0)
 		return;
-	if (fchmodat(AT_FDCWD, path, (mode_t)mode, 0) != 0) {
-		fserr_reply(c, m->id, errno, "chmod", path);
+	fd = fsopen_open(
+	    path, O_PATH | O_CLOEXEC | (follow ? 0 : O_NOFOLLOW), 0, follow);
+	if (fd < 0 || fstat(fd, &st) != 0)
+		err = errno;
+	else if (S_ISLNK(st.st_mode))
+		err = ELOOP;
+	else if (fs_chmod_fd(fd, (mode_t)mode) != 0)
+		err = errno;
+	if (fd >= 0)
+		close(fd);
+	if (err != 0) {
+		fserr_reply(c, m->id, err, "chmod", path);
 		return;
 	}
 	pk = server_reply_begin(c, m->id);
@@ -697,4 +831,48 @@ fs_op_chmod(struct server_conn *c, const struct proto_msg *m)
 	proto_pack_kv_str(pk, "path", path);
 	proto_pack_kv_u64(pk, "mode", mode);
 	server_reply_end(c);
+}
+
+/* Every op is done with the rights of the user "as" names, if any. */
+
+void
+fs_op_stat(struct server_conn *c, const struct proto_msg *m)
+{
+	fsuser_run(c, m, fs_do_stat);
+}
+
+void
+fs_op_list(struct server_conn *c, const struct proto_msg *m)
+{
+	fsuser_run(c, m, fs_do_list);
+}
+
+void
+fs_op_read(struct server_conn *c, const struct proto_msg *m)
+{
+	fsuser_run(c, m, fs_do_read);
+}
+
+void
+fs_op_mkdir(struct server_conn *c, const struct proto_msg *m)
+{
+	fsuser_run(c, m, fs_do_mkdir);
+}
+
+void
+fs_op_move(struct server_conn *c, const struct proto_msg *m)
+{
+	fsuser_run(c, m, fs_do_move);
+}
+
+void
+fs_op_remove(struct server_conn *c, const struct proto_msg *m)
+{
+	fsuser_run(c, m, fs_do_remove);
+}
+
+void
+fs_op_chmod(struct server_conn *c, const struct proto_msg *m)
+{
+	fsuser_run(c, m, fs_do_chmod);
 }

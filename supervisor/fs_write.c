@@ -1,8 +1,11 @@
 /* fs_write: fs.write — an upload goes to a partial file beside its target
  * and is renamed over it when done, so a reader sees the old file or the
- * new one, never a part. The partial's name follows from the target's, so
- * a client that lost its connection asks how much it holds and goes on
- * from there. Owns nothing in memory; the partials live on disk. */
+ * new one, never a part. The partial is made afresh (O_EXCL) under a name
+ * with a random part, so nobody can have made or opened it first; it is
+ * found again by its target's name and its owner (the uid berthd writes
+ * as), so a client that lost its connection asks how much it holds and
+ * goes on from there. Owns nothing in memory; the partials live on disk. */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -11,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/fsuid.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -18,10 +23,16 @@
 #include "fs.h"
 #include "fs_write.h"
 #include "fserr.h"
+#include "fsopen.h"
+#include "fsuser.h"
 
 #define FS_UPLOAD_SUFFIX ".berth-upload"
-/* The longest target name kept whole in its partial's name. */
-#define FS_UPLOAD_KEEP (NAME_MAX - 1 - (sizeof FS_UPLOAD_SUFFIX - 1))
+/* The random part of a partial's name: hex digits. */
+#define FS_UPLOAD_RAND 16
+/* The longest target name kept whole in its partial's name,
+ * ".<name>.<random>.berth-upload". */
+#define FS_UPLOAD_KEEP                                                         \
+	(NAME_MAX - 2 - FS_UPLOAD_RAND - (sizeof FS_UPLOAD_SUFFIX - 1))
 
 /* One fs.write request, its arguments read and its target split; lives
  * for the request. dfd is the target's directory, owned. */
@@ -29,10 +40,13 @@ struct fs_upload {
 	char path[FSERR_PATH_MAX]; /* as the client gave it */
 	char dir[FSERR_PATH_MAX];
 	char name[NAME_MAX + 1];
-	char tmp[NAME_MAX + 1]; /* the partial, in dir */
+	char stem[NAME_MAX + 1]; /* ".<name>.": what the partials' start */
+	/* the partial, in dir: at most NAME_MAX (FS_UPLOAD_KEEP), the room
+	 * is what snprintf can be shown to need */
+	char tmp[NAME_MAX + 1 + FS_UPLOAD_RAND + sizeof FS_UPLOAD_SUFFIX];
 	int dfd;
 
-	bool has_offset, has_data, done, parents, has_mode;
+	bool has_offset, has_data, done, parents, has_mode, follow;
 	uint64_t offset;
 	const void *data;
 	size_t len;
@@ -52,20 +66,38 @@ fs_write_hash(const char *s)
 	return h;
 }
 
-/* ".<name>.berth-upload", the name cut (and told apart by a hash) where
- * the whole would pass NAME_MAX. */
+/* ".<name>.", the name cut (and told apart by a hash) where the
+ * partial's whole name would pass NAME_MAX. */
 static void
-fs_write_tmpname(struct fs_upload *u)
+fs_write_stem(struct fs_upload *u)
 {
 	size_t len = strlen(u->name);
 
 	if (len <= FS_UPLOAD_KEEP)
-		snprintf(
-		    u->tmp, sizeof u->tmp, ".%s%s", u->name, FS_UPLOAD_SUFFIX);
+		snprintf(u->stem, sizeof u->stem, ".%s.", u->name);
 	else
-		snprintf(u->tmp, sizeof u->tmp, ".%.*s~%08x%s",
-		    (int)(FS_UPLOAD_KEEP - 9), u->name, fs_write_hash(u->name),
-		    FS_UPLOAD_SUFFIX);
+		snprintf(u->stem, sizeof u->stem, ".%.*s~%08x.",
+		    (int)(FS_UPLOAD_KEEP - 9), u->name, fs_write_hash(u->name));
+}
+
+/* Whether name is a partial of u's target: stem, random, suffix. */
+static bool
+fs_write_is_partial(const struct fs_upload *u, const char *name)
+{
+	size_t n = strlen(u->stem);
+
+	return strncmp(name, u->stem, n) == 0 &&
+	    strspn(name + n, "0123456789abcdef") == FS_UPLOAD_RAND &&
+	    strcmp(name + n + FS_UPLOAD_RAND, FS_UPLOAD_SUFFIX) == 0;
+}
+
+/* Whether st is a partial berthd made as it writes now: a regular file
+ * of the uid it writes as, with no other link to it. */
+static bool
+fs_write_is_ours(const struct stat *st)
+{
+	return S_ISREG(st->st_mode) && st->st_nlink == 1 &&
+	    st->st_uid == (uid_t)setfsuid((uid_t)-1);
 }
 
 /* Splits u->path into dir and name. -1 after an error reply. */
@@ -92,7 +124,7 @@ fs_write_split(
 		return -1;
 	}
 	slash[slash == u->dir ? 1 : 0] = '\0';
-	fs_write_tmpname(u);
+	fs_write_stem(u);
 	return 0;
 }
 
@@ -148,7 +180,8 @@ fs_write_args(
 	    args_flag(c, m, "done", &u->done) < 0 ||
 	    args_flag(c, m, "parents", &u->parents) < 0 ||
 	    fs_write_arg_owner(c, m, "user", &uid) < 0 ||
-	    fs_write_arg_owner(c, m, "group", &gid) < 0)
+	    fs_write_arg_owner(c, m, "group", &gid) < 0 ||
+	    fserr_arg_follow(c, m, &u->follow) < 0)
 		return -1;
 	u->uid = (uid_t)uid;
 	u->gid = (gid_t)gid;
@@ -179,32 +212,104 @@ fs_write_opendir(struct fs_upload *u)
 {
 	char *at = NULL;
 
-	u->dfd = open(u->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
+
+	u->dfd = fsopen_open(u->dir, flags, 0, u->follow);
 	if (u->dfd >= 0 || errno != ENOENT || !u->parents)
 		return u->dfd;
-	if (fs_mkdirs(u->dir, 0755, true, &at) != 0) {
+	if (fs_mkdirs(u->dir, 0755, true, u->follow, &at) != 0) {
 		free(at);
 		return -1;
 	}
-	u->dfd = open(u->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	u->dfd = fsopen_open(u->dir, flags, 0, u->follow);
 	return u->dfd;
 }
 
-/* Opens the partial: created (or emptied) with fresh, else as it is.
- * It must be a regular file; O_NONBLOCK keeps a FIFO from hanging us. */
+/*
+ * Finds u's partial (fs_write_is_partial and fs_write_is_ours) into
+ * u->tmp and *st; with discard, removes every one found instead. Returns
+ * 0, or -1 with errno set (ENOENT: none).
+ */
+static int
+fs_write_find(struct fs_upload *u, struct stat *st, bool discard)
+{
+	int fd = openat(u->dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct dirent *de;
+	DIR *d;
+
+	if (fd < 0 || (d = fdopendir(fd)) == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	u->tmp[0] = '\0';
+	while ((de = readdir(d)) != NULL) {
+		if (!fs_write_is_partial(u, de->d_name) ||
+		    fstatat(u->dfd, de->d_name, st, AT_SYMLINK_NOFOLLOW) != 0 ||
+		    !fs_write_is_ours(st))
+			continue;
+		if (discard) {
+			unlinkat(u->dfd, de->d_name, 0);
+			continue;
+		}
+		snprintf(u->tmp, sizeof u->tmp, "%s", de->d_name);
+		break;
+	}
+	closedir(d);
+	if (u->tmp[0] == '\0') {
+		errno = ENOENT;
+		return -1;
+	}
+	return 0;
+}
+
+/* Makes a new partial of u, named with a random part, O_EXCL. */
+static int
+fs_write_create(struct fs_upload *u)
+{
+	uint8_t r[FS_UPLOAD_RAND / 2];
+	char hex[FS_UPLOAD_RAND + 1];
+	size_t i;
+
+	if (getrandom(r, sizeof r, 0) != (ssize_t)sizeof r)
+		return -1;
+	for (i = 0; i < sizeof r; i++)
+		snprintf(hex + 2 * i, 3, "%02x", r[i]);
+	snprintf(
+	    u->tmp, sizeof u->tmp, "%s%s%s", u->stem, hex, FS_UPLOAD_SUFFIX);
+	return openat(u->dfd, u->tmp,
+	    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+}
+
+/*
+ * Opens the partial: a new one with fresh (any earlier one of ours goes),
+ * else the one there is — the file found, still regular, still ours and
+ * with no other link. O_NONBLOCK keeps a FIFO swapped in from hanging us.
+ */
 static int
 fs_write_open(struct fs_upload *u, bool fresh, struct stat *st)
 {
-	int flags = O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, fd, err;
+	struct stat found;
+	int fd, err;
 
-	if (fresh)
-		flags |= O_CREAT | O_TRUNC;
-	if ((fd = openat(u->dfd, u->tmp, flags, 0600)) < 0)
-		return -1;
+	if (fresh) {
+		fs_write_find(u, st, true);
+		if ((fd = fs_write_create(u)) < 0)
+			return -1;
+	} else {
+		if (fs_write_find(u, &found, false) != 0)
+			return -1;
+		fd = openat(u->dfd, u->tmp,
+		    O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd < 0)
+			return -1;
+	}
 	if (fstat(fd, st) != 0)
 		goto fail;
-	if (!S_ISREG(st->st_mode)) {
-		errno = EINVAL;
+	if (!fs_write_is_ours(st) ||
+	    (!fresh &&
+	        (st->st_dev != found.st_dev || st->st_ino != found.st_ino))) {
+		errno = ENOENT;
 		goto fail;
 	}
 	if (fresh && fchmod(fd, 0600) != 0)
@@ -262,6 +367,21 @@ fs_write_data(struct fs_upload *u, int fd)
 	return 0;
 }
 
+/* Whether the partial open on fd is still the file berthd made: ours, no
+ * other link to it (a hard link would keep it after the rename), and what
+ * its name in the directory is. Returns 0, or -1. */
+static int
+fs_write_check(const struct fs_upload *u, int fd)
+{
+	struct stat st, at;
+
+	if (fstat(fd, &st) != 0 || !fs_write_is_ours(&st) ||
+	    fstatat(u->dfd, u->tmp, &at, AT_SYMLINK_NOFOLLOW) != 0 ||
+	    at.st_dev != st.st_dev || at.st_ino != st.st_ino)
+		return -1;
+	return 0;
+}
+
 /*
  * Makes the partial open on fd the target: owner and mode (a replaced
  * file's unless given), fsync, rename over the target, fsync the
@@ -276,6 +396,15 @@ fs_write_commit(struct server_conn *c, const struct proto_msg *m,
 	uid_t uid = u->uid;
 	gid_t gid = u->gid;
 
+	if (fs_write_check(u, fd) != 0) {
+		unlinkat(u->dfd, u->tmp, 0);
+		close(fd);
+		server_reply_error_path(c, m->id, PROTO_E_CONFLICT, u->path,
+		    "write %s: the partial upload was linked or replaced by "
+		    "someone else; it is removed, start again at offset 0",
+		    u->path);
+		return;
+	}
 	if (fstatat(u->dfd, u->name, &old, AT_SYMLINK_NOFOLLOW) == 0) {
 		if (S_ISDIR(old.st_mode)) {
 			fs_write_fail(c, m, u, fd, EISDIR);
@@ -313,7 +442,7 @@ fs_write_pending(
 {
 	struct stat st;
 
-	if (fstatat(u->dfd, u->tmp, &st, AT_SYMLINK_NOFOLLOW) == 0)
+	if (fs_write_find(u, &st, false) == 0)
 		fs_write_reply(c, m, u, "pending", (uint64_t)st.st_size);
 	else if (errno == ENOENT)
 		fs_write_reply(c, m, u, "pending", 0);
@@ -372,8 +501,8 @@ fs_write_chunk(
 	fs_write_reply(c, m, u, "pending", u->offset + u->len);
 }
 
-void
-fs_op_write(struct server_conn *c, const struct proto_msg *m)
+static void
+fs_do_write(struct server_conn *c, const struct proto_msg *m)
 {
 	struct fs_upload u = {.dfd = -1};
 
@@ -392,4 +521,10 @@ fs_op_write(struct server_conn *c, const struct proto_msg *m)
 	else
 		fs_write_chunk(c, m, &u);
 	close(u.dfd);
+}
+
+void
+fs_op_write(struct server_conn *c, const struct proto_msg *m)
+{
+	fsuser_run(c, m, fs_do_write);
 }

@@ -9,9 +9,11 @@
 /*
  * Makes directory path (mode exactly mode, not masked by the umask) and,
  * with parents, every missing directory above it (mode 0755); an existing
- * directory is then no error. Returns 0, or -1 with errno set and *at the
- * path that failed (a copy the caller frees).
+ * directory is then no error. No symlink on the way is followed unless
+ * follow (ELOOP). Returns 0, or -1 with errno set and *at the path that
+ * failed (a copy the caller frees).
  */
-int fs_mkdirs(const char *path, mode_t mode, bool parents, char **at);
+int fs_mkdirs(
+    const char *path, mode_t mode, bool parents, bool follow, char **at);
 
 #endif

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "args.h"
 #include "fserr.h"
 
 static const char *
@@ -45,6 +46,13 @@ fserr_arg_path(struct server_conn *c, const struct proto_msg *m,
 	return 0;
 }
 
+int
+fserr_arg_follow(struct server_conn *c, const struct proto_msg *m, bool *follow)
+{
+	*follow = false;
+	return args_flag(c, m, "follow_symlinks", follow);
+}
+
 const char *
 fserr_code(int err)
 {
@@ -59,8 +67,8 @@ fserr_code(int err)
 	case ENOTEMPTY: return PROTO_E_NOT_EMPTY;
 	case ENOSPC:
 	case EDQUOT: return PROTO_E_NO_SPACE;
+	case ELOOP: return PROTO_E_SYMLINK;
 	case ENAMETOOLONG:
-	case ELOOP:
 	case EINVAL:
 	case EXDEV: return PROTO_E_BAD_ARGS;
 	default: return PROTO_E_IO;
@@ -71,6 +79,12 @@ void
 fserr_reply(struct server_conn *c, uint64_t id, int err, const char *what,
     const char *path)
 {
-	server_reply_error_path(c, id, fserr_code(err), path, "%s %s: %s", what,
-	    path, strerror(err));
+	if (err == ELOOP)
+		server_reply_error_path(c, id, PROTO_E_SYMLINK, path,
+		    "%s %s: a symlink is on the path, and symlinks are not "
+		    "followed (follow_symlinks: true follows them)",
+		    what, path);
+	else
+		server_reply_error_path(c, id, fserr_code(err), path,
+		    "%s %s: %s", what, path, strerror(err));
 }

@@ -4,6 +4,7 @@
 #ifndef BERTH_FSERR_H
 #define BERTH_FSERR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "proto.h"
@@ -20,7 +21,12 @@
  */
 int fserr_arg_path(struct server_conn *c, const struct proto_msg *m,
     const char *key, char *buf);
-/* The protocol's code for errno err (PROTO_E_IO when none fits). */
+/* Reads the optional "follow_symlinks" (default false) into *follow.
+ * Returns 0, or -1 after replying bad_args. */
+int fserr_arg_follow(
+    struct server_conn *c, const struct proto_msg *m, bool *follow);
+/* The protocol's code for errno err (PROTO_E_IO when none fits); ELOOP,
+ * a symlink met where none is followed (fsopen), is PROTO_E_SYMLINK. */
 const char *fserr_code(int err);
 /* Replies with the code for err, naming path, as "WHAT PATH: strerror". */
 void fserr_reply(struct server_conn *c, uint64_t id, int err, const char *what,

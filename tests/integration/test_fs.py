@@ -11,6 +11,7 @@ import os
 import grp
 import pwd
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -221,14 +222,18 @@ def stat():
         r = c.call("fs.stat", {"path": d})
         expect_eq((r["type"], r["path"]), ("dir", d), "a directory")
 
-        r = c.call("fs.stat", {"path": os.path.join(d, "link"), "follow": False})
-        expect_eq((r["type"], r["target"]), ("symlink", "f"), "a symlink not followed")
         r = c.call("fs.stat", {"path": os.path.join(d, "link")})
-        expect_eq((r["type"], r["size"]), ("file", 5), "a symlink followed")
-        r = c.call("fs.stat", {"path": os.path.join(d, "dangling"), "follow": False})
+        expect_eq((r["type"], r["target"]), ("symlink", "f"), "a symlink not followed (the default)")
+        r = c.call("fs.stat", {"path": os.path.join(d, "link"), "follow": True})
+        expect_eq((r["type"], r["size"]), ("file", 5), "a symlink followed (follow)")
+        r = c.call("fs.stat", {"path": os.path.join(d, "link"), "follow_symlinks": True})
+        expect_eq((r["type"], r["size"]), ("file", 5), "a symlink followed (follow_symlinks)")
+        r = c.call("fs.stat", {"path": os.path.join(d, "dangling")})
         expect_eq(r["target"], "/nowhere", "a dangling symlink's target")
 
-        error(c, "fs.stat", {"path": os.path.join(d, "dangling")}, "not_found", os.path.join(d, "dangling"))
+        error(
+            c, "fs.stat", {"path": os.path.join(d, "dangling"), "follow": True}, "not_found", os.path.join(d, "dangling")
+        )
         error(c, "fs.stat", {"path": d + "/nothing"}, "not_found", d + "/nothing")
         error(c, "fs.stat", {"path": f + "/x"}, "not_a_directory", f + "/x")
         r = c.call("fs.stat", {"path": "/dev/null"})
@@ -475,7 +480,9 @@ def write_basics():
         expect_eq(c.call("fs.write", {"path": t})["pending"], 0, "pending with no upload")
         expect_eq(c.call("fs.write", {"path": t, "offset": 0, "data": b"0123456789"})["pending"], 10, "pending")
         expect(not os.path.exists(t), "the target exists before done")
-        expect_eq(oct(os.stat(d + "/.t.berth-upload").st_mode & 0o7777), oct(0o600), "the partial's mode")
+        parts = [n for n in os.listdir(d) if re.fullmatch(r"\.t\.[0-9a-f]{16}\.berth-upload", n)]
+        expect_eq(len(parts), 1, "one partial, named .t.<16 hex digits>.berth-upload: %r" % os.listdir(d))
+        expect_eq(oct(os.stat(d + "/" + parts[0]).st_mode & 0o7777), oct(0o600), "the partial's mode")
         e = error(c, "fs.write", {"path": t, "offset": 4, "data": b"x"}, "conflict", t)
         expect_in("10 bytes", e["message"], "the conflict says what the partial holds")
         error(c, "fs.write", {"path": t, "offset": 11, "data": b"x"}, "conflict", t)
@@ -713,7 +720,8 @@ def watch_file_and_root():
         w = watch(c, f)
         c.call("fs.write", {"path": f, "offset": 0, "data": b"v2", "done": True})
         ch = w.until(f, "moved")
-        expect_eq([x for x in ch if x["path"] == f][-1]["from"], d + "/.watched.berth-upload", "replaced by an upload")
+        frm = [x for x in ch if x["path"] == f][-1]["from"]
+        expect(re.fullmatch(re.escape(d) + r"/\.watched\.[0-9a-f]{16}\.berth-upload", frm), "replaced by an upload: %r" % frm)
         with open(d + "/other", "ab") as o:
             o.write(b"not watched")
         with open(f, "ab") as o:
