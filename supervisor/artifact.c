@@ -19,6 +19,8 @@
 #include "catalog.h"
 #include "events.h"
 #include "fserr.h"
+#include "fsopen.h"
+#include "fsuser.h"
 #include "frame.h"
 #include "log.h"
 #include "mpcheck.h"
@@ -556,7 +558,7 @@ artifact_pub_store(struct artifact_pub *p, const char *id)
 {
 	struct stat st;
 
-	if (fsync(p->tmp) < 0 || fchmod(p->tmp, 0644) < 0)
+	if (fsync(p->tmp) < 0 || fchmod(p->tmp, 0600) < 0)
 		return -1;
 	if (fstatat(artifact_dirfd, id, &st, 0) == 0 && S_ISREG(st.st_mode) &&
 	    (uint64_t)st.st_size == p->done)
@@ -736,11 +738,25 @@ static int
 artifact_open_source(struct server_conn *c, const struct proto_msg *m,
     const char *path, struct stat *st)
 {
-	int fd;
+	struct fsuser u;
+	bool follow;
+	int fd, err;
 
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fserr_arg_follow(c, m, &follow) < 0 || fsuser_arg(c, m, &u) < 0)
+		return -1;
+	/* Only the open is the user's: the copy is berthd's, into its store. */
+	if (fsuser_enter(&u) != 0) {
+		server_reply_error(c, m->id, PROTO_E_INTERNAL,
+		    "%s: cannot take the user's identity: %s", m->op,
+		    strerror(errno));
+		return -1;
+	}
+	fd = fsopen_open(
+	    path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0, follow);
+	err = errno;
+	fsuser_leave(&u);
 	if (fd < 0) {
-		fserr_reply(c, m->id, errno, "cannot open", path);
+		fserr_reply(c, m->id, err, "cannot open", path);
 		return -1;
 	}
 	if (fstat(fd, st) < 0) {
@@ -983,21 +999,71 @@ artifact_op_list(struct server_conn *c, const struct proto_msg *m)
 
 /* ---- life ---- */
 
+/* Makes every file of the store 0600, as berthd writes them now: a store
+ * from before was 0644 files in a 0755 directory. */
+static void
+artifact_tighten(void)
+{
+	int fd =
+	    openat(artifact_dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	struct dirent *de;
+	DIR *d;
+	int f;
+
+	if (fd < 0 || (d = fdopendir(fd)) == NULL) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		f = openat(artifact_dirfd, de->d_name,
+		    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (f < 0)
+			continue;
+		if (fchmod(f, 0600) < 0)
+			log_warn("%s/%s: chmod: %s", artifact_dir, de->d_name,
+			    strerror(errno));
+		close(f);
+	}
+	closedir(d);
+}
+
+/* Opens the store, made 0700 (and made so if it was not) and berthd's. */
+static int
+artifact_open_store(char **cause)
+{
+	struct stat st;
+
+	if (mkdir(artifact_dir, 0700) < 0 && errno != EEXIST) {
+		*cause = xasprintf("%s: %s", artifact_dir, strerror(errno));
+		return -1;
+	}
+	artifact_dirfd =
+	    open(artifact_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (artifact_dirfd < 0 || fstat(artifact_dirfd, &st) < 0 ||
+	    fchmod(artifact_dirfd, 0700) < 0) {
+		*cause = xasprintf("%s: %s", artifact_dir, strerror(errno));
+		return -1;
+	}
+	if (st.st_uid != geteuid()) {
+		*cause = xasprintf("%s: owned by uid %u, not berthd's",
+		    artifact_dir, (unsigned)st.st_uid);
+		return -1;
+	}
+	artifact_tighten();
+	return 0;
+}
+
 int
 artifact_init(struct event_base *base, const char *state_dir, char **cause)
 {
 	artifact_dir = xasprintf("%s/artifacts", state_dir);
-	if (mkdir(artifact_dir, 0755) < 0 && errno != EEXIST) {
-		*cause = xasprintf("%s: %s", artifact_dir, strerror(errno));
+	if (artifact_open_store(cause) < 0)
 		return -1;
-	}
-	artifact_dirfd = open(artifact_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (artifact_dirfd < 0) {
-		*cause = xasprintf("%s: %s", artifact_dir, strerror(errno));
-		return -1;
-	}
 	artifact_indexfd = openat(artifact_dirfd, ARTIFACT_INDEX,
-	    O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	    O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
 	if (artifact_indexfd < 0) {
 		*cause = xasprintf(
 		    "%s/%s: %s", artifact_dir, ARTIFACT_INDEX, strerror(errno));
