@@ -312,18 +312,24 @@ char **
 child_environ(char *const *add, size_t nadd)
 {
 	extern char **environ;
+
+	return child_environ_from(environ, add, nadd);
+}
+
+char **
+child_environ_from(char *const *base, char *const *add, size_t nadd)
+{
 	size_t n = 0, cap = nadd + 1, i, j;
 	char **env;
 
-	for (i = 0; environ[i] != NULL; i++)
+	for (i = 0; base[i] != NULL; i++)
 		cap++;
 	env = xcalloc(cap, sizeof *env);
-	for (i = 0; environ[i] != NULL; i++) {
-		for (j = 0; j < nadd && !child_same_name(environ[i], add[j]);
-		     j++)
+	for (i = 0; base[i] != NULL; i++) {
+		for (j = 0; j < nadd && !child_same_name(base[i], add[j]); j++)
 			;
 		if (j == nadd)
-			env[n++] = xstrdup(environ[i]);
+			env[n++] = xstrdup(base[i]);
 	}
 	for (i = 0; i < nadd; i++) {
 		for (j = i + 1; j < nadd && !child_same_name(add[i], add[j]);

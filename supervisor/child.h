@@ -62,6 +62,8 @@ int child_sweep(void);
  * order, a later entry replacing an earlier one of the same name. The
  * caller frees it with child_strv_free. */
 char **child_environ(char *const *add, size_t nadd);
+/* The same on base (NULL-terminated) instead of berthd's own. */
+char **child_environ_from(char *const *base, char *const *add, size_t nadd);
 /* Frees a NULL-terminated vector of strings and the strings. */
 void child_strv_free(char **v);
 

@@ -9,6 +9,9 @@
 
 #define LAUNCH_ARGV_MAX 256
 #define LAUNCH_ENV_MAX 256
+#define LAUNCH_PATH "/usr/local/bin:/usr/bin:/bin"
+#define LAUNCH_PATH_ROOT                                                       \
+	"/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 /* The given argv, a shell command, or the user's login shell. */
 static char **
@@ -69,13 +72,33 @@ launch_argv(const msgpack_object *args, const struct passwd *pw,
 	return argv;
 }
 
-/* berthd's environment, TERM, the user's identity, env, then the granted
- * secrets (which no env entry can shadow). */
+/* What a program run for a user starts from, berthd's environment being
+ * none of theirs (it may name berthd's files and sockets): PATH, LANG, and
+ * then HOME, USER, LOGNAME and SHELL from the passwd entry. */
+static size_t
+launch_env_user(char **add, const struct passwd *pw)
+{
+	size_t n = 0;
+
+	add[n++] = xasprintf(
+	    "PATH=%s", pw->pw_uid == 0 ? LAUNCH_PATH_ROOT : LAUNCH_PATH);
+	add[n++] = xstrdup("LANG=C.UTF-8");
+	add[n++] = xasprintf("HOME=%s", pw->pw_dir);
+	add[n++] = xasprintf("USER=%s", pw->pw_name);
+	add[n++] = xasprintf("LOGNAME=%s", pw->pw_name);
+	add[n++] = xasprintf("SHELL=%s", pw->pw_shell);
+	return n;
+}
+
+/* For a user: the clean start of launch_env_user; else berthd's
+ * environment. Then TERM, env, then the granted secrets (which no env
+ * entry can shadow). */
 static char **
 launch_env(const msgpack_object *args, const struct passwd *pw,
     const char *term, const struct secrets_grant *g, const char **why)
 {
 	const msgpack_object *e = proto_map_get(args, "env");
+	char *const none[] = {NULL};
 	char **add, **env = NULL;
 	size_t nadd = 0, i;
 
@@ -85,15 +108,11 @@ launch_env(const msgpack_object *args, const struct passwd *pw,
 		*why = "env must be a map of at most 256 strings";
 		return NULL;
 	}
-	add = xcalloc(LAUNCH_ENV_MAX + 5 + g->nvars, sizeof *add);
+	add = xcalloc(LAUNCH_ENV_MAX + 7 + g->nvars, sizeof *add);
+	if (pw != NULL)
+		nadd = launch_env_user(add, pw);
 	if (term != NULL)
 		add[nadd++] = xasprintf("TERM=%s", term);
-	if (pw != NULL) {
-		add[nadd++] = xasprintf("HOME=%s", pw->pw_dir);
-		add[nadd++] = xasprintf("USER=%s", pw->pw_name);
-		add[nadd++] = xasprintf("LOGNAME=%s", pw->pw_name);
-		add[nadd++] = xasprintf("SHELL=%s", pw->pw_shell);
-	}
 	for (i = 0; e != NULL && i < e->via.map.size; i++) {
 		const msgpack_object *k = &e->via.map.ptr[i].key;
 		const msgpack_object *v = &e->via.map.ptr[i].val;
@@ -110,7 +129,8 @@ launch_env(const msgpack_object *args, const struct passwd *pw,
 	}
 	for (i = 0; i < g->nvars; i++)
 		add[nadd++] = g->vars[i];
-	env = child_environ(add, nadd);
+	env = pw != NULL ? child_environ_from(none, add, nadd)
+	                 : child_environ(add, nadd);
 out:
 	/* The grant's strings stay the grant's, wiped with it. */
 	for (i = 0; i < nadd - (env != NULL ? g->nvars : 0); i++)
