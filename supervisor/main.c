@@ -29,6 +29,7 @@
 #include "artifact.h"
 #include "fswatch.h"
 #include "proc.h"
+#include "procfs.h"
 #include "provider.h"
 #include "pty.h"
 #include "secrets.h"
@@ -317,6 +318,7 @@ main(int argc, char **argv)
 	log_init("berthd", debug);
 	signal(SIGPIPE, SIG_IGN);
 	berthd_become_reaper();
+	procfs_hide((gid_t)-1);
 	secrets_init();
 
 	berthd_mkdir(cfg.state_dir);

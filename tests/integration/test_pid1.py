@@ -179,4 +179,58 @@ def stubborn_service():
         sb.kill()  # not another grace period for the restarted one
 
 
+PEEK = (
+    "exec > %s/$1\n"
+    "ls /proc | grep -c '^[0-9]'\n"
+    "cat /proc/1/cmdline >/dev/null 2>&1 && echo seen || echo hidden\n"
+)
+
+
+def peek_services(sh):
+    return (
+        "[service asnobody]\ncommand = /bin/sh %s nobody\nuser = nobody\nrestart = never\n\n"
+        "[service asroot]\ncommand = /bin/sh %s root\nrestart = never\n" % (sh, sh)
+    )
+
+
+def peek(pid1):
+    d = tempfile.mkdtemp(prefix="berth-peek-")
+    try:
+        os.chmod(d, 0o777)
+        sh = os.path.join(d, "peek.sh")
+        with open(sh, "w") as f:
+            f.write(PEEK % d)
+        with Sandbox(extra=peek_services(sh), wait="socket", pid1=pid1) as sb:
+            for n in ("asnobody", "asroot"):
+                sb.wait_event(lambda e: e["kind"] == "service.exited" and e["data"]["name"] == n)
+            log = sb.log()
+        got = {}
+        for n in ("nobody", "root"):
+            with open(os.path.join(d, n)) as f:
+                count, seen = f.read().split()
+            got[n] = (int(count), seen)
+        note("what each saw: %r" % got)
+        return got, log
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+@case("as PID 1, /proc hides berth's processes from another user")
+def proc_hidden():
+    got, log = peek(True)
+    expect_eq(got["nobody"][1], "hidden", "whether nobody can read berthd's /proc/1/cmdline")
+    # Its shell and what it runs: nothing of berthd, the gateway or root's.
+    expect(got["nobody"][0] <= 3, "nobody saw %d processes in /proc" % got["nobody"][0])
+    expect_eq(got["root"][1], "seen", "whether root can read /proc/1/cmdline")
+    expect(got["root"][0] >= 3, "root saw only %d processes" % got["root"][0])
+    expect("/proc remounted with hidepid=invisible" in log, "the log says /proc was remounted")
+
+
+@case("not PID 1, /proc is left alone and the log says so")
+def proc_not_pid1():
+    got, log = peek(False)
+    expect_eq(got["nobody"][1], "seen", "nobody reading the host's /proc/1/cmdline")
+    expect("not PID 1: /proc shows every process to every user" in log, "the log says why /proc was left")
+
+
 run()
