@@ -16,9 +16,8 @@
 #include "gateway.h"
 #include "gw_auth.h"
 #include "gw_cdp.h"
-#include "gw_metrics.h"
+#include "gw_refusal.h"
 #include "gw_sock.h"
-#include "gw_upstream.h"
 #include "log.h"
 #include "xmalloc.h"
 
@@ -251,7 +250,10 @@ gw_cdp_fail(struct gw_cdp *c, unsigned status, const char *fmt, ...)
 		c->state = GW_CDP_FLUSH;
 		return;
 	}
-	log_info("CDP relay: %u to %s: %s", status, c->peer, msg);
+	/* A refusal for want of the token is logged, sampled, where it is
+	 * counted (gw_refusal.h). */
+	if (status != 401)
+		log_info("CDP relay: %u to %s: %s", status, c->peer, msg);
 	out = gw_cdp_http_error(status, msg, &n);
 	free(msg);
 	c->to_client.len = c->to_client.off = 0;
@@ -291,12 +293,13 @@ gw_cdp_request(struct gw_cdp *c)
 	char *head, *cause;
 	size_t n;
 
-	reason = gw_auth_check(c->req.authz, c->req.authzlen, c->req.jar,
-	    c->req.jarlen, gateway.token, gateway.tokenlen);
+	/* Bearer only: a browser would send a cookie of this host to this
+	 * port too, whatever page made it connect. */
+	reason = gw_auth_check(c->req.authz, c->req.authzlen, NULL, 0,
+	    gateway.token, gateway.tokenlen);
 	c->req.authz = c->req.jar = NULL;
 	if (reason != NULL) {
-		gw_metrics.auth_failures++;
-		gw_upstream_auth_failed(c->peer, reason);
+		gw_refusal_note(c->peer, "a CDP relay request", reason);
 		gw_cdp_fail(c, 401,
 		    "a valid bearer token is required (token %s)", reason);
 		return;
