@@ -11,6 +11,7 @@
 #include "gw_auth.h"
 #include "gw_cdpws.h"
 #include "gw_http.h"
+#include "gw_limit.h"
 #include "gw_metrics.h"
 #include "gw_novnc.h"
 #include "gw_refusal.h"
@@ -486,6 +487,7 @@ gw_http_request(struct lws *wsi, const char *in, size_t len)
 	enum gw_http_route route;
 	int meth, ulen, r;
 
+	gw_limit_head_done(wsi);
 	/* A path too long, or with a NUL in it, is no path of ours. */
 	if (len < sizeof path && memchr(in, '\0', len) == NULL) {
 		memcpy(path, in, len);
@@ -525,6 +527,7 @@ gw_http_request(struct lws *wsi, const char *in, size_t len)
 done:
 	if (r < 0 || lws_http_transaction_completed(wsi))
 		return -1;
+	gw_limit_idle(wsi);
 	return 0;
 }
 
@@ -696,9 +699,20 @@ int
 gw_http_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
     void *in, size_t len)
 {
+	int r;
+
 	switch (reason) {
+	case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED:
+		gw_limit_accepted(wsi);
+		return 0;
 	case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
-		return gw_http_confirm_upgrade(wsi, in);
+		gw_limit_head_done(wsi);
+		r = gw_http_confirm_upgrade(wsi, in);
+		/* A WebSocket passed the token check: it counts no more. */
+		if (r == 0)
+			gw_limit_forget(wsi);
+		return r;
+	case LWS_CALLBACK_WSI_DESTROY: gw_limit_forget(wsi); return 0;
 	case LWS_CALLBACK_HTTP: return gw_http_request(wsi, in, len);
 	/* A WebSocket that offered no subprotocol stays bound here. */
 	case LWS_CALLBACK_ESTABLISHED:

@@ -268,5 +268,108 @@ def refusal_flood():
         expect_eq(lines + sum(int(n) for n in more), refused, "refusals the log accounts for")
 
 
+class Slowloris:
+    """n connections that each dribble a request head, a byte every
+    interval, never finishing it, and open again whenever the gateway
+    closes one, as a slowloris does; in a thread of its own."""
+
+    HEAD = b"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Pad: " + b"a" * 4000
+
+    def __init__(self, port, n, interval=0.5):
+        self.port, self.n, self.interval = port, n, interval
+        self.stop = threading.Event()
+        self.opened = 0
+        self.socks = {}
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+        track_closer(self.close)
+
+    def open_one(self):
+        try:
+            s = socket.create_connection(("127.0.0.1", self.port), timeout=2)
+        except OSError:
+            return
+        s.setblocking(False)
+        self.socks[s] = 0
+        self.opened += 1
+
+    def run(self):
+        while not self.stop.is_set():
+            while len(self.socks) < self.n and not self.stop.is_set():
+                self.open_one()
+            for s, off in list(self.socks.items()):
+                try:
+                    s.send(self.HEAD[off:off + 1])
+                    self.socks[s] = min(off + 1, len(self.HEAD) - 1)
+                except OSError:
+                    s.close()
+                    del self.socks[s]
+            self.stop.wait(self.interval)
+
+    def close(self):
+        self.stop.set()
+        self.thread.join(10)
+        for s in self.socks:
+            s.close()
+
+
+def healthz_burst(port, n):
+    """n GET /healthz on a connection each; returns the statuses that were
+    not 200 (an exception counts as 0) and the slowest in seconds."""
+    req = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n"
+    bad, slowest = [], 0.0
+    for _ in range(n):
+        t = time.monotonic()
+        try:
+            s = socket.create_connection(("127.0.0.1", port), timeout=5)
+            try:
+                s.sendall(req)
+                data = b""
+                while b"\r\n" not in data:
+                    chunk = s.recv(4096)
+                    if not chunk:
+                        break
+                    data += chunk
+            finally:
+                s.close()
+            if not data.startswith(b"HTTP/1.1 200"):
+                bad.append(data[:40])
+        except OSError as e:
+            bad.append(repr(e))
+        slowest = max(slowest, time.monotonic() - t)
+    return bad, slowest
+
+
+@case("slowloris: 200 connections dribbling heads while 10,000 /healthz requests all succeed", 300)
+def slowloris():
+    with Sandbox() as sb:
+        attack = Slowloris(sb.port, 200)
+        wait_for(lambda: attack.opened >= 200, 10, "200 slowloris connections")
+        time.sleep(1)
+        results = []
+        threads = [threading.Thread(target=lambda: results.append(healthz_burst(sb.port, 2500))) for _ in range(4)]
+        t0 = time.monotonic()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        took = time.monotonic() - t0
+        bad = [b for r in results for b in r[0]]
+        note("10000 /healthz in %.1f s, slowest %.3f s; the attacker opened %d connections"
+             % (took, max(r[1] for r in results), attack.opened))
+        expect_eq(len(results), 4, "bursts that finished")
+        expect_eq(bad[:5], [], "failed /healthz requests (%d in all)" % len(bad))
+        # A head that stays incomplete is closed after its deadline, even
+        # with no newcomer pushing it out.
+        s = socket.create_connection(("127.0.0.1", sb.port), timeout=10)
+        s.sendall(b"GET /healthz HTTP/1.1\r\n")
+        attack.close()
+        t0 = time.monotonic()
+        expect_eq(s.recv(100), b"", "what a half-sent head got")
+        took = time.monotonic() - t0
+        expect(took < 7, "a half-sent head was closed after %.1f s" % took)
+        s.close()
+
+
 if __name__ == "__main__":
     run()
