@@ -3,8 +3,8 @@ noVNC's session cookie (a ticket scoped to /novnc/, never the token,
 refused from another origin, the token out of the browser's history),
 the DevTools doors taking no cookie, floods of refused upgrades that must
 not flood the journal, slowloris connections that must not starve the
-probes, half-sent heads that must not starve the TCP DevTools relay, and
-unmasked client frames."""
+probes, and half-sent heads that must not starve the TCP DevTools
+relay."""
 
 import http.server
 import json
@@ -369,6 +369,60 @@ def slowloris():
         took = time.monotonic() - t0
         expect(took < 7, "a half-sent head was closed after %.1f s" % took)
         s.close()
+
+
+class FakeDevTools:
+    """An HTTP server that answers every GET as DevTools' /json/version."""
+
+    def __init__(self):
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                body = b'{"Browser":"Fake/1.0","webSocketDebuggerUrl":"ws://x/devtools/browser/fake"}'
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        track_closer(self.server.shutdown)
+
+
+@case("half-sent heads: 64 and more held to the TCP DevTools relay while authorized clients are answered within 2 s",
+      180)
+def half_sent_heads():
+    fake = FakeDevTools()
+    relay = free_port()
+    with Sandbox(config=config(cdp="127.0.0.1:%d" % fake.port, cdp_relay_listen="127.0.0.1:%d" % relay)) as sb:
+        auth = {"Authorization": "Bearer " + sb.token}
+        wait_for(lambda: http_get(relay, "/json/version", auth)[0] == 200, 10, "the relay answering")
+        attack = Slowloris(relay, 100)
+        wait_for(lambda: attack.opened >= 100, 10, "100 half-sent heads")
+        time.sleep(1)
+        slowest = 0.0
+        for i in range(40):
+            t = time.monotonic()
+            status = http_get(relay, "/json/version", auth, timeout=5)[0]
+            slowest = max(slowest, time.monotonic() - t)
+            expect_eq(status, 200, "authorized request %d" % i)
+            time.sleep(0.1)
+        note("slowest authorized answer %.3f s; the attacker opened %d connections" % (slowest, attack.opened))
+        expect(slowest < 2, "an authorized client waited %.1f s" % slowest)
+        attack.close()
+        # A head left half-sent gets its 408 after 5 s.
+        s = socket.create_connection(("127.0.0.1", relay), timeout=10)
+        s.sendall(b"GET /json/version HTTP/1.1\r\n")
+        t = time.monotonic()
+        got = s.recv(100)
+        took = time.monotonic() - t
+        s.close()
+        expect(got.startswith(b"HTTP/1.1 408"), "what a half-sent head got: %r" % got)
+        expect(4 < took < 7, "a half-sent head got its 408 after %.1f s" % took)
 
 
 if __name__ == "__main__":
