@@ -1,5 +1,7 @@
 /* ops: berthd's request handlers (see ops.h). */
+#include <inttypes.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -172,26 +174,79 @@ ops_gateway_attach(struct server_conn *c, const struct proto_msg *m)
 	server_reply_empty(c, m->id);
 }
 
+/* auth.failed is journaled at most once per peer and reason per this
+ * interval, for at most this many peers at once, however many refusals
+ * arrive: the gateway sums them already, and a gateway that did not
+ * could otherwise write the journal over. What is held back is added to
+ * the peer's next event. */
+#define OPS_AUTH_FAILED_INTERVAL_MS 500
+#define OPS_AUTH_FAILED_PEERS 256
+
+struct ops_auth_failed {
+	char peer[64];
+	char reason[32];
+	uint64_t last_ms; /* when it was last journaled; 0: a free slot */
+	uint64_t held;    /* refusals held back since */
+};
+
+static struct ops_auth_failed ops_auth_failed_peers[OPS_AUTH_FAILED_PEERS];
+
+/* The slot of peer and reason: its own, else a free one or the one
+ * journaled longest ago, made its. */
+static struct ops_auth_failed *
+ops_auth_failed_slot(const char *peer, const char *reason)
+{
+	struct ops_auth_failed *s, *oldest = &ops_auth_failed_peers[0];
+	size_t i;
+
+	for (i = 0; i < OPS_AUTH_FAILED_PEERS; i++) {
+		s = &ops_auth_failed_peers[i];
+		if (s->last_ms != 0 && strcmp(s->peer, peer) == 0 &&
+		    strcmp(s->reason, reason) == 0)
+			return s;
+		if (s->last_ms < oldest->last_ms)
+			oldest = s;
+	}
+	memset(oldest, 0, sizeof *oldest);
+	snprintf(oldest->peer, sizeof oldest->peer, "%s", peer);
+	snprintf(oldest->reason, sizeof oldest->reason, "%s", reason);
+	return oldest;
+}
+
 static void
 ops_gateway_auth_failed(struct server_conn *c, const struct proto_msg *m)
 {
 	char peer[64], reason[32];
+	struct ops_auth_failed *s;
 	msgpack_packer *pk;
+	uint64_t count = 1, now;
 
 	if (proto_arg_str(m->args, "peer", peer, sizeof peer) <= 0 ||
-	    proto_arg_str(m->args, "reason", reason, sizeof reason) <= 0) {
+	    proto_arg_str(m->args, "reason", reason, sizeof reason) <= 0 ||
+	    proto_arg_u64(m->args, "count", &count) < 0 || count == 0) {
 		server_reply_error(c, m->id, PROTO_E_BAD_ARGS,
 		    "gateway.auth_failed needs \"peer\" and \"reason\" "
-		    "strings");
+		    "strings, and a \"count\" of at least 1 if any");
 		return;
 	}
-	log_info("refused a WebSocket client from %s: %s token", peer, reason);
+	server_reply_empty(c, m->id);
+	now = clock_mono_ms() + 1;
+	s = ops_auth_failed_slot(peer, reason);
+	if (s->last_ms != 0 && now - s->last_ms < OPS_AUTH_FAILED_INTERVAL_MS) {
+		s->held += count;
+		return;
+	}
+	count += s->held;
+	s->held = 0;
+	s->last_ms = now;
+	log_info("the gateway refused %" PRIu64 " request%s from %s (%s)",
+	    count, count == 1 ? "" : "s", peer, reason);
 	pk = events_begin(EV_AUTH_FAILED);
-	msgpack_pack_map(pk, 2);
+	msgpack_pack_map(pk, 3);
 	proto_pack_kv_str(pk, "peer", peer);
 	proto_pack_kv_str(pk, "reason", reason);
+	proto_pack_kv_u64(pk, "count", count);
 	events_commit();
-	server_reply_empty(c, m->id);
 }
 
 static void

@@ -20,6 +20,7 @@
 #include "gw_cdpws.h"
 #include "gw_client.h"
 #include "gw_http.h"
+#include "gw_limit.h"
 #include "gw_novnc.h"
 #include "denylist.h"
 #include "gw_upstream.h"
@@ -66,7 +67,8 @@ gateway_usage(void)
 	    "                     [--client-queue BYTES] [--vnc ADDR:PORT] "
 	    "[--novnc-dir DIR]\n"
 	    "                     [--cdp ADDR:PORT] [--cdp-relay-listen "
-	    "ADDR:PORT] [--debug]\n"
+	    "ADDR:PORT]\n"
+	    "                     [--peer-max N] [--debug]\n"
 	    "       berth-gateway --seccomp-selftest\n");
 	exit(1);
 }
@@ -198,7 +200,7 @@ gateway_listen(const char *addr, int v6, int port, int debug)
 	info.gid = (gid_t)-1;
 	info.uid = (uid_t)-1;
 	info.pt_serv_buf_size = 65536;
-	info.max_http_header_pool = 128;
+	info.max_http_header_pool = GW_LIMIT_HEADER_POOL;
 	gateway.ctx = lws_create_context(&info);
 	if (gateway.ctx == NULL)
 		log_fatal("cannot create the lws context");
@@ -210,6 +212,7 @@ gateway_listen(const char *addr, int v6, int port, int debug)
 	info.port = port;
 	info.iface = any ? NULL : addr;
 	info.protocols = gateway_protocols;
+	info.timeout_secs_ah_idle = GW_LIMIT_HEAD_S;
 	gateway.vhost = lws_create_vhost(gateway.ctx, &info);
 	if (gateway.vhost == NULL)
 		log_fatal("cannot listen on %s%s%s:%d", v6 ? "[" : "", addr,
@@ -274,6 +277,7 @@ main(int argc, char **argv)
 	    {"novnc-dir", required_argument, NULL, 'n'},
 	    {"cdp", required_argument, NULL, 'c'},
 	    {"cdp-relay-listen", required_argument, NULL, 'r'},
+	    {"peer-max", required_argument, NULL, 'p'},
 	    {"debug", no_argument, NULL, 'd'},
 	    {"seccomp-selftest", no_argument, NULL, 'S'},
 	    {NULL, 0, NULL, 0},
@@ -286,6 +290,7 @@ main(int argc, char **argv)
 
 	log_init("berth-gateway", 0);
 	gateway.client_queue = GATEWAY_CLIENT_QUEUE_DEFAULT;
+	gateway.peer_max = GW_LIMIT_PEER_MAX_DEFAULT;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'l': listen_arg = optarg; break;
@@ -307,6 +312,16 @@ main(int argc, char **argv)
 			gateway.novnc_dir = xstrdup(optarg);
 			break;
 		case 'S': return gateway_seccomp_selftest();
+		case 'p':
+			errno = 0;
+			q = strtoull(optarg, &ep, 10);
+			if (*optarg == '\0' || *ep != '\0' || errno != 0 ||
+			    q == 0 || q > 65536)
+				log_fatal("--peer-max %s: expected 1 to 65536 "
+				          "connections",
+				    optarg);
+			gateway.peer_max = (unsigned)q;
+			break;
 		case 'q':
 			errno = 0;
 			q = strtoull(optarg, &ep, 10);

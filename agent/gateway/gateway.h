@@ -71,6 +71,7 @@ struct gateway {
 	size_t tokenlen;
 	char *socket_path;   /* berthd's Unix socket */
 	size_t client_queue; /* bytes that may wait for one client */
+	unsigned peer_max;   /* connections one peer address may hold */
 	lws_usec_t started;  /* monotonic start time */
 	/* The desktop's relays; a port of 0 means not configured. */
 	struct gateway_addr vnc;        /* the RFB server noVNC is relayed to */

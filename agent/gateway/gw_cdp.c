@@ -16,9 +16,8 @@
 #include "gateway.h"
 #include "gw_auth.h"
 #include "gw_cdp.h"
-#include "gw_metrics.h"
+#include "gw_refusal.h"
 #include "gw_sock.h"
-#include "gw_upstream.h"
 #include "log.h"
 #include "xmalloc.h"
 
@@ -26,12 +25,15 @@
  * once it drained to the low mark. */
 #define GW_CDP_HIGH_WATER (256u * 1024)
 #define GW_CDP_LOW_WATER (64u * 1024)
-/* Connections being served at once; more are refused with a 503. */
+/* Connections served at once. Beyond, the oldest still sending its head
+ * is closed to make room (and the newcomer refused with a 503 if there
+ * is none), so that half-sent heads cannot starve the relay; connections
+ * closing still count, up to twice as many. */
 #define GW_CDP_MAX_CONNS 64
 /* How long each part may take: the request head, Chromium's whole
  * answer (connecting included), the last bytes to the client, and the
  * wait for the client to close after them. */
-#define GW_CDP_HEAD_US (10 * LWS_USEC_PER_SEC)
+#define GW_CDP_HEAD_US (5 * LWS_USEC_PER_SEC)
 #define GW_CDP_ANSWER_US (30 * LWS_USEC_PER_SEC)
 #define GW_CDP_FLUSH_US (10 * LWS_USEC_PER_SEC)
 #define GW_CDP_LINGER_US (2 * LWS_USEC_PER_SEC)
@@ -83,6 +85,7 @@ struct gw_cdp {
 	struct gw_cdp_buf to_client;
 	lws_sorted_usec_list_t sul; /* the deadline of the current state */
 	char peer[GATEWAY_PEER_MAX];
+	struct gw_cdp *prev, *next; /* every connection, oldest first */
 };
 
 static int gw_cdp_client_cb(struct lws *wsi, enum lws_callback_reasons reason,
@@ -100,6 +103,7 @@ static struct lws_vhost *gw_cdp_vhost;
 /* Chromium's address as its Host header and its URLs spell it. */
 static char gw_cdp_authority[INET6_ADDRSTRLEN + 16];
 static unsigned gw_cdp_count;
+static struct gw_cdp *gw_cdp_first, *gw_cdp_last;
 
 static void
 gw_cdp_buf_add(struct gw_cdp_buf *b, const void *p, size_t n)
@@ -251,7 +255,10 @@ gw_cdp_fail(struct gw_cdp *c, unsigned status, const char *fmt, ...)
 		c->state = GW_CDP_FLUSH;
 		return;
 	}
-	log_info("CDP relay: %u to %s: %s", status, c->peer, msg);
+	/* A refusal for want of the token is logged, sampled, where it is
+	 * counted (gw_refusal.h). */
+	if (status != 401)
+		log_info("CDP relay: %u to %s: %s", status, c->peer, msg);
 	out = gw_cdp_http_error(status, msg, &n);
 	free(msg);
 	c->to_client.len = c->to_client.off = 0;
@@ -291,12 +298,13 @@ gw_cdp_request(struct gw_cdp *c)
 	char *head, *cause;
 	size_t n;
 
-	reason = gw_auth_check(c->req.authz, c->req.authzlen, c->req.jar,
-	    c->req.jarlen, gateway.token, gateway.tokenlen);
+	/* Bearer only: a browser would send a cookie of this host to this
+	 * port too, whatever page made it connect. */
+	reason = gw_auth_check(c->req.authz, c->req.authzlen, NULL, 0,
+	    gateway.token, gateway.tokenlen);
 	c->req.authz = c->req.jar = NULL;
 	if (reason != NULL) {
-		gw_metrics.auth_failures++;
-		gw_upstream_auth_failed(c->peer, reason);
+		gw_refusal_note(c->peer, "a CDP relay request", reason);
 		gw_cdp_fail(c, 401,
 		    "a valid bearer token is required (token %s)", reason);
 		return;
@@ -550,6 +558,14 @@ gw_cdp_free(struct gw_cdp *c)
 	gw_cdp_buf_free(&c->ans);
 	gw_cdp_buf_free(&c->to_up);
 	gw_cdp_buf_free(&c->to_client);
+	if (c->prev != NULL)
+		c->prev->next = c->next;
+	else
+		gw_cdp_first = c->next;
+	if (c->next != NULL)
+		c->next->prev = c->prev;
+	else
+		gw_cdp_last = c->prev;
 	free(c);
 	gw_cdp_count--;
 }
@@ -637,6 +653,27 @@ gw_cdp_deadline_cb(lws_sorted_usec_list_t *sul)
 	}
 }
 
+/* Closes the oldest connection still sending its head for newcomer c,
+ * or refuses c if there is none. */
+static void
+gw_cdp_make_room(struct gw_cdp *c)
+{
+	struct gw_cdp *old;
+
+	for (old = gw_cdp_first; old != NULL && old != c; old = old->next)
+		if (old->state == GW_CDP_HEAD)
+			break;
+	if (old != NULL && old != c && gw_cdp_count <= 2 * GW_CDP_MAX_CONNS) {
+		gw_cdp_fail(old, 503,
+		    "closed to make room: more than %d connections to the "
+		    "relay",
+		    GW_CDP_MAX_CONNS);
+		return;
+	}
+	gw_cdp_fail(
+	    c, 503, "more than %d connections to the relay", GW_CDP_MAX_CONNS);
+}
+
 /* A client accepted on the relay's port. */
 static int
 gw_cdp_accept(struct lws *wsi)
@@ -649,10 +686,15 @@ gw_cdp_accept(struct lws *wsi)
 	gateway_peer(wsi, c->peer, sizeof c->peer);
 	lws_set_opaque_user_data(wsi, c);
 	gw_cdp_count++;
+	c->prev = gw_cdp_last;
+	if (gw_cdp_last != NULL)
+		gw_cdp_last->next = c;
+	else
+		gw_cdp_first = c;
+	gw_cdp_last = c;
 	gw_cdp_deadline(c, GW_CDP_HEAD_US);
 	if (gw_cdp_count > GW_CDP_MAX_CONNS)
-		gw_cdp_fail(c, 503, "more than %d connections to the relay",
-		    GW_CDP_MAX_CONNS);
+		gw_cdp_make_room(c);
 	return 0;
 }
 

@@ -11,8 +11,11 @@
 #include "gw_auth.h"
 #include "gw_cdpws.h"
 #include "gw_http.h"
+#include "gw_limit.h"
 #include "gw_metrics.h"
 #include "gw_novnc.h"
+#include "gw_refusal.h"
+#include "gw_ticket.h"
 #include "gw_upstream.h"
 #include "json.h"
 #include "log.h"
@@ -26,6 +29,10 @@
 /* Room for the status line and headers ahead of the body, besides the
  * extra headers a reply names. */
 #define GW_HTTP_HEADROOM 1024
+/* The longest Origin and Host looked at, and the longest Cookie header
+ * read for a ticket. */
+#define GW_HTTP_ORIGIN_MAX 320
+#define GW_HTTP_JAR_MAX 8192
 /* Where the token hand-off sends the browser: noVNC's page, told to
  * connect at once to the relay and to scale the desktop to the window. */
 #define GW_HTTP_NOVNC_START                                                    \
@@ -59,6 +66,7 @@ gw_http_reason(unsigned int status)
 	case HTTP_STATUS_FOUND: return "Found";
 	case HTTP_STATUS_BAD_REQUEST: return "Bad Request";
 	case HTTP_STATUS_UNAUTHORIZED: return "Unauthorized";
+	case HTTP_STATUS_FORBIDDEN: return "Forbidden";
 	case HTTP_STATUS_NOT_FOUND: return "Not Found";
 	case HTTP_STATUS_METHOD_NOT_ALLOWED: return "Method Not Allowed";
 	case HTTP_STATUS_SERVICE_UNAVAILABLE: return "Service Unavailable";
@@ -300,43 +308,96 @@ gw_http_header(
 	return n;
 }
 
-/* The token of a request (gw_auth.h has the rule); cookie: whether the
- * cookie counts here. NULL if it is right, else why not. */
+/* The bearer token of a request (gw_auth.h has the rule; cookies never
+ * count). NULL if it is right, else why not. */
 static const char *
-gw_http_auth(struct lws *wsi, int cookie)
+gw_http_auth(struct lws *wsi)
 {
-	char authz[TOKENFILE_MAX + 64], jar[TOKENFILE_MAX + 1024];
+	char authz[TOKENFILE_MAX + 64];
 	const char *reason;
-	int alen, jlen = -1;
+	int alen;
 
 	alen = gw_http_header(
 	    wsi, WSI_TOKEN_HTTP_AUTHORIZATION, authz, sizeof authz);
-	if (alen == -1 && cookie)
-		jlen =
-		    gw_http_header(wsi, WSI_TOKEN_HTTP_COOKIE, jar, sizeof jar);
-	if (alen == -2 || jlen == -2)
+	if (alen == -2)
 		reason = "malformed";
 	else
 		reason = gw_auth_check(alen >= 0 ? authz : NULL,
-		    alen >= 0 ? (size_t)alen : 0, jlen >= 0 ? jar : NULL,
-		    jlen >= 0 ? (size_t)jlen : 0, gateway.token,
+		    alen >= 0 ? (size_t)alen : 0, NULL, 0, gateway.token,
 		    gateway.tokenlen);
 	explicit_bzero(authz, sizeof authz);
+	return reason;
+}
+
+/* Whether value[0..len) is scheme followed by host, case aside. */
+static int
+gw_http_origin_is(
+    const char *value, size_t len, const char *scheme, const char *host)
+{
+	size_t sl = strlen(scheme), hl = strlen(host);
+
+	return len == sl + hl && strncasecmp(value, scheme, sl) == 0 &&
+	    strncasecmp(value + sl, host, hl) == 0;
+}
+
+/*
+ * Whether the request's Origin is the gateway's own, as the request's
+ * Host names it. A browser sends its cookies with a WebSocket that any
+ * page opens, whatever that page's origin, so an upgrade that the cookie
+ * authenticates must come from a page the gateway served. https counts
+ * too, for a gateway behind a proxy that terminates TLS on the same
+ * authority.
+ */
+static int
+gw_http_same_origin(struct lws *wsi)
+{
+	char origin[GW_HTTP_ORIGIN_MAX], host[GW_HTTP_ORIGIN_MAX];
+	int olen, hlen;
+
+	olen = gw_http_header(wsi, WSI_TOKEN_ORIGIN, origin, sizeof origin);
+	hlen = gw_http_header(wsi, WSI_TOKEN_HOST, host, sizeof host);
+	if (olen <= 0 || hlen <= 0)
+		return 0;
+	return gw_http_origin_is(origin, (size_t)olen, "http://", host) ||
+	    gw_http_origin_is(origin, (size_t)olen, "https://", host);
+}
+
+/*
+ * noVNC's doors take the bearer token, or a session ticket in the
+ * cookie when there is no Authorization header (a browser cannot put one
+ * on its WebSocket); an upgrade the ticket authenticates must also come
+ * from the gateway's own origin. NULL if the request may pass, else the
+ * reason of the refusal.
+ */
+static const char *
+gw_http_novnc_auth(struct lws *wsi, int upgrade)
+{
+	char jar[GW_HTTP_JAR_MAX];
+	const char *reason;
+	int jlen;
+
+	if (lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_AUTHORIZATION) > 0)
+		return gw_http_auth(wsi);
+	jlen = gw_http_header(wsi, WSI_TOKEN_HTTP_COOKIE, jar, sizeof jar);
+	if (jlen == -2)
+		return "malformed";
+	reason = gw_ticket_check(jlen >= 0 ? jar : NULL,
+	    jlen >= 0 ? (size_t)jlen : 0, lws_now_usecs());
 	explicit_bzero(jar, sizeof jar);
+	if (reason == NULL && upgrade && !gw_http_same_origin(wsi))
+		reason = "origin";
 	return reason;
 }
 
 /* A refusal for want of the token: logged, counted and journaled, never
- * with the token itself. */
+ * with the token itself, and summed per peer (gw_refusal.h). */
 static void
 gw_http_auth_failed(struct lws *wsi, const char *what, const char *reason)
 {
 	char peer[GATEWAY_PEER_MAX];
 
 	gateway_peer(wsi, peer, sizeof peer);
-	log_info("refused %s from %s: token %s", what, peer, reason);
-	gw_metrics.auth_failures++;
-	gw_upstream_auth_failed(peer, reason);
+	gw_refusal_note(peer, what, reason);
 }
 
 static int
@@ -350,46 +411,50 @@ gw_http_unauthorized(struct lws *wsi, const char *reason)
 }
 
 /*
- * The token hand-off: /novnc/?token=T, T right, sets the cookie and sends
- * the browser on to the page, so that the token leaves the address bar
- * and the history. Without ?token=, a request that carries the token
- * already is sent on too.
+ * The token hand-off: /novnc/?token=T, T right, mints a session ticket,
+ * sets it as the cookie and sends the browser on to the page with
+ * location.replace, which puts the page in the place of the ?token= entry
+ * in the history; a redirect would leave that entry in the browser's
+ * history. The page's Referrer-Policy keeps the address, token and all,
+ * out of the next request. Without ?token=, a request that carries a
+ * ticket or the token already is sent on with a redirect.
  */
 static int
 gw_http_novnc_index(struct lws *wsi)
 {
-	char arg[TOKENFILE_MAX + 16];
+	static const char page[] =
+	    "<!doctype html><meta charset=\"utf-8\"><title>noVNC</title>"
+	    "<script>location.replace(\"" GW_HTTP_NOVNC_START "\")</script>"
+	    "<noscript><a href=\"" GW_HTTP_NOVNC_START
+	    "\">noVNC</a></noscript>\n";
+	char arg[TOKENFILE_MAX + 16], cookie[GW_TICKET_SET_COOKIE_MAX];
 	struct gw_http_hdr hdrs[2];
 	const char *value, *reason;
-	char *cookie;
 	int r;
 
-	hdrs[0].name = "location:";
-	hdrs[0].value = GW_HTTP_NOVNC_START;
 	value = lws_get_urlarg_by_name(wsi, "token=", arg, sizeof arg);
 	if (value == NULL) {
-		reason = gw_http_auth(wsi, 1);
+		reason = gw_http_novnc_auth(wsi, 0);
 		if (reason != NULL)
 			return gw_http_unauthorized(wsi, reason);
+		hdrs[0].name = "location:";
+		hdrs[0].value = GW_HTTP_NOVNC_START;
 		return gw_http_reply(wsi, HTTP_STATUS_FOUND, GW_HTTP_TEXT,
 		    "to the page\n", 12, hdrs, 1);
 	}
 	reason = gw_auth_token(
 	    value, strlen(value), gateway.token, gateway.tokenlen);
-	if (reason != NULL) {
-		explicit_bzero(arg, sizeof arg);
-		return gw_http_unauthorized(wsi, reason);
-	}
-	cookie = xasprintf(GW_AUTH_COOKIE "=%s; Path=/; HttpOnly; "
-	                                  "SameSite=Strict",
-	    value);
 	explicit_bzero(arg, sizeof arg);
-	hdrs[1].name = "set-cookie:";
-	hdrs[1].value = cookie;
-	r = gw_http_reply(
-	    wsi, HTTP_STATUS_FOUND, GW_HTTP_TEXT, "to the page\n", 12, hdrs, 2);
-	explicit_bzero(cookie, strlen(cookie));
-	free(cookie);
+	if (reason != NULL)
+		return gw_http_unauthorized(wsi, reason);
+	gw_ticket_mint(lws_now_usecs(), cookie, sizeof cookie);
+	hdrs[0].name = "set-cookie:";
+	hdrs[0].value = cookie;
+	hdrs[1].name = "referrer-policy:";
+	hdrs[1].value = "no-referrer";
+	r = gw_http_reply(wsi, HTTP_STATUS_OK, "text/html; charset=utf-8", page,
+	    sizeof page - 1, hdrs, 2);
+	explicit_bzero(cookie, sizeof cookie);
 	return r;
 }
 
@@ -403,7 +468,7 @@ gw_http_novnc_file(struct lws *wsi, const char *path)
 	char *body;
 	int r;
 
-	reason = gw_http_auth(wsi, 1);
+	reason = gw_http_novnc_auth(wsi, 0);
 	if (reason != NULL)
 		return gw_http_unauthorized(wsi, reason);
 	if (gw_novnc_file(
@@ -422,6 +487,7 @@ gw_http_request(struct lws *wsi, const char *in, size_t len)
 	enum gw_http_route route;
 	int meth, ulen, r;
 
+	gw_limit_head_done(wsi);
 	/* A path too long, or with a NUL in it, is no path of ours. */
 	if (len < sizeof path && memchr(in, '\0', len) == NULL) {
 		memcpy(path, in, len);
@@ -461,6 +527,7 @@ gw_http_request(struct lws *wsi, const char *in, size_t len)
 done:
 	if (r < 0 || lws_http_transaction_completed(wsi))
 		return -1;
+	gw_limit_idle(wsi);
 	return 0;
 }
 
@@ -539,8 +606,9 @@ gw_http_relay_configured(enum gw_http_route route, const char **why)
  * Every WebSocket upgrade stops here before lws answers it: a refusal is
  * written as an ordinary HTTP response and the 101 never goes out.
  * /v1 wants subprotocol berth.v1 and the bearer token; noVNC's relay
- * takes the token from the cookie too, as a browser cannot send the
- * header; the CDP relay wants the bearer token. Returns 0 to let the
+ * takes a session ticket in the cookie too, from the gateway's own
+ * origin, as a browser cannot send the header; the CDP relay wants the
+ * bearer token. Returns 0 to let the
  * upgrade proceed, 1 if a response was written, -1 to hang up.
  */
 static int
@@ -564,7 +632,7 @@ gw_http_confirm_upgrade(struct lws *wsi, const char *upgrade)
 			    "bad_request",
 			    "the subprotocol must be " GATEWAY_SUBPROTOCOL,
 			    NULL, NULL);
-		reason = gw_http_auth(wsi, 0);
+		reason = gw_http_auth(wsi);
 		break;
 	case GW_HTTP_NOVNC_WS:
 	case GW_HTTP_CDP:
@@ -576,7 +644,8 @@ gw_http_confirm_upgrade(struct lws *wsi, const char *upgrade)
 			    "bad_request",
 			    "a relay takes no subprotocol, or \"binary\"", NULL,
 			    NULL);
-		reason = gw_http_auth(wsi, route == GW_HTTP_NOVNC_WS);
+		reason = route == GW_HTTP_NOVNC_WS ? gw_http_novnc_auth(wsi, 1)
+		                                   : gw_http_auth(wsi);
 		break;
 	default:
 		return gw_http_refuse(wsi, HTTP_STATUS_NOT_FOUND, "not_found",
@@ -587,6 +656,11 @@ gw_http_confirm_upgrade(struct lws *wsi, const char *upgrade)
 	if (reason == NULL)
 		return 0;
 	gw_http_auth_failed(wsi, "upgrade", reason);
+	if (strcmp(reason, "origin") == 0)
+		return gw_http_refuse(wsi, HTTP_STATUS_FORBIDDEN, "forbidden",
+		    "the session cookie counts only from the gateway's own "
+		    "origin",
+		    NULL, NULL);
 	return gw_http_refuse(wsi, HTTP_STATUS_UNAUTHORIZED, "unauthorized",
 	    "a valid bearer token is required", "www-authenticate:", "Bearer");
 }
@@ -625,9 +699,20 @@ int
 gw_http_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
     void *in, size_t len)
 {
+	int r;
+
 	switch (reason) {
+	case LWS_CALLBACK_SERVER_NEW_CLIENT_INSTANTIATED:
+		gw_limit_accepted(wsi);
+		return 0;
 	case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
-		return gw_http_confirm_upgrade(wsi, in);
+		gw_limit_head_done(wsi);
+		r = gw_http_confirm_upgrade(wsi, in);
+		/* A WebSocket passed the token check: it counts no more. */
+		if (r == 0)
+			gw_limit_forget(wsi);
+		return r;
+	case LWS_CALLBACK_WSI_DESTROY: gw_limit_forget(wsi); return 0;
 	case LWS_CALLBACK_HTTP: return gw_http_request(wsi, in, len);
 	/* A WebSocket that offered no subprotocol stays bound here. */
 	case LWS_CALLBACK_ESTABLISHED:

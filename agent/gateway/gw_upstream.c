@@ -362,7 +362,7 @@ gw_upstream_control_subscribe(uint64_t from_seq)
 }
 
 void
-gw_upstream_auth_failed(const char *peer, const char *reason)
+gw_upstream_auth_failed(const char *peer, const char *reason, uint64_t count)
 {
 	msgpack_sbuffer sb;
 	msgpack_packer pk;
@@ -375,9 +375,10 @@ gw_upstream_auth_failed(const char *peer, const char *reason)
 	}
 	gw_upstream_control_begin(
 	    &sb, &pk, GW_REQ_AUTH_FAILED, "gateway.auth_failed");
-	msgpack_pack_map(&pk, 2);
+	msgpack_pack_map(&pk, 3);
 	proto_pack_kv_str(&pk, "peer", peer);
 	proto_pack_kv_str(&pk, "reason", reason);
+	proto_pack_kv_u64(&pk, "count", count);
 	if (gw_upstream_control_send(&sb) < 0)
 		log_warn("refusal of %s not journaled: berthd is behind", peer);
 }

@@ -57,7 +57,9 @@ void gw_upstream_control_stop(void);
 /* Whether berthd answers: connected, hello done, and a ping answered
  * lately. If not, *reason says why. */
 int gw_upstream_berthd_up(const char **reason);
-/* Tells berthd that an upgrade was refused (never with the token). */
-void gw_upstream_auth_failed(const char *peer, const char *reason);
+/* Tells berthd that count requests of peer were refused (never with the
+ * token). */
+void gw_upstream_auth_failed(
+    const char *peer, const char *reason, uint64_t count);
 
 #endif

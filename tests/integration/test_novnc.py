@@ -50,8 +50,14 @@ def desktop_config(**gateway):
     return minimal_config().replace("[gateway]\n", "[gateway]\n" + lines, 1)
 
 
-def cookie(token):
-    return {"Cookie": "berth_token=" + token}
+def ticket(sb):
+    """The session ticket /novnc/?token= hands out, as the headers a page
+    of the gateway sends with it: the cookie, and its own Origin."""
+    status, headers, _ = http_get(sb.port, "/novnc/?token=" + sb.token)
+    expect_eq(status, 200, "the hand-off's status")
+    value = headers.get("set-cookie", "").split(";")[0]
+    expect(value.startswith("berth_novnc="), "the hand-off's cookie: %r" % headers.get("set-cookie"))
+    return {"Cookie": value, "Origin": "http://127.0.0.1:%d" % sb.port}
 
 
 class Xvnc:
@@ -161,7 +167,7 @@ def raw_get(port, requests, timeout=3.0):
     return out
 
 
-@case("the page: 401 without the token; /novnc/?token= sets the cookie and redirects; the cookie opens the page")
+@case("the page: 401 without the token; /novnc/?token= sets a ticket and replaces itself; the ticket opens the page")
 def page_cookie():
     with open(os.path.join(NOVNC_DIR, "vnc.html"), "rb") as f:
         page = f.read()
@@ -174,40 +180,51 @@ def page_cookie():
         status, headers, _ = http_get(sb.port, "/novnc/?token=" + "0" * 64)
         expect_eq(status, 401, "a wrong token in the query")
         expect("set-cookie" not in headers, "a wrong token got a cookie")
-        status, headers, _ = http_get(sb.port, "/novnc/vnc.html", headers=cookie("0" * 64))
-        expect_eq(status, 401, "a wrong token in the cookie")
+        status, headers, _ = http_get(sb.port, "/novnc/vnc.html", headers={"Cookie": "berth_novnc=" + "0" * 64})
+        expect_eq(status, 401, "a wrong ticket in the cookie")
 
-        status, headers, _ = http_get(sb.port, "/novnc/?token=" + token)
-        expect_eq(status, 302, "the hand-off's status")
-        expect_eq(headers.get("location"), START, "the hand-off's Location")
+        status, headers, body = http_get(sb.port, "/novnc/?token=" + token)
+        expect_eq(status, 200, "the hand-off's status")
+        expect("location" not in headers, "the hand-off redirects: %r" % headers.get("location"))
+        expect_in(b'location.replace("' + START.encode() + b'")', body, "the hand-off's page")
+        expect_eq(headers.get("referrer-policy"), "no-referrer", "the hand-off's Referrer-Policy")
         parts = [p.strip() for p in headers.get("set-cookie", "").split(";")]
-        expect_eq(parts[0], "berth_token=" + token, "the cookie")
-        for attr in ("HttpOnly", "SameSite=Strict", "Path=/"):
+        name, _, value = parts[0].partition("=")
+        expect_eq(name, "berth_novnc", "the cookie's name")
+        expect(re.fullmatch(r"[0-9a-f]{64}", value), "the ticket: %r" % value)
+        expect(value != token, "the cookie is the token")
+        for attr in ("HttpOnly", "SameSite=Strict", "Path=/novnc/", "Max-Age=43200"):
             expect_in(attr, parts, "the cookie's attributes")
+        again = http_get(sb.port, "/novnc/?token=" + token)[1].get("set-cookie", "").split(";")[0]
+        expect(again != parts[0], "a second hand-off got the same ticket")
 
         status, headers, body = http_get(sb.port, START, headers={"Cookie": "theme=dark; " + parts[0]})
-        expect_eq(status, 200, "the page with the cookie")
+        expect_eq(status, 200, "the page with the ticket")
         expect(headers.get("content-type", "").startswith("text/html"), "type: %r" % headers.get("content-type"))
         expect(body == page, "the page is not %s/vnc.html (%d bytes)" % (NOVNC_DIR, len(body)))
-        status, headers, body = http_get(sb.port, "/novnc/app/ui.js", headers=cookie(token))
+        status, headers, body = http_get(sb.port, "/novnc/app/ui.js", headers={"Cookie": parts[0]})
         expect_eq(status, 200, "a module of the page")
         expect(headers.get("content-type", "").startswith("text/javascript"), "type: %r" % headers.get("content-type"))
-        expect_eq(http_get(sb.port, "/novnc/nope.js", headers=cookie(token))[0], 404, "a file that is not there")
-        # The bearer header does as well as the cookie, and /novnc/ with
-        # the token already on the request just sends it on.
+        expect_eq(http_get(sb.port, "/novnc/nope.js", headers={"Cookie": parts[0]})[0], 404, "a file that is not there")
+        # The token itself in the cookie opens nothing.
+        expect_eq(http_get(sb.port, "/novnc/vnc.html", headers={"Cookie": "berth_token=" + token})[0], 401,
+                  "the page with the token as a cookie")
+        # The bearer header does as well as the ticket, and /novnc/ with
+        # a credential already on the request just sends it on.
         bearer = {"Authorization": "Bearer " + token}
         expect_eq(http_get(sb.port, "/novnc/vnc.html", headers=bearer)[0], 200, "the page with the bearer token")
-        status, headers, _ = http_get(sb.port, "/novnc/", headers=cookie(token))
-        expect_eq((status, headers.get("location")), (302, START), "/novnc/ with the cookie")
+        status, headers, _ = http_get(sb.port, "/novnc/", headers={"Cookie": parts[0]})
+        expect_eq((status, headers.get("location")), (302, START), "/novnc/ with the ticket")
         expect("set-cookie" not in headers, "a second cookie")
 
         _, series = parse_metrics(http_get(sb.port, "/metrics")[2].decode())
-        expect(series.get('berth_gateway_http_requests_total{path="/novnc/"}', 0) >= 12, "requests under /novnc/: %r"
+        expect(series.get('berth_gateway_http_requests_total{path="/novnc/"}', 0) >= 13, "requests under /novnc/: %r"
                % {k: v for k, v in series.items() if "http_requests" in k})
         ev = sb.wait_event(lambda e: e["kind"] == "auth.failed")
         expect_eq(ev["data"].get("reason"), "missing", "the first refusal's reason")
         log = sb.log()
         expect(token not in log, "the token (from the query) is in the log")
+        expect(value not in log, "the ticket is in the log")
         expect(token.encode() not in sb.journal_bytes(), "the token is in the journal")
 
 
@@ -224,7 +241,7 @@ def page_paths():
         os.symlink("vnc.html", os.path.join(d, "in.html"))
         os.chmod(d, 0o755)
         with Sandbox(config=desktop_config(novnc_dir=d)) as sb:
-            c = ("Cookie: berth_token=%s\r\n" % sb.token).encode()
+            c = ("Cookie: %s\r\n" % ticket(sb)["Cookie"]).encode()
 
             def get(path, method=b"GET"):
                 return method + b" " + path + b" HTTP/1.1\r\nHost: 127.0.0.1\r\n" + c + b"\r\n"
@@ -264,7 +281,7 @@ def relay_rfb():
     vnc = Xvnc()
     with Sandbox(config=desktop_config(vnc="127.0.0.1:%d" % vnc.port)) as sb:
         # As noVNC does it: the cookie and no subprotocol.
-        ws = relay(sb, cookie(sb.token))
+        ws = relay(sb, ticket(sb))
         width, height, bpp = rfb_handshake(ws)
         expect_eq((width, height), (WIDTH, HEIGHT), "ServerInit's size")
         rfb_update(ws, width, height, bpp)
@@ -283,7 +300,9 @@ def relay_refused():
         path = "/novnc/websockify"
         for what, kw, want in (
             ("no token", {"headers": {"Sec-WebSocket-Protocol": "binary"}}, 401),
-            ("a wrong cookie", {"headers": {"Sec-WebSocket-Protocol": "binary", "Cookie": "berth_token=x"}}, 401),
+            ("a wrong cookie", {"headers": {"Sec-WebSocket-Protocol": "binary", "Cookie": "berth_novnc=x"}}, 401),
+            ("the token as a cookie", {"headers": {"Sec-WebSocket-Protocol": "binary", "Cookie": "berth_token=" + token,
+                                                   "Origin": "http://127.0.0.1:%d" % sb.port}}, 401),
             ("a wrong bearer", {"headers": {"Sec-WebSocket-Protocol": "binary"}, "token": "f" * 64}, 401),
             ("berth.v1", {"token": token}, 400),
             ("the VNC socket's protocol", {"token": token, "headers": {"Sec-WebSocket-Protocol": "berth-vnc"}}, 400),
@@ -313,7 +332,7 @@ def relay_refused():
 def relay_isolation():
     vnc = Xvnc()
     with Sandbox(config=desktop_config(vnc="127.0.0.1:%d" % vnc.port)) as sb:
-        hdrs = cookie(sb.token)
+        hdrs = ticket(sb)
         good = relay(sb, hdrs)
         width, height, bpp = rfb_handshake(good)
         garbage, big = relay(sb, hdrs), relay(sb, hdrs)
@@ -337,7 +356,7 @@ def relay_isolation():
 def relay_server_down():
     port = free_port()
     with Sandbox(config=desktop_config(vnc="127.0.0.1:%d" % port)) as sb:
-        ws = relay(sb, cookie(sb.token))
+        ws = relay(sb, ticket(sb))
         code, reason = ws.closed()
         expect_eq(code, 1011, "the close code (reason %r)" % reason)
         expect_in("VNC server 127.0.0.1:%d unreachable" % port, reason, "the reason")
@@ -348,7 +367,7 @@ def relay_server_down():
 def relay_server_gone():
     vnc = Xvnc()
     with Sandbox(config=desktop_config(vnc="127.0.0.1:%d" % vnc.port)) as sb:
-        ws = relay(sb, cookie(sb.token))
+        ws = relay(sb, ticket(sb))
         rfb_handshake(ws)
         vnc.stop()
         code, reason = ws.closed()
@@ -435,7 +454,7 @@ BOUND = 64 << 20
 def relay_flow_to_browser():
     fake = FakeRfb()
     with Sandbox(config=desktop_config(vnc="127.0.0.1:%d" % fake.port)) as sb:
-        ws = relay(sb, cookie(sb.token), sock=raw_ws_socket(sb.port, rcvbuf=65536), max_queue=1)
+        ws = relay(sb, ticket(sb), sock=raw_ws_socket(sb.port, rcvbuf=65536), max_queue=1)
         fake.accept()
         fake.flood(FLOOD)
         time.sleep(3)
@@ -458,7 +477,7 @@ def relay_flow_to_browser():
 def relay_flow_to_server():
     fake = FakeRfb()
     with Sandbox(config=desktop_config(vnc="127.0.0.1:%d" % fake.port)) as sb:
-        ws = relay(sb, cookie(sb.token))
+        ws = relay(sb, ticket(sb))
         fake.accept()
         fake.drain(FLOOD)
         sent = 0

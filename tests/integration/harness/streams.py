@@ -2,22 +2,31 @@
 subscriber that checks every seq across reconnections; pty_chunks,
 pty_read and read_to_eof, data streams checked offset by offset."""
 
+import itertools
 import time
 
 from .clients import Closed, UnixClient
 from .runner import TestFailure, Timeout, expect, expect_eq, note, short
 
 
+_peer_serial = itertools.count(1)
+
+
 def generate_events(sb, n, peer="127.0.0.1:1", reason="invalid", batch=256):
     """Journals n auth.failed events quickly, through the local op the
     gateway uses, pipelined over one Unix connection. Returns the last
-    seq journaled."""
+    seq journaled. berthd journals one event per peer per interval, so
+    each event names a peer of its own, as long as peer."""
     c = UnixClient(sb.socket, timeout=30)
     try:
         done = 0
         while done < n:
-            args = {"peer": peer, "reason": reason}
-            ids = [c.send_request("gateway.auth_failed", args) for _ in range(min(batch, n - done))]
+            ids = []
+            for _ in range(min(batch, n - done)):
+                tail = str(next(_peer_serial))
+                args = {"peer": (peer[: -len(tail)] + tail) if len(peer) > len(tail) else peer + tail,
+                        "reason": reason}
+                ids.append(c.send_request("gateway.auth_failed", args))
             for msg_id in ids:
                 m = c.response(msg_id)
                 expect(m.get("ok"), "gateway.auth_failed failed: %r" % (m,))

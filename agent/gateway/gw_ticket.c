@@ -1,0 +1,102 @@
+/* gw_ticket: noVNC's session tickets (see gw_ticket.h). Owns the table of
+ * live tickets; a slot is reused once expired, or when the table is full
+ * by the oldest. Tickets are compared in constant time. */
+#include <stdio.h>
+#include <string.h>
+
+#include "gw_ticket.h"
+#include "rand.h"
+
+struct gw_ticket {
+	char hex[GW_TICKET_HEX];
+	lws_usec_t expires; /* 0: the slot is free */
+};
+
+static struct gw_ticket gw_tickets[GW_TICKET_MAX];
+
+/* A free or expired slot, else the one that expires first. */
+static struct gw_ticket *
+gw_ticket_slot(lws_usec_t now)
+{
+	struct gw_ticket *oldest = &gw_tickets[0];
+	size_t i;
+
+	for (i = 0; i < GW_TICKET_MAX; i++) {
+		if (gw_tickets[i].expires <= now)
+			return &gw_tickets[i];
+		if (gw_tickets[i].expires < oldest->expires)
+			oldest = &gw_tickets[i];
+	}
+	return oldest;
+}
+
+void
+gw_ticket_mint(lws_usec_t now, char *out, size_t size)
+{
+	struct gw_ticket *t = gw_ticket_slot(now);
+	char hex[GW_TICKET_HEX + 1];
+
+	rand_hex(hex, GW_TICKET_BYTES);
+	memcpy(t->hex, hex, GW_TICKET_HEX);
+	t->expires = now + (lws_usec_t)GW_TICKET_TTL_S * LWS_USEC_PER_SEC;
+	snprintf(out, size,
+	    GW_TICKET_COOKIE "=%s; Path=/novnc/; Max-Age=%d; HttpOnly; "
+	                     "SameSite=Strict",
+	    hex, GW_TICKET_TTL_S);
+	explicit_bzero(hex, sizeof hex);
+}
+
+/* The value of the ticket cookie among the jar's "name=value" pairs; -1
+ * if it is not there. */
+static int
+gw_ticket_cookie(const char *v, size_t n, const char **out, size_t *outlen)
+{
+	static const char name[] = GW_TICKET_COOKIE "=";
+	size_t i = 0, a, nl = sizeof name - 1;
+
+	while (i < n) {
+		while (i < n && (v[i] == ' ' || v[i] == '\t' || v[i] == ';'))
+			i++;
+		a = i;
+		while (i < n && v[i] != ';')
+			i++;
+		if (i - a < nl || memcmp(v + a, name, nl) != 0)
+			continue;
+		a += nl;
+		while (i > a && (v[i - 1] == ' ' || v[i - 1] == '\t'))
+			i--;
+		*out = v + a;
+		*outlen = i - a;
+		return 0;
+	}
+	return -1;
+}
+
+/* Whether a[0..GW_TICKET_HEX) equals b, without an early exit. */
+static int
+gw_ticket_equal(const char *a, const char *b)
+{
+	volatile unsigned char diff = 0;
+	size_t i;
+
+	for (i = 0; i < GW_TICKET_HEX; i++)
+		diff |= (unsigned char)(a[i] ^ b[i]);
+	return diff == 0;
+}
+
+const char *
+gw_ticket_check(const char *jar, size_t len, lws_usec_t now)
+{
+	const char *v;
+	size_t vlen, i;
+	int found = 0;
+
+	if (jar == NULL || gw_ticket_cookie(jar, len, &v, &vlen) < 0)
+		return "missing";
+	if (vlen != GW_TICKET_HEX)
+		return "invalid";
+	for (i = 0; i < GW_TICKET_MAX; i++)
+		found |= gw_tickets[i].expires > now &&
+		    gw_ticket_equal(gw_tickets[i].hex, v);
+	return found ? NULL : "invalid";
+}
