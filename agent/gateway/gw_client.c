@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "gw_client.h"
+#include "gw_mask.h"
 #include "gw_metrics.h"
 #include "gw_upstream.h"
 #include "log.h"
@@ -281,6 +282,8 @@ gw_client_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 {
 	struct gw_client *c = user;
 
+	if (gw_mask_filter(wsi, reason) < 0)
+		return -1;
 	switch (reason) {
 	case LWS_CALLBACK_ESTABLISHED: gw_client_established(c, wsi); return 0;
 	case LWS_CALLBACK_RECEIVE: return gw_client_receive(c, in, len);

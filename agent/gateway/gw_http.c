@@ -12,6 +12,7 @@
 #include "gw_cdpws.h"
 #include "gw_http.h"
 #include "gw_limit.h"
+#include "gw_mask.h"
 #include "gw_metrics.h"
 #include "gw_novnc.h"
 #include "gw_refusal.h"
@@ -673,6 +674,8 @@ gw_http_relay_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 	char path[GW_HTTP_PATH_MAX];
 
 	(void)user;
+	if (gw_mask_filter(wsi, reason) < 0)
+		return -1;
 	if (reason == LWS_CALLBACK_ESTABLISHED) {
 		/* gw_http_confirm_upgrade let only the relays' paths
 		 * through to here. */
@@ -712,7 +715,9 @@ gw_http_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 		if (r == 0)
 			gw_limit_forget(wsi);
 		return r;
-	case LWS_CALLBACK_WSI_DESTROY: gw_limit_forget(wsi); return 0;
+	case LWS_CALLBACK_WSI_DESTROY:
+		gw_limit_forget(wsi);
+		return gw_mask_filter(wsi, reason);
 	case LWS_CALLBACK_HTTP: return gw_http_request(wsi, in, len);
 	/* A WebSocket that offered no subprotocol stays bound here. */
 	case LWS_CALLBACK_ESTABLISHED:

@@ -6,11 +6,14 @@ not flood the journal, slowloris connections that must not starve the
 probes, and half-sent heads that must not starve the TCP DevTools
 relay."""
 
+import base64
 import http.server
 import json
+import msgpack
 import os
 import re
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
@@ -423,6 +426,127 @@ def half_sent_heads():
         s.close()
         expect(got.startswith(b"HTTP/1.1 408"), "what a half-sent head got: %r" % got)
         expect(4 < took < 7, "a half-sent head got its 408 after %.1f s" % took)
+
+
+def ws_open(port, path, headers):
+    """A WebSocket upgrade on a raw socket kept open: returns the socket
+    once the answer's head says 101, and the bytes read past the head."""
+    key = base64.b64encode(os.urandom(16)).decode()
+    hdrs = {"Host": "127.0.0.1:%d" % port, "Upgrade": "websocket", "Connection": "Upgrade",
+            "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": key}
+    hdrs.update(headers)
+    req = "GET %s HTTP/1.1\r\n" % path + "".join("%s: %s\r\n" % kv for kv in hdrs.items() if kv[1]) + "\r\n"
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    track_closer(s.close)
+    s.sendall(req.encode())
+    buf = b""
+    while b"\r\n\r\n" not in buf:
+        chunk = s.recv(4096)
+        expect(chunk, "the gateway closed before answering the upgrade")
+        buf += chunk
+    head, rest = buf.split(b"\r\n\r\n", 1)
+    expect(head.startswith(b"HTTP/1.1 101"), "the upgrade's answer: %r" % head[:80])
+    return s, rest
+
+
+def ws_frame(opcode, payload, masked=True):
+    """One final frame; a client's is masked, unless told otherwise."""
+    n = len(payload)
+    head = bytes([0x80 | opcode])
+    bit = 0x80 if masked else 0
+    if n < 126:
+        head += bytes([bit | n])
+    elif n < 65536:
+        head += bytes([bit | 126]) + struct.pack(">H", n)
+    else:
+        head += bytes([bit | 127]) + struct.pack(">Q", n)
+    if not masked:
+        return head + payload
+    key = os.urandom(4)
+    return head + key + bytes(b ^ key[i % 4] for i, b in enumerate(payload))
+
+
+class Frames:
+    """The server's frames (unmasked) on a raw socket, read as needed."""
+
+    def __init__(self, s, buf=b""):
+        self.s, self.buf = s, buf
+
+    def _one(self):
+        b = self.buf
+        if len(b) < 2:
+            return None
+        n, off = b[1] & 0x7F, 2
+        if n == 126:
+            if len(b) < 4:
+                return None
+            n, off = struct.unpack(">H", b[2:4])[0], 4
+        elif n == 127:
+            if len(b) < 10:
+                return None
+            n, off = struct.unpack(">Q", b[2:10])[0], 10
+        if len(b) < off + n:
+            return None
+        self.buf = b[off + n:]
+        return b[0] & 0x0F, b[off:off + n]
+
+    def until(self, pred, what, timeout=10):
+        deadline = time.monotonic() + timeout
+        while True:
+            f = self._one()
+            while f is not None:
+                if pred(*f):
+                    return f
+                f = self._one()
+            left = deadline - time.monotonic()
+            expect(left > 0, "no %s from the gateway within %d s" % (what, timeout))
+            self.s.settimeout(left)
+            chunk = self.s.recv(65536)
+            expect(chunk, "the gateway closed the connection before %s" % what)
+            self.buf += chunk
+
+    def expect_1002(self, what):
+        _, payload = self.until(lambda op, p: op == 0x8, "a close frame")
+        code = struct.unpack(">H", payload[:2])[0] if len(payload) >= 2 else None
+        expect_eq(code, 1002, "the close code after %s" % what)
+
+
+@case("unmasked frames: a client's unmasked frame on /v1 gets close code 1002; masked ones of every length pass")
+def unmasked_v1():
+    with Sandbox() as sb:
+        s, rest = ws_open(sb.port, "/v1", {"Authorization": "Bearer " + sb.token, "Sec-WebSocket-Protocol": "berth.v1"})
+        fr = Frames(s, rest)
+        # Masked frames with a 7-bit, a 16-bit and a 64-bit length go
+        # through: a hello, then pings padded to each size, answered.
+        hello = {"type": "request", "id": 1, "op": "hello", "args": {"version": "berth.v1"}}
+        s.sendall(ws_frame(0x2, msgpack.packb(hello)))
+        fr.until(lambda op, p: op == 0x2 and msgpack.unpackb(p).get("id") == 1, "hello's answer")
+        for i, size in enumerate((0, 300, 70000)):
+            msg = msgpack.packb({"type": "request", "id": 2 + i, "op": "ping", "args": {}, "pad": "x" * size})
+            s.sendall(ws_frame(0x2, msg))
+            fr.until(lambda op, p, i=i: op == 0x2 and msgpack.unpackb(p).get("id") == 2 + i,
+                     "the answer to a %d-byte frame" % len(msg))
+        s.sendall(ws_frame(0x9, b"masked"))
+        fr.until(lambda op, p: op == 0xA and p == b"masked", "the pong")
+        s.sendall(ws_frame(0x9, b"unmasked", masked=False))
+        fr.expect_1002("an unmasked ping on /v1")
+
+
+@case("unmasked frames: the noVNC relay closes with 1002 on an unmasked frame, after relaying masked ones")
+def unmasked_novnc():
+    port = xvnc()
+    with Sandbox(config=config(vnc="127.0.0.1:%d" % port)) as sb:
+        jar, _ = hand_off(sb)
+        own = "http://127.0.0.1:%d" % sb.port
+        s, rest = ws_open(sb.port, "/novnc/websockify", {"Cookie": jar, "Origin": own, "Sec-WebSocket-Protocol": "binary"})
+        fr = Frames(s, rest)
+        # The RFB server speaks first; the client's masked version gets
+        # the security types back.
+        fr.until(lambda op, p: op == 0x2 and p.startswith(b"RFB 003."), "the RFB version")
+        s.sendall(ws_frame(0x2, b"RFB 003.008\n"))
+        fr.until(lambda op, p: op == 0x2, "the security types")
+        s.sendall(ws_frame(0x2, b"\x01", masked=False))
+        fr.expect_1002("an unmasked frame on the noVNC relay")
 
 
 if __name__ == "__main__":
