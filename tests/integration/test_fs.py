@@ -240,6 +240,16 @@ def stat():
         expect_eq(r["type"], "other", "a character device")
 
 
+@case("fs.list of an empty directory: no entries, and berthd goes on")
+def list_empty():
+    d = scratch()
+    with Sandbox() as sb:
+        c = sb.ws()
+        r = c.call("fs.list", {"path": d})
+        expect_eq((r["entries"], r["truncated"]), ([], False), "the listing of an empty directory")
+        expect_eq(c.call("fs.list", {"path": d, "depth": 3})["entries"], [], "again, deeper: berthd still answers")
+
+
 @case("fs.list: sorted, depth, symlinks not followed, limit truncates; not_found, not_a_directory")
 def list_():
     d = scratch()
