@@ -813,7 +813,7 @@ fswatch_find(const char *id)
 	return NULL;
 }
 
-/* A new watch of path; takes user. */
+/* A new watch of path, done as user (copied into it). */
 static struct fswatch *
 fswatch_new(
     const char *path, bool recursive, bool follow, const struct fsuser *user)
@@ -869,20 +869,18 @@ fswatch_trim(char *path)
 static int
 fswatch_add_file(struct fswatch *w)
 {
-	char name[NAME_MAX + 1];
+	char name[NAME_MAX + 1], *slash = strrchr(w->path, '/'), *dir;
 	int dfd = fsopen_parent(w->path, w->follow, name), wd, err;
 
-	w->only = strrchr(w->path, '/') + 1;
+	w->only = slash + 1;
 	if (dfd < 0)
 		return -1;
 	wd = fswatch_add_fd(dfd, FSWATCH_MASK | IN_ONLYDIR);
 	err = errno;
 	if (wd >= 0) {
-		char *slash = strrchr(w->path, '/');
-		char *dir = slash == w->path
+		dir = slash == w->path
 		    ? xstrdup("/")
 		    : xstrndup(w->path, (size_t)(slash - w->path));
-
 		fswatch_node_add(w, wd, dir, true);
 		free(dir);
 	}
