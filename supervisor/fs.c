@@ -333,7 +333,8 @@ fs_do_list(struct server_conn *c, const struct proto_msg *m)
 	}
 	l.limit = limit;
 	fs_list_dir(&l, fd, path, depth);
-	qsort(l.v, l.n, sizeof *l.v, fs_entry_cmp);
+	if (l.n > 0) /* an empty directory has no array to sort */
+		qsort(l.v, l.n, sizeof *l.v, fs_entry_cmp);
 
 	pk = server_reply_begin(c, m->id);
 	msgpack_pack_map(pk, 4);

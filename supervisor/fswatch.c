@@ -1,11 +1,15 @@
 /* fswatch: fs.watch (see fswatch.h). One inotify instance serves every
  * watch; a watch holds one node per directory it watches (a file watch:
  * the file's directory, filtered to its name) and the changes of the
- * current window, coalesced per path and told when the window closes. */
+ * current window, coalesced per path and told when the window closes.
+ * A directory is resolved as every file op resolves a path (fsopen) and
+ * given to inotify as its descriptor's /proc/self/fd name, so the watch
+ * is on what was checked, never on what a link swapped in meanwhile. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <search.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
@@ -17,6 +21,8 @@
 #include "clock.h"
 #include "events.h"
 #include "fserr.h"
+#include "fsopen.h"
+#include "fsuser.h"
 #include "fswatch.h"
 #include "log.h"
 #include "rand.h"
@@ -92,6 +98,8 @@ struct fswatch {
 	char *path;
 	const char *only; /* a file watch: the file's name, in path */
 	bool recursive;
+	bool follow;        /* follow_symlinks: the paths below too */
+	struct fsuser user; /* "as": every directory is watched as them */
 	LIST_HEAD(, fswatch_node) nodes;
 	unsigned ndirs;
 
@@ -340,23 +348,85 @@ fswatch_record_move(struct fswatch *w, const char *path, const char *from)
 
 /* ---- walking ---- */
 
-/*
- * Watches the directory at path for w and, for a recursive watch, every
- * directory below it. The watch is placed before the directory is read,
- * so nothing made meanwhile is missed; with report, what is found is told
- * as created (it may have appeared before the watch). Returns 0, or -1
- * with errno if path itself could not be watched.
- */
+/* An inotify watch on the file open on fd (any kind of descriptor, O_PATH
+ * too): through the magic link, which names the open file itself. */
 static int
-fswatch_add_tree(
-    struct fswatch *w, const char *path, bool root, bool report, unsigned depth)
+fswatch_add_fd(int fd, uint32_t mask)
 {
-	uint32_t flags = IN_ONLYDIR | (root ? 0 : IN_DONT_FOLLOW);
-	struct dirent *de;
+	char proc[32];
+
+	snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+	return inotify_add_watch(fswatch_fd, proc, mask);
+}
+
+/* Whether entry de of d is a directory, never following a symlink. */
+static bool
+fswatch_is_dir(DIR *d, const struct dirent *de)
+{
 	struct stat st;
+
+	if (de->d_type != DT_UNKNOWN)
+		return de->d_type == DT_DIR;
+	return fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISDIR(st.st_mode);
+}
+
+static int fswatch_add_dir(struct fswatch *w, int fd, const char *path,
+    bool root, bool report, unsigned depth);
+
+/* Reads the directory open on fd for a recursive watch: each entry told
+ * as created with report, each directory watched in turn, opened in its
+ * parent without following a symlink. */
+static void
+fswatch_add_entries(
+    struct fswatch *w, int fd, const char *path, bool report, unsigned depth)
+{
+	struct dirent *de;
 	bool dir;
 	char *sub;
+	int rfd, sfd;
 	DIR *d;
+
+	if ((rfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return;
+	if ((d = fdopendir(rfd)) == NULL) {
+		close(rfd);
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		dir = fswatch_is_dir(d, de);
+		if (!dir && !report)
+			continue;
+		sub = fswatch_join(path, de->d_name);
+		if (report)
+			fswatch_record(w, sub, FSWATCH_CREATED);
+		if (dir &&
+		    (sfd = openat(dirfd(d), de->d_name,
+		         O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
+			fswatch_add_dir(w, sfd, sub, false, report, depth + 1);
+			close(sfd);
+		}
+		free(sub);
+	}
+	closedir(d);
+}
+
+/*
+ * Watches the directory open on fd, at path, for w and, for a recursive
+ * watch, every directory below it; runs with w's user's rights, so that
+ * inotify asks for their right to read each directory. The watch is
+ * placed before the directory is read, so nothing made meanwhile is
+ * missed; with report, what is found is told as created (it may have
+ * appeared before the watch). Returns 0, or -1 with errno if this
+ * directory itself could not be watched.
+ */
+static int
+fswatch_add_dir(struct fswatch *w, int fd, const char *path, bool root,
+    bool report, unsigned depth)
+{
 	int wd;
 
 	if (w->ndirs >= FSWATCH_DIRS_MAX || depth > FSWATCH_DEPTH_MAX) {
@@ -364,36 +434,42 @@ fswatch_add_tree(
 		errno = ENOSPC;
 		return -1;
 	}
-	if ((wd = inotify_add_watch(fswatch_fd, path, FSWATCH_MASK | flags)) <
-	    0) {
+	if ((wd = fswatch_add_fd(fd, FSWATCH_MASK | IN_ONLYDIR)) < 0) {
 		if (errno == ENOSPC)
 			w->limited = true;
 		return -1;
 	}
 	if (!fswatch_has_wd(w, wd))
 		fswatch_node_add(w, wd, path, root);
-	if (!w->recursive || (d = opendir(path)) == NULL)
-		return 0;
-	while ((de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 ||
-		    strcmp(de->d_name, "..") == 0)
-			continue;
-		dir = de->d_type == DT_DIR;
-		if (de->d_type == DT_UNKNOWN)
-			dir = fstatat(dirfd(d), de->d_name, &st,
-			          AT_SYMLINK_NOFOLLOW) == 0 &&
-			    S_ISDIR(st.st_mode);
-		if (!dir && !report)
-			continue;
-		sub = fswatch_join(path, de->d_name);
-		if (report)
-			fswatch_record(w, sub, FSWATCH_CREATED);
-		if (dir)
-			fswatch_add_tree(w, sub, false, report, depth + 1);
-		free(sub);
-	}
-	closedir(d);
+	if (w->recursive)
+		fswatch_add_entries(w, fd, path, report, depth);
 	return 0;
+}
+
+/* fswatch_add_dir of the directory at path, resolved as the request's
+ * path was (no symlink followed unless w follows them, and never the
+ * last component below the root), as w's user. */
+static int
+fswatch_add_tree(
+    struct fswatch *w, const char *path, bool root, bool report, unsigned depth)
+{
+	int fd, r, err;
+
+	if (fsuser_enter(&w->user) != 0) {
+		log_warn("fs.watch %s: cannot take the user's identity: %s",
+		    w->id, strerror(errno));
+		return -1;
+	}
+	fd = fsopen_open(path,
+	    O_PATH | O_DIRECTORY | O_CLOEXEC | (root ? 0 : O_NOFOLLOW), 0,
+	    w->follow);
+	r = fd < 0 ? -1 : fswatch_add_dir(w, fd, path, root, report, depth);
+	err = errno;
+	if (fd >= 0)
+		close(fd);
+	fsuser_leave(&w->user);
+	errno = err;
+	return r;
 }
 
 /* Forgets the directories of w at or under path (moved out of sight). */
@@ -737,8 +813,10 @@ fswatch_find(const char *id)
 	return NULL;
 }
 
+/* A new watch of path, done as user (copied into it). */
 static struct fswatch *
-fswatch_new(const char *path, bool recursive)
+fswatch_new(
+    const char *path, bool recursive, bool follow, const struct fsuser *user)
 {
 	struct fswatch *w = xcalloc(1, sizeof *w);
 
@@ -747,6 +825,8 @@ fswatch_new(const char *path, bool recursive)
 	while (fswatch_find(w->id) != NULL);
 	w->path = xstrdup(path);
 	w->recursive = recursive;
+	w->follow = follow;
+	w->user = *user;
 	LIST_INIT(&w->nodes);
 	TAILQ_INIT(&w->changes);
 	LIST_INIT(&w->moves);
@@ -784,41 +864,108 @@ fswatch_trim(char *path)
 		path[--len] = '\0';
 }
 
-/* Watches the file at path through its directory, filtered to its name. */
+/* Watches the file at w's path through its directory, filtered to its
+ * name; the directory is resolved as the file was. */
 static int
 fswatch_add_file(struct fswatch *w)
 {
-	char *slash = strrchr(w->path, '/');
-	char *dir = slash == w->path
-	    ? xstrdup("/")
-	    : xstrndup(w->path, (size_t)(slash - w->path));
-	int wd;
+	char name[NAME_MAX + 1], *slash = strrchr(w->path, '/'), *dir;
+	int dfd = fsopen_parent(w->path, w->follow, name), wd, err;
 
 	w->only = slash + 1;
-	wd = inotify_add_watch(fswatch_fd, dir, FSWATCH_MASK | IN_ONLYDIR);
-	if (wd >= 0)
+	if (dfd < 0)
+		return -1;
+	wd = fswatch_add_fd(dfd, FSWATCH_MASK | IN_ONLYDIR);
+	err = errno;
+	if (wd >= 0) {
+		dir = slash == w->path
+		    ? xstrdup("/")
+		    : xstrndup(w->path, (size_t)(slash - w->path));
 		fswatch_node_add(w, wd, dir, true);
-	free(dir);
+		free(dir);
+	}
+	close(dfd);
+	errno = err;
 	return wd < 0 ? -1 : 0;
+}
+
+/* Watches the directory or file at w's path, as w's user; *err is the
+ * failure's errno. Returns 0 or -1. */
+static int
+fswatch_start(struct fswatch *w, bool dir, int fd, int *err)
+{
+	int r;
+
+	if (fsuser_enter(&w->user) != 0) {
+		*err = errno;
+		return -1;
+	}
+	r = dir ? fswatch_add_dir(w, fd, w->path, true, false, 0)
+	        : fswatch_add_file(w);
+	*err = errno;
+	fsuser_leave(&w->user);
+	return r;
+}
+
+/* Resolves path as the op's user, as every file op does: the O_PATH fd
+ * of what the watch is on, or -1 with errno. */
+static int
+fswatch_resolve(const char *path, bool follow, struct fsuser *u, bool *dir)
+{
+	struct stat st;
+	int fd, err;
+
+	if (fsuser_enter(u) != 0)
+		return -1;
+	fd = fsopen_open(path, O_PATH | O_CLOEXEC, 0, follow);
+	err = errno;
+	fsuser_leave(u);
+	if (fd >= 0 && fstat(fd, &st) != 0)
+		err = errno;
+	/* fsopen's walk opens a last symlink itself, where openat2 fails. */
+	else if (fd >= 0 && S_ISLNK(st.st_mode))
+		err = ELOOP;
+	else if (fd >= 0) {
+		*dir = S_ISDIR(st.st_mode);
+		return fd;
+	}
+	if (fd >= 0)
+		close(fd);
+	errno = err;
+	return -1;
+}
+
+/* Reads fs.watch's args into path, *recursive, *follow and u. Returns 0,
+ * or -1 after replying bad_args. */
+static int
+fswatch_args(struct server_conn *c, const struct proto_msg *m, char *path,
+    bool *recursive, bool *follow, struct fsuser *u)
+{
+	if (fserr_arg_path(c, m, "path", path) < 0)
+		return -1;
+	if (proto_arg_bool(m->args, "recursive", recursive) < 0) {
+		server_reply_error(c, m->id, PROTO_E_BAD_ARGS,
+		    "fs.watch: \"recursive\" must be a bool");
+		return -1;
+	}
+	if (fserr_arg_follow(c, m, follow) < 0 || fsuser_arg(c, m, u) < 0)
+		return -1;
+	fswatch_trim(path);
+	return 0;
 }
 
 void
 fswatch_op_watch(struct server_conn *c, const struct proto_msg *m)
 {
 	char path[FSERR_PATH_MAX];
-	bool recursive = false;
+	bool recursive = false, follow, dir;
 	msgpack_packer *pk;
+	struct fsuser u;
 	struct fswatch *w;
-	struct stat st;
-	int r, err;
+	int fd, r, err;
 
-	if (fserr_arg_path(c, m, "path", path) < 0)
+	if (fswatch_args(c, m, path, &recursive, &follow, &u) < 0)
 		return;
-	if (proto_arg_bool(m->args, "recursive", &recursive) < 0) {
-		server_reply_error(c, m->id, PROTO_E_BAD_ARGS,
-		    "fs.watch: \"recursive\" must be a bool");
-		return;
-	}
 	if (fswatch_fd < 0) {
 		server_reply_error(c, m->id, PROTO_E_UNAVAILABLE,
 		    "fs.watch: inotify is not available");
@@ -829,17 +976,13 @@ fswatch_op_watch(struct server_conn *c, const struct proto_msg *m)
 		    "fs.watch: at most %d watches", FSWATCH_MAX);
 		return;
 	}
-	fswatch_trim(path);
-	if (stat(path, &st) != 0) {
+	if ((fd = fswatch_resolve(path, follow, &u, &dir)) < 0) {
 		fserr_reply(c, m->id, errno, "watch", path);
 		return;
 	}
-	w = fswatch_new(path, recursive && S_ISDIR(st.st_mode));
-	if (S_ISDIR(st.st_mode))
-		r = fswatch_add_tree(w, w->path, true, false, 0);
-	else
-		r = fswatch_add_file(w);
-	err = errno;
+	w = fswatch_new(path, recursive && dir, follow, &u);
+	r = fswatch_start(w, dir, fd, &err);
+	close(fd);
 	if (r != 0 || w->limited) {
 		fswatch_free(w);
 		if (r != 0 && err != ENOSPC)

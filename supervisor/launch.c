@@ -1,4 +1,5 @@
 /* launch: the program a pty.open or proc.start runs (see launch.h). */
+#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -139,6 +140,24 @@ out:
 	return env;
 }
 
+/* The user's groups from the group database, as for a login (a service
+ * gets its user's the same way): a command for a user has the access
+ * that user's own shell would. More than LAUNCH_GROUPS_MAX keeps the
+ * first ones, the primary among them, which gives less, never more. */
+static void
+launch_groups(struct launch *l, const struct passwd *pw)
+{
+	int n = LAUNCH_GROUPS_MAX;
+
+	if (getgrouplist(pw->pw_name, pw->pw_gid, l->groups, &n) < 0)
+		n = LAUNCH_GROUPS_MAX;
+	if (n < 1) {
+		l->groups[0] = pw->pw_gid;
+		n = 1;
+	}
+	l->ngroups = n;
+}
+
 int
 launch_parse(struct launch *l, struct server_conn *c, const struct proto_msg *m,
     enum launch_kind kind, const char *term)
@@ -181,6 +200,7 @@ launch_parse(struct launch *l, struct server_conn *c, const struct proto_msg *m,
 		l->has_user = true;
 		l->uid = pw->pw_uid;
 		l->gid = pw->pw_gid;
+		launch_groups(l, pw);
 	}
 	return 0;
 }
@@ -196,8 +216,8 @@ launch_spec(const struct launch *l, struct child_spec *spec)
 		spec->set_ids = true;
 		spec->uid = l->uid;
 		spec->gid = l->gid;
-		spec->groups = &l->gid;
-		spec->ngroups = 1;
+		spec->groups = l->groups;
+		spec->ngroups = (size_t)l->ngroups;
 	}
 }
 

@@ -8,11 +8,15 @@
 
 #include <pwd.h>
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "child.h"
 #include "proto.h"
 #include "secrets.h"
 #include "server.h"
+
+/* A user's groups kept, the primary first; past it, the first ones. */
+#define LAUNCH_GROUPS_MAX 64
 
 struct launch {
 	char **argv;
@@ -21,6 +25,8 @@ struct launch {
 	bool has_user;
 	uid_t uid;
 	gid_t gid;
+	gid_t groups[LAUNCH_GROUPS_MAX]; /* the user's, as a login gives */
+	int ngroups;
 	struct secrets_grant grant;
 };
 

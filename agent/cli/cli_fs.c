@@ -29,6 +29,85 @@
 #define CLI_FS_DOWNLOAD_SUFFIX ".berth-download"
 
 /*
+ * How berthd does a command's file ops: as the user --as names (the op
+ * then has that user's rights; "as"), and following symlinks only with
+ * --follow-symlinks ("follow_symlinks"), which every fs.* request of the
+ * command carries. as points into argv.
+ */
+struct cli_fs_how {
+	const char *as;
+	bool follow;
+};
+
+enum {
+	CLI_FS_OPT_AS = 256,
+	CLI_FS_OPT_FOLLOW,
+};
+
+/* The options of struct cli_fs_how, in every file command's table. */
+#define CLI_FS_HOW_OPTS                                                        \
+	{"as", required_argument, NULL, CLI_FS_OPT_AS},                        \
+	{                                                                      \
+		"follow-symlinks", no_argument, NULL, CLI_FS_OPT_FOLLOW        \
+	}
+
+/* Takes option c into how if it is one of CLI_FS_HOW_OPTS: 1 if it was,
+ * 0 if not, CLI_STOP after a usage error. */
+static int
+cli_fs_how_opt(struct cli *cli, int c, struct cli_fs_how *how)
+{
+	if (c == CLI_FS_OPT_FOLLOW) {
+		how->follow = true;
+		return 1;
+	}
+	if (c != CLI_FS_OPT_AS)
+		return 0;
+	if (optarg[0] == '\0') {
+		cli_usage(cli, "--as wants a user's name");
+		return CLI_STOP;
+	}
+	how->as = optarg;
+	return 1;
+}
+
+/* How many keys how adds to a request. */
+static uint32_t
+cli_fs_how_keys(const struct cli_fs_how *how)
+{
+	return (how->as != NULL) + how->follow;
+}
+
+static void
+cli_fs_how_pack(msgpack_packer *pk, const struct cli_fs_how *how)
+{
+	if (how->as != NULL)
+		proto_pack_kv_str(pk, "as", how->as);
+	if (how->follow)
+		proto_pack_kv_bool(pk, "follow_symlinks", true);
+}
+
+/* cli_xfer_read's more, for fs.read. */
+static void
+cli_fs_how_more(msgpack_packer *pk, const void *arg)
+{
+	cli_fs_how_pack(pk, arg);
+}
+
+static void
+cli_fs_how_read(struct cli_xfer_read *rd, const struct cli_fs_how *how)
+{
+	rd->nmore = cli_fs_how_keys(how);
+	rd->more = cli_fs_how_more;
+	rd->more_arg = how;
+}
+
+/* A request about one path, done as how says; both borrowed. */
+struct cli_fs_at {
+	const char *path;
+	const struct cli_fs_how *how;
+};
+
+/*
  * An upload: chunk after chunk of the local fd to path, at most
  * CLI_XFER_PIPE in flight; next is what goes next, acked what berthd's
  * partial is known to hold. The last chunk says done and sets the mode.
@@ -37,6 +116,7 @@
 struct cli_fs_up {
 	struct cli_xfer_link link;
 	const char *local; /* argv */
+	struct cli_fs_how how;
 	char *path;
 	int fd;
 	uint64_t size;
@@ -119,20 +199,24 @@ cli_fs_local_error(const char *what, const char *path, char **cause)
 static void
 cli_fs_pack_path_cb(msgpack_packer *pk, void *ctx)
 {
-	msgpack_pack_map(pk, 1);
-	proto_pack_kv_str(pk, "path", ctx);
+	const struct cli_fs_at *at = ctx;
+
+	msgpack_pack_map(pk, 1 + cli_fs_how_keys(at->how));
+	proto_pack_kv_str(pk, "path", at->path);
+	cli_fs_how_pack(pk, at->how);
 }
 
 /* fs.stat of path: the result, owned by the connection. */
 static int
 cli_fs_stat(struct cli_xfer_link *l, const char *path,
-    const msgpack_object **resultp, char **cause)
+    const struct cli_fs_how *how, const msgpack_object **resultp, char **cause)
 {
+	struct cli_fs_at at = {.path = path, .how = how};
 	const struct proto_msg *resp;
 	int status;
 
-	status = cli_fs_call(
-	    l, "fs.stat", cli_fs_pack_path_cb, (void *)path, &resp, cause);
+	status =
+	    cli_fs_call(l, "fs.stat", cli_fs_pack_path_cb, &at, &resp, cause);
 	if (status == CLI_CONN_OK)
 		*resultp = resp->result;
 	return status;
@@ -154,8 +238,9 @@ cli_fs_pack_write_cb(msgpack_packer *pk, void *ctx)
 {
 	struct cli_fs_up *up = ctx;
 
-	msgpack_pack_map(pk, 4 + up->chunk.last);
+	msgpack_pack_map(pk, 4 + up->chunk.last + cli_fs_how_keys(&up->how));
 	proto_pack_kv_str(pk, "path", up->path);
+	cli_fs_how_pack(pk, &up->how);
 	proto_pack_kv_u64(pk, "offset", up->chunk.offset);
 	proto_pack_str(pk, "data");
 	msgpack_pack_bin(pk, up->chunk.len);
@@ -245,12 +330,13 @@ static int
 cli_fs_up_resume_cb(void *arg, char **cause)
 {
 	struct cli_fs_up *up = arg;
+	struct cli_fs_at at = {.path = up->path, .how = &up->how};
 	const struct proto_msg *resp;
 	uint64_t pending = 0;
 	int status;
 
 	status = cli_fs_call(
-	    &up->link, "fs.write", cli_fs_pack_path_cb, up->path, &resp, cause);
+	    &up->link, "fs.write", cli_fs_pack_path_cb, &at, &resp, cause);
 	if (status != CLI_CONN_OK)
 		return status;
 	proto_arg_u64(resp->result, "pending", &pending);
@@ -287,7 +373,7 @@ cli_fs_up_target(
 	char *name;
 	int status;
 
-	status = cli_fs_stat(&up->link, remote, &st, cause);
+	status = cli_fs_stat(&up->link, remote, &up->how, &st, cause);
 	if (status == CLI_CONN_ANSWERED) {
 		/* Not there (or not to be looked at): fs.write says more. */
 		free(*cause);
@@ -308,7 +394,7 @@ cli_fs_up_target(
 
 static int
 cli_fs_upload(struct cli *cli, const char *local, const char *remote,
-    bool quiet, char **cause)
+    const struct cli_fs_how *how, bool quiet, char **cause)
 {
 	struct cli_fs_up *up = xcalloc(1, sizeof *up);
 	struct stat sb;
@@ -316,6 +402,7 @@ cli_fs_upload(struct cli *cli, const char *local, const char *remote,
 
 	cli_xfer_link_init(&up->link, cli);
 	up->local = local;
+	up->how = *how;
 	if ((up->fd = open(local, O_RDONLY | O_CLOEXEC)) == -1 ||
 	    fstat(up->fd, &sb) != 0)
 		status = cli_fs_local_error("cannot read", local, cause);
@@ -402,7 +489,7 @@ cli_fs_down_run(struct cli_xfer_read *rd, const char *local, bool quiet,
 
 static int
 cli_fs_download(struct cli *cli, const char *remote, const char *local,
-    bool quiet, char **cause)
+    const struct cli_fs_how *how, bool quiet, char **cause)
 {
 	struct cli_xfer_read rd = {.op = "fs.read",
 	    .key = "path",
@@ -411,9 +498,10 @@ cli_fs_download(struct cli *cli, const char *remote, const char *local,
 	const msgpack_object *st;
 	int status;
 
+	cli_fs_how_read(&rd, how);
 	cli_xfer_link_init(&rd.link, cli);
 	if ((status = cli_xfer_open(&rd.link, cause)) == CLI_CONN_OK)
-		status = cli_fs_stat(&rd.link, remote, &st, cause);
+		status = cli_fs_stat(&rd.link, remote, how, &st, cause);
 	if (status == CLI_CONN_OK && !cli_fs_is(st, "file")) {
 		*cause = xasprintf("%s in the sandbox is not a regular file "
 		                   "(cp copies files)",
@@ -433,16 +521,21 @@ cli_fs_cp(struct cli *cli, int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"quiet", no_argument, NULL, 'q'},
+	    CLI_FS_HOW_OPTS,
 	    {NULL, 0, NULL, 0},
 	};
 	char *words[2] = {NULL, NULL}, *word, *cause;
+	struct cli_fs_how how = {0};
 	const char *remote;
 	bool quiet = false, up;
-	int c, n = 0, status;
+	int c, n = 0, status, took;
 
 	while ((c = cli_next(cli, argc, argv, opts, "q", &word)) != -1) {
-		if (c == CLI_STOP)
+		if (c == CLI_STOP ||
+		    (took = cli_fs_how_opt(cli, c, &how)) == CLI_STOP)
 			return CLI_EXIT_USAGE;
+		if (took)
+			continue;
 		if (c == 'q')
 			quiet = true;
 		else if (n == 2)
@@ -463,9 +556,11 @@ cli_fs_cp(struct cli *cli, int argc, char **argv)
 		return cli_usage(cli, "an empty local path");
 	cli_xfer_signals();
 	if (up)
-		status = cli_fs_upload(cli, words[0], remote, quiet, &cause);
+		status =
+		    cli_fs_upload(cli, words[0], remote, &how, quiet, &cause);
 	else
-		status = cli_fs_download(cli, remote, words[1], quiet, &cause);
+		status =
+		    cli_fs_download(cli, remote, words[1], &how, quiet, &cause);
 	return status == CLI_CONN_OK ? CLI_EXIT_OK
 	                             : cli_xfer_exit(status, cause);
 }
@@ -475,21 +570,28 @@ cli_fs_cp(struct cli *cli, int argc, char **argv)
 static int
 cli_fs_cat(struct cli *cli, int argc, char **argv)
 {
+	static const struct option opts[] = {
+	    CLI_FS_HOW_OPTS,
+	    {NULL, 0, NULL, 0},
+	};
 	struct cli_xfer_read rd = {.op = "fs.read",
 	    .key = "path",
 	    .fd = STDOUT_FILENO,
 	    .out = "the output"};
 	const char **paths = xcalloc((size_t)argc, sizeof *paths);
+	struct cli_fs_how how = {0};
 	char *word, *cause;
-	int c, i, n = 0, status = CLI_EXIT_OK, failed = 0;
+	int c, i, n = 0, status = CLI_EXIT_OK, failed = 0, took;
 
 	while (status == CLI_EXIT_OK &&
-	    (c = cli_next(cli, argc, argv, NULL, "", &word)) != -1) {
-		if (c == CLI_STOP)
+	    (c = cli_next(cli, argc, argv, opts, "", &word)) != -1) {
+		if (c == CLI_STOP ||
+		    (took = cli_fs_how_opt(cli, c, &how)) == CLI_STOP)
 			status = CLI_EXIT_USAGE;
-		else
+		else if (!took)
 			status = cli_fs_remote_path(cli, word, &paths[n++]);
 	}
+	cli_fs_how_read(&rd, &how);
 	if (status == CLI_EXIT_OK && n == 0)
 		status = cli_usage(cli, "cat wants a path");
 	if (status == CLI_EXIT_OK)
@@ -661,6 +763,7 @@ struct cli_fs_list_args {
 	const char *path;
 	uint64_t depth;
 	bool follow;
+	struct cli_fs_how how;
 };
 
 static void
@@ -668,9 +771,10 @@ cli_fs_pack_list_cb(msgpack_packer *pk, void *ctx)
 {
 	struct cli_fs_list_args *a = ctx;
 
-	msgpack_pack_map(pk, 2);
+	msgpack_pack_map(pk, 2 + cli_fs_how_keys(&a->how));
 	proto_pack_kv_str(pk, "path", a->path);
 	proto_pack_kv_u64(pk, "depth", a->depth);
+	cli_fs_how_pack(pk, &a->how);
 }
 
 static void
@@ -678,9 +782,10 @@ cli_fs_pack_lstat_cb(msgpack_packer *pk, void *ctx)
 {
 	struct cli_fs_list_args *a = ctx;
 
-	msgpack_pack_map(pk, 2);
+	msgpack_pack_map(pk, 2 + cli_fs_how_keys(&a->how));
 	proto_pack_kv_str(pk, "path", a->path);
 	proto_pack_kv_bool(pk, "follow", a->follow);
+	cli_fs_how_pack(pk, &a->how);
 }
 
 /* fs.list's answer: the entries, and what the listing left out. */
@@ -740,6 +845,7 @@ cli_fs_ls(struct cli *cli, int argc, char **argv)
 	    {"long", no_argument, NULL, 'l'},
 	    {"all", no_argument, NULL, 'a'},
 	    {"recursive", no_argument, NULL, 'R'},
+	    CLI_FS_HOW_OPTS,
 	    {NULL, 0, NULL, 0},
 	};
 	struct cli_xfer_link l;
@@ -747,9 +853,13 @@ cli_fs_ls(struct cli *cli, int argc, char **argv)
 	struct cli_fs_ls ls = {.tame = isatty(STDOUT_FILENO)};
 	const struct proto_msg *resp;
 	char *word, *cause;
-	int c, status;
+	int c, status, took;
 
 	while ((c = cli_next(cli, argc, argv, opts, "laR", &word)) != -1) {
+		if ((took = cli_fs_how_opt(cli, c, &a.how)) == CLI_STOP)
+			return CLI_EXIT_USAGE;
+		if (took)
+			continue;
 		switch (c) {
 		case CLI_STOP: return CLI_EXIT_USAGE;
 		case 'l': ls.longfmt = true; break;
@@ -791,27 +901,34 @@ cli_fs_ls(struct cli *cli, int argc, char **argv)
 	return CLI_EXIT_OK;
 }
 
+/* What --help says of CLI_FS_HOW_OPTS, in each file command's summary. */
+#define CLI_FS_HOW_HELP                                                        \
+	"--as USER: with USER's rights; --follow-symlinks:\n"                  \
+	"through symlinks in sandbox paths (else refused)"
+
 const struct cli_cmd_entry cli_fs_cp_entry = {
     .name = "cp",
-    .usage = "[-q] LOCAL :REMOTE | :REMOTE LOCAL",
-    .summary = "copy a file into the sandbox or out of it\n"
-               "(:PATH is in the sandbox; into a directory,\n"
-               "the file keeps its name); -q: no progress bar",
+    .usage =
+        "[-q] [--as USER] [--follow-symlinks] LOCAL :REMOTE | :REMOTE LOCAL",
+    .summary =
+        "copy a file into the sandbox or out of it\n"
+        "(:PATH is in the sandbox; into a directory,\n"
+        "the file keeps its name); -q: no progress bar;\n" CLI_FS_HOW_HELP,
     .exec = cli_fs_cp,
 };
 
 const struct cli_cmd_entry cli_fs_ls_entry = {
     .name = "ls",
-    .usage = "[-l] [-a] [-R] PATH",
+    .usage = "[-l] [-a] [-R] [--as USER] [--follow-symlinks] PATH",
     .summary = "list a directory in the sandbox: -l with mode,\n"
                "size and time (UTC), -a dot files too, -R all\n"
-               "below it; --json: fs.list's result",
+               "below it; --json: fs.list's result;\n" CLI_FS_HOW_HELP,
     .exec = cli_fs_ls,
 };
 
 const struct cli_cmd_entry cli_fs_cat_entry = {
     .name = "cat",
-    .usage = "PATH...",
-    .summary = "print files of the sandbox",
+    .usage = "[--as USER] [--follow-symlinks] PATH...",
+    .summary = "print files of the sandbox;\n" CLI_FS_HOW_HELP,
     .exec = cli_fs_cat,
 };

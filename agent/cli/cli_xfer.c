@@ -278,10 +278,12 @@ cli_xfer_pack_read_cb(msgpack_packer *pk, void *ctx)
 {
 	struct cli_xfer_read *rd = ctx;
 
-	msgpack_pack_map(pk, 3);
+	msgpack_pack_map(pk, 3 + (rd->more != NULL ? rd->nmore : 0));
 	proto_pack_kv_str(pk, rd->key, rd->name);
 	proto_pack_kv_u64(pk, "offset", rd->next);
 	proto_pack_kv_u64(pk, "length", CLI_XFER_READ_CHUNK);
+	if (rd->more != NULL)
+		rd->more(pk, rd->more_arg);
 }
 
 /* Asks for the next chunks, up to CLI_XFER_PIPE in flight: of a fixed

@@ -199,6 +199,11 @@ struct cli_xfer_read {
 	const char *out; /* fd's name, for messages */
 	struct sha256 *sha;
 	struct cli_bar *bar;
+	/* Keys every request carries beside the range (fs.read's "as" and
+	 * "follow_symlinks"): nmore of them, packed by more with more_arg. */
+	uint32_t nmore;
+	void (*more)(msgpack_packer *pk, const void *more_arg);
+	const void *more_arg;
 
 	uint64_t done; /* what fd has: set it where the read starts */
 	uint64_t next; /* the offset of the next request */

@@ -317,4 +317,73 @@ def command_env_clean():
         expect_eq(env.get(CANARY), "berthd-only", "without user: berthd's environment, as before")
 
 
+@case("fs.watch of a planted symlink to a root-only directory, last component or above: refused with symlink")
+def watch_planted_dir_link():
+    home = attacker_home()
+    d, victim = root_file(b"root's\n")
+    os.chmod(d, 0o700)
+    with Sandbox() as sb:
+        c = sb.ws(timeout=20)
+        plant(home + "/watched", d)
+        for args in (
+            {"path": home + "/watched"},
+            {"path": home + "/watched", "recursive": True},
+            {"path": home + "/watched", "as": ATTACKER},
+            {"path": home + "/watched/root-only"},
+            {"path": home + "/watched/root-only", "as": ATTACKER},
+        ):
+            e = refused(c, "fs.watch", args, "symlink", args["path"])
+        note(e["message"])
+        expect_eq(c.call("fs.watches")["watches"], [], "no watch was made")
+        refused(c, "fs.watch", {"path": home + "/watched", "as": ATTACKER, "follow_symlinks": True},
+                "permission_denied", home + "/watched")
+        refused(c, "fs.watch", {"path": d, "as": ATTACKER}, "permission_denied", d)
+        refused(c, "fs.watch", {"path": victim, "as": ATTACKER}, "permission_denied", victim)
+        os.chmod(d, 0o711)
+        refused(c, "fs.watch", {"path": d, "as": ATTACKER}, "permission_denied", d)
+        expect_eq(c.call("fs.watches")["watches"], [], "no watch was made as the user")
+
+
+def changes_until(c, wid, path):
+    """The fs.changed changes of watch wid until one names path."""
+    got = []
+
+    def arrived(ev):
+        if ev["kind"] != "fs.changed" or ev["data"]["watch"] != wid:
+            return False
+        got.extend(ev["data"]["changes"])
+        return any(ch["path"] == path for ch in ev["data"]["changes"])
+
+    c.events_until(arrived, 20)
+    return got
+
+
+@case("a recursive watch as the user goes through no planted link, nor into a directory the user cannot read")
+def watch_tree_as_user():
+    home = attacker_home()
+    d, victim = root_file(b"")
+    os.chmod(d, 0o755)
+    os.mkdir(home + "/locked", 0o700)
+    with Sandbox() as sb:
+        c = sb.ws(timeout=20)
+        plant(home + "/before", d)
+        w = c.call("fs.watch", {"path": home, "recursive": True, "as": ATTACKER})
+        c.subscribe()
+        plant(home + "/after", d)
+        with open(d + "/through-link", "w") as f:
+            f.write("x")
+        with open(home + "/locked/secret-name", "w") as f:
+            f.write("x")
+        r = as_attacker("open(%r, 'w').write('m')" % (home + "/mark"))
+        expect_eq(r.returncode, 0, "the user wrote a mark: %r" % r.stderr)
+        got = changes_until(c, w["id"], home + "/mark")
+        told = sorted(ch["path"] for ch in got)
+        expect_eq(told, [home + "/after", home + "/mark"], "what the user's watch told")
+        listed = {x["id"]: x for x in c.call("fs.watches")["watches"]}
+        expect_eq(listed[w["id"]]["dirs"], 1, "directories the user's watch holds")
+        root = c.call("fs.watch", {"path": home, "recursive": True})
+        listed = {x["id"]: x for x in c.call("fs.watches")["watches"]}
+        expect_eq(listed[root["id"]]["dirs"], 2, "without as, berthd's watch holds the locked directory too")
+
+
 run()

@@ -3,13 +3,14 @@ machine's, so the test looks at both ends): 50 MiB each way by hash on
 both transports, the mode kept, copies into directories, clear errors
 with their exit statuses, a transfer resumed after a killed gateway (at
 the byte reached, not from the start), ls and ls -l -a -R --json, cat,
-and a progress bar only on a terminal."""
+a progress bar only on a terminal, --as and --follow-symlinks."""
 
 import glob
 import hashlib
 import json
 import os
 import pty
+import pwd
 import select
 import signal
 import subprocess
@@ -371,6 +372,105 @@ def cat_files():
         expect_eq(rc, 1, "cat of a directory: status")
         rc, _, _ = berth(sb, "unix", "cat")
         expect_eq(rc, 2, "cat without a path: status")
+
+
+USER = "nobody"
+
+
+@case("--as USER: cp, ls and cat have the user's rights; a root 0600 file is refused, an upload is the user's",
+      transports=TRANSPORTS)
+def as_user(transport):
+    d = scratch()
+    secret = os.path.join(d, "secret")
+    with open(secret, "w") as f:
+        f.write("root's\n")
+    os.chmod(secret, 0o600)
+    locked = os.path.join(d, "locked")
+    os.mkdir(locked, 0o700)
+    home = os.path.join(d, "home")
+    os.mkdir(home, 0o755)
+    pw = pwd.getpwnam(USER)
+    os.chown(home, pw.pw_uid, pw.pw_gid)
+    src = os.path.join(d, "src.txt")
+    with open(src, "w") as f:
+        f.write("mine\n")
+    here = os.path.join(d, "here")
+    with Sandbox() as sb:
+        rc, out, err = berth(sb, transport, "cat", "--as", USER, secret)
+        expect_eq((rc, out), (1, b""), "cat --as of a root 0600 file: status and output")
+        expect("permission_denied" in err and secret in err, "the message: %r" % err)
+        rc, out, _ = berth(sb, transport, "cat", secret)
+        expect_eq((rc, out), (0, b"root's\n"), "cat without --as: berthd's rights")
+        rc, _, err = berth(sb, transport, "cp", "--as", USER, ":" + secret, here)
+        expect_eq(rc, 1, "cp --as out of a root 0600 file: status")
+        expect(not os.path.exists(here), "a file was made for the refused download")
+        rc, _, err = berth(sb, transport, "ls", locked, "--as", USER)
+        expect_eq(rc, 1, "ls --as of a root 0700 directory: status")
+        expect("permission_denied" in err, "the message: %r" % err)
+        rc, _, _ = berth(sb, transport, "ls", locked)
+        expect_eq(rc, 0, "ls without --as")
+        rc, _, err = berth(sb, transport, "cp", "--as", USER, src, ":" + locked + "/x")
+        expect_eq(rc, 1, "cp --as into a root 0700 directory: status")
+        expect_eq(os.listdir(locked), [], "the root directory's entries")
+        rc, _, err = berth(sb, transport, "cp", "-q", "--as", USER, src, ":" + home)
+        expect_eq(rc, 0, "cp --as into the user's directory (stderr %r)" % err)
+        st = os.stat(os.path.join(home, "src.txt"))
+        expect_eq((st.st_uid, st.st_gid), (pw.pw_uid, pw.pw_gid), "the uploaded file's owner")
+        rc, out, _ = berth(sb, transport, "cat", "--as", USER, os.path.join(home, "src.txt"))
+        expect_eq((rc, out), (0, b"mine\n"), "cat --as of the user's file")
+        rc, out, _ = berth(sb, transport, "ls", "--as", USER, home)
+        expect_eq((rc, out), (0, b"src.txt\n"), "ls --as of the user's directory")
+        rc, _, err = berth(sb, transport, "cat", "--as", "no-such-user-here", secret)
+        expect_eq(rc, 1, "an unknown user: status")
+        expect("bad_args" in err and "no-such-user-here" in err, "the message: %r" % err)
+        for cmd in (["cat", "--as", "", secret], ["ls", "--as"], ["cp", "--as=", src, ":" + home]):
+            rc, _, _ = berth(sb, transport, *cmd)
+            expect_eq(rc, 2, "usage error for %r" % (cmd,))
+
+
+@case("--follow-symlinks: cp, ls and cat go through a symlink in a sandbox path only when asked")
+def follow_symlinks():
+    d = scratch()
+    os.mkdir(os.path.join(d, "real"))
+    with open(os.path.join(d, "real", "f"), "w") as f:
+        f.write("through\n")
+    os.symlink("real", os.path.join(d, "link"))
+    src = os.path.join(d, "src.txt")
+    with open(src, "w") as f:
+        f.write("up\n")
+    via, here = os.path.join(d, "link", "f"), os.path.join(d, "here")
+    with Sandbox() as sb:
+        rc, out, err = berth(sb, "unix", "cat", via)
+        expect_eq((rc, out), (1, b""), "cat through a symlink: status and output")
+        expect("symlink" in err and via in err, "the message: %r" % err)
+        rc, out, _ = berth(sb, "unix", "cat", "--follow-symlinks", via)
+        expect_eq((rc, out), (0, b"through\n"), "cat --follow-symlinks")
+        rc, _, err = berth(sb, "unix", "ls", os.path.join(d, "link"))
+        expect_eq(rc, 1, "ls of a symlink to a directory: status")
+        expect("symlink" in err, "the message: %r" % err)
+        rc, out, _ = berth(sb, "unix", "ls", "--follow-symlinks", os.path.join(d, "link"))
+        expect_eq((rc, out), (0, b"f\n"), "ls --follow-symlinks")
+        rc, _, _ = berth(sb, "unix", "cp", ":" + via, here)
+        expect_eq(rc, 1, "cp out through a symlink: status")
+        expect(not os.path.exists(here), "a file was made for the refused download")
+        rc, _, _ = berth(sb, "unix", "cp", "--follow-symlinks", ":" + via, here)
+        expect_eq((rc, open(here).read()), (0, "through\n"), "cp --follow-symlinks out")
+        target = os.path.join(d, "link", "g")
+        rc, _, err = berth(sb, "ws", "cp", src, ":" + target)
+        expect_eq(rc, 1, "cp in through a symlink: status")
+        expect("symlink" in err, "the message: %r" % err)
+        expect(not os.path.exists(os.path.join(d, "real", "g")), "the refused upload made a file")
+        rc, _, _ = berth(sb, "ws", "cp", "-q", "--follow-symlinks", src, ":" + target)
+        expect_eq((rc, open(os.path.join(d, "real", "g")).read()), (0, "up\n"), "cp --follow-symlinks in")
+
+
+@case("exec --user runs the command as the user")
+def exec_user():
+    with Sandbox() as sb:
+        rc, out, err = berth(sb, "unix", "exec", "--user", USER, "--", "id", "-un")
+        expect_eq((rc, out), (0, (USER + "\n").encode()), "exec --user's output (stderr %r)" % err)
+        rc, _, err = berth(sb, "unix", "exec", "--user", "no-such-user-here", "--", "true")
+        expect_eq(rc, 125, "exec --user of an unknown user: berth's own failure")
 
 
 run()

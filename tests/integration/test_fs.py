@@ -240,6 +240,16 @@ def stat():
         expect_eq(r["type"], "other", "a character device")
 
 
+@case("fs.list of an empty directory: no entries, and berthd goes on")
+def list_empty():
+    d = scratch()
+    with Sandbox() as sb:
+        c = sb.ws()
+        r = c.call("fs.list", {"path": d})
+        expect_eq((r["entries"], r["truncated"]), ([], False), "the listing of an empty directory")
+        expect_eq(c.call("fs.list", {"path": d, "depth": 3})["entries"], [], "again, deeper: berthd still answers")
+
+
 @case("fs.list: sorted, depth, symlinks not followed, limit truncates; not_found, not_a_directory")
 def list_():
     d = scratch()
@@ -741,6 +751,34 @@ def watch_file_and_root():
         wait_for(lambda: r.id not in watch_ids(c), 5, "the watch of a deleted root ending")
 
 
+@case("fs.watch: a symlink is refused, followed with follow_symlinks (new subdirectories too); as a user who may read")
+def watch_follow_and_as():
+    d = scratch()
+    os.mkdir(d + "/real")
+    os.symlink("real", d + "/link")
+    with Sandbox() as sb:
+        c = sb.ws(timeout=20)
+        error(c, "fs.watch", {"path": d + "/link"}, "symlink", d + "/link")
+        error(c, "fs.watch", {"path": d + "/link/f"}, "symlink", d + "/link/f")
+        r = c.call("fs.watch", {"path": d + "/link", "recursive": True, "follow_symlinks": True})
+        expect_eq(r["path"], d + "/link", "the watched path, as asked")
+        c.subscribe()
+        w = Watched(c, r["id"])
+        os.mkdir(d + "/real/sub")
+        w.until(d + "/link/sub")
+        write_file(d + "/real/sub/f", b"f")
+        w.until(d + "/link/sub/f")
+        expect_eq(watch_ids(c)[w.id]["dirs"], 2, "the new subdirectory is watched through the link")
+
+        u = Watched(c, c.call("fs.watch", {"path": d + "/real", "as": "nobody"})["id"])
+        write_file(d + "/real/g", b"")
+        u.until(d + "/real/g")
+        uf = Watched(c, c.call("fs.watch", {"path": d + "/real/g", "as": "nobody"})["id"])
+        with open(d + "/real/g", "ab") as o:
+            o.write(b"more")
+        uf.until(d + "/real/g", "modified")
+
+
 @case("fs.unwatch ends a watch at once; watches outlive their connection; at most 64")
 def watch_lifecycle():
     d = scratch()
@@ -948,6 +986,9 @@ def bad_input():
             ("fs.chmod", {"path": f, "mode": 0o17777}),
             ("fs.chmod", {"path": f, "mode": "0644"}),
             ("fs.watch", {"path": d, "recursive": "yes"}),
+            ("fs.watch", {"path": d, "follow_symlinks": "yes"}),
+            ("fs.watch", {"path": d, "as": 7}),
+            ("fs.watch", {"path": d, "as": "no-such-user-here"}),
             ("fs.unwatch", {}),
             ("fs.unwatch", {"id": 5}),
             ("fs.unwatch", {"id": "x" * 100}),

@@ -4,8 +4,12 @@ the run, 100 MiB read back exactly across a reconnect, explicit losses,
 exit codes and signals, timeouts that kill the whole group, disconnects
 that kill nothing, stdin pipes, waits, and bad input for every op."""
 
+import contextlib
+import grp
 import hashlib
 import os
+import pwd
+import subprocess
 import sys
 import time
 
@@ -73,6 +77,37 @@ def t_streams_and_status():
         expect_eq(out, b"bar baz\n", "env")
         out, err, w = run_proc(c, {"argv": ["id", "-un"], "user": "nobody"})
         expect_eq(out, b"nobody\n", "user")
+
+
+@contextlib.contextmanager
+def user_in_groups(n):
+    """A user whose primary group is its own and who is in n more groups,
+    made for the test and removed after. Yields (name, gids, primary)."""
+    tag = "bt%d" % os.getpid()
+    groups = ["%sg%d" % (tag, i) for i in range(n)]
+    try:
+        for g in groups:
+            subprocess.run(["groupadd", g], check=True, capture_output=True)
+        subprocess.run(["useradd", "-M", "-U", "-G", ",".join(groups), tag], check=True, capture_output=True)
+        pw = pwd.getpwnam(tag)
+        yield tag, sorted(grp.getgrnam(g).gr_gid for g in groups), pw.pw_gid
+    finally:
+        subprocess.run(["userdel", tag], capture_output=True)
+        for g in groups + [tag]:
+            subprocess.run(["groupdel", g], capture_output=True)
+
+
+@case("a command run for a user has the user's supplementary groups, as a login gives them")
+def t_user_groups():
+    with user_in_groups(3) as (name, gids, primary), Sandbox() as sb:
+        c = sb.ws()
+        out, err, w = run_proc(c, {"argv": ["id", "-G"], "user": name})
+        expect_eq(w["exit"], {"code": 0}, "id's exit (stderr %r)" % err)
+        got = [int(x) for x in out.split()]
+        expect_eq(got[0], primary, "the primary group first")
+        expect_eq(sorted(got[1:]), gids, "the supplementary groups")
+        out, err, w = run_proc(c, {"argv": ["id", "-G"], "user": "nobody"})
+        expect_eq(out.split(), [str(pwd.getpwnam("nobody").pw_gid).encode()], "nobody: its one group")
 
 
 @case("events: proc.started and proc.exited with the status and the byte counts")

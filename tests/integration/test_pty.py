@@ -5,8 +5,10 @@ program, exits drained to the last byte, TTL reaping, pty.close, input
 (read-only viewers, a program that does not read), bad arguments, and the
 redrawn screen against an independent terminal (tmux)."""
 
+import grp
 import hashlib
 import os
+import pwd
 import random
 import re
 import shutil
@@ -367,6 +369,25 @@ def open_args():
         expect(m.group(6).startswith(b"/dev/pts/"), "the program's stdin is not a terminal: %r" % m.group(6))
         opened = wait_pty_event(sb, "pty.opened", pty_id)
         expect_eq((opened["data"]["pid"], opened["data"]["command"]), (s["pid"], s["command"]), "pty.opened")
+
+
+@case("pty.open with user: the program has the user's supplementary groups")
+def open_user_groups():
+    name = "bp%d" % os.getpid()
+    group = name + "g"
+    try:
+        subprocess.run(["groupadd", group], check=True, capture_output=True)
+        subprocess.run(["useradd", "-M", "-U", "-G", group, name], check=True, capture_output=True)
+        want = "%d %d" % (pwd.getpwnam(name).pw_gid, grp.getgrnam(group).gr_gid)
+        with Sandbox(wait="socket") as sb:
+            c = sb.unix()
+            pty_id = open_pty(c, ["/bin/sh", "-c", 'echo "groups=[$(id -G)]"'], user=name)
+            m = Viewer(c, pty_id, from_offset=0).expect(rb"groups=\[([0-9 ]*)\]")
+            expect_eq(m.group(1).decode(), want, "the groups the program has: primary, then the supplementary one")
+    finally:
+        subprocess.run(["userdel", name], capture_output=True)
+        for g in (group, name):
+            subprocess.run(["groupdel", g], capture_output=True)
 
 
 # ---------------------------------------------------------------------
