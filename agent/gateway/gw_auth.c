@@ -1,41 +1,20 @@
-/* gw_auth: the token check of every door of the gateway (see gw_auth.h).
- * Owns nothing; compares in time that depends on the presented length
- * only. */
+/* gw_auth: finding the credential a request presents (see gw_auth.h).
+ * Owns nothing; pure. */
 #include <string.h>
 #include <strings.h>
 
 #include "gw_auth.h"
 
-/* Whether presented[0..plen) is the token: every presented byte is
- * compared (against the token, repeated) whatever the lengths, and the
- * length difference is folded in last, so no early exit tells how much
- * of a guess was right. */
-static int
-gw_auth_equal(
-    const char *presented, size_t plen, const char *token, size_t tlen)
+int
+gw_auth_trim(const char **p, size_t *len)
 {
-	volatile unsigned char diff = 0;
-	size_t i;
-
-	for (i = 0; i < plen; i++)
-		diff |= (unsigned char)(presented[i] ^ token[i % tlen]);
-	return (diff | (unsigned char)((plen ^ tlen) != 0)) == 0;
-}
-
-const char *
-gw_auth_token(const char *p, size_t len, const char *token, size_t tlen)
-{
-	while (len > 0 && (*p == ' ' || *p == '\t')) {
-		p++;
-		len--;
+	while (*len > 0 && (**p == ' ' || **p == '\t')) {
+		(*p)++;
+		(*len)--;
 	}
-	while (len > 0 && (p[len - 1] == ' ' || p[len - 1] == '\t'))
-		len--;
-	if (len == 0)
-		return "malformed";
-	if (!gw_auth_equal(p, len, token, tlen))
-		return "invalid";
-	return NULL;
+	while (*len > 0 && ((*p)[*len - 1] == ' ' || (*p)[*len - 1] == '\t'))
+		(*len)--;
+	return *len == 0 ? -1 : 0;
 }
 
 /* The value of GW_AUTH_COOKIE among the jar's "name=value" pairs, quotes
@@ -72,19 +51,20 @@ gw_auth_cookie(const char *v, size_t n, const char **out, size_t *outlen)
 	return -1;
 }
 
-const char *
-gw_auth_check(const char *authz, size_t alen, const char *jar, size_t jlen,
-    const char *token, size_t tlen)
+int
+gw_auth_presented(const char *authz, size_t alen, const char *jar, size_t jlen,
+    const char **cred, size_t *len, const char **reason)
 {
-	const char *v;
-	size_t vlen;
-
+	*reason = "malformed";
 	if (authz != NULL) {
 		if (alen < 7 || strncasecmp(authz, "Bearer ", 7) != 0)
-			return "malformed";
-		return gw_auth_token(authz + 7, alen - 7, token, tlen);
+			return -1;
+		*cred = authz + 7;
+		*len = alen - 7;
+		return gw_auth_trim(cred, len);
 	}
-	if (jar != NULL && gw_auth_cookie(jar, jlen, &v, &vlen) == 0)
-		return gw_auth_token(v, vlen, token, tlen);
-	return "missing";
+	if (jar != NULL && gw_auth_cookie(jar, jlen, cred, len) == 0)
+		return gw_auth_trim(cred, len);
+	*reason = "missing";
+	return -1;
 }

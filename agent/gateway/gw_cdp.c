@@ -15,6 +15,7 @@
 #include "gw_cdp_http.h"
 #include "gateway.h"
 #include "gw_auth.h"
+#include "gw_check.h"
 #include "gw_cdp.h"
 #include "gw_metrics.h"
 #include "gw_sock.h"
@@ -291,9 +292,13 @@ gw_cdp_request(struct gw_cdp *c)
 	char *head, *cause;
 	size_t n;
 
-	reason = gw_auth_check(c->req.authz, c->req.authzlen, c->req.jar,
-	    c->req.jarlen, gateway.token, gateway.tokenlen);
+	reason = gw_check_presented(GW_CHECK_CDP_RELAY, c->req.authz,
+	    c->req.authzlen, c->req.jar, c->req.jarlen, c->peer);
 	c->req.authz = c->req.jar = NULL;
+	if (reason != NULL && strcmp(reason, GW_AUTH_UNAVAILABLE) == 0) {
+		gw_cdp_fail(c, 503, "berthd cannot check the token now");
+		return;
+	}
 	if (reason != NULL) {
 		gw_metrics.auth_failures++;
 		gw_upstream_auth_failed(c->peer, reason);

@@ -9,6 +9,7 @@
 
 #include "gateway.h"
 #include "gw_auth.h"
+#include "gw_check.h"
 #include "gw_cdpws.h"
 #include "gw_http.h"
 #include "gw_metrics.h"
@@ -283,49 +284,6 @@ gw_http_route(const char *path)
 	}
 }
 
-/*
- * A header's value into buf: its length, -1 if the request has no such
- * header, or -2 if it does not fit (a credential that long is no token).
- */
-static int
-gw_http_header(
-    struct lws *wsi, enum lws_token_indexes h, char *buf, size_t size)
-{
-	int n = lws_hdr_total_length(wsi, h);
-
-	if (n <= 0)
-		return -1;
-	if ((size_t)n >= size || lws_hdr_copy(wsi, buf, (int)size, h) < 0)
-		return -2;
-	return n;
-}
-
-/* The token of a request (gw_auth.h has the rule); cookie: whether the
- * cookie counts here. NULL if it is right, else why not. */
-static const char *
-gw_http_auth(struct lws *wsi, int cookie)
-{
-	char authz[TOKENFILE_MAX + 64], jar[TOKENFILE_MAX + 1024];
-	const char *reason;
-	int alen, jlen = -1;
-
-	alen = gw_http_header(
-	    wsi, WSI_TOKEN_HTTP_AUTHORIZATION, authz, sizeof authz);
-	if (alen == -1 && cookie)
-		jlen =
-		    gw_http_header(wsi, WSI_TOKEN_HTTP_COOKIE, jar, sizeof jar);
-	if (alen == -2 || jlen == -2)
-		reason = "malformed";
-	else
-		reason = gw_auth_check(alen >= 0 ? authz : NULL,
-		    alen >= 0 ? (size_t)alen : 0, jlen >= 0 ? jar : NULL,
-		    jlen >= 0 ? (size_t)jlen : 0, gateway.token,
-		    gateway.tokenlen);
-	explicit_bzero(authz, sizeof authz);
-	explicit_bzero(jar, sizeof jar);
-	return reason;
-}
-
 /* A refusal for want of the token: logged, counted and journaled, never
  * with the token itself. */
 static void
@@ -342,6 +300,10 @@ gw_http_auth_failed(struct lws *wsi, const char *what, const char *reason)
 static int
 gw_http_unauthorized(struct lws *wsi, const char *reason)
 {
+	if (strcmp(reason, GW_AUTH_UNAVAILABLE) == 0)
+		return gw_http_error(wsi, HTTP_STATUS_SERVICE_UNAVAILABLE,
+		    "unavailable", "berthd cannot check the token now", NULL,
+		    NULL);
 	gw_http_auth_failed(wsi, "a request", reason);
 	return gw_http_error(wsi, HTTP_STATUS_UNAUTHORIZED, "unauthorized",
 	    "a valid token is required: open " GW_HTTP_NOVNC_PATH
@@ -358,7 +320,7 @@ gw_http_unauthorized(struct lws *wsi, const char *reason)
 static int
 gw_http_novnc_index(struct lws *wsi)
 {
-	char arg[TOKENFILE_MAX + 16];
+	char arg[TOKENFILE_MAX + 16], peer[GATEWAY_PEER_MAX];
 	struct gw_http_hdr hdrs[2];
 	const char *value, *reason;
 	char *cookie;
@@ -368,14 +330,14 @@ gw_http_novnc_index(struct lws *wsi)
 	hdrs[0].value = GW_HTTP_NOVNC_START;
 	value = lws_get_urlarg_by_name(wsi, "token=", arg, sizeof arg);
 	if (value == NULL) {
-		reason = gw_http_auth(wsi, 1);
+		reason = gw_check_request(wsi, GW_CHECK_NOVNC, 1);
 		if (reason != NULL)
 			return gw_http_unauthorized(wsi, reason);
 		return gw_http_reply(wsi, HTTP_STATUS_FOUND, GW_HTTP_TEXT,
 		    "to the page\n", 12, hdrs, 1);
 	}
-	reason = gw_auth_token(
-	    value, strlen(value), gateway.token, gateway.tokenlen);
+	gateway_peer(wsi, peer, sizeof peer);
+	reason = gw_check_token(GW_CHECK_NOVNC, value, strlen(value), peer);
 	if (reason != NULL) {
 		explicit_bzero(arg, sizeof arg);
 		return gw_http_unauthorized(wsi, reason);
@@ -403,7 +365,7 @@ gw_http_novnc_file(struct lws *wsi, const char *path)
 	char *body;
 	int r;
 
-	reason = gw_http_auth(wsi, 1);
+	reason = gw_check_request(wsi, GW_CHECK_NOVNC, 1);
 	if (reason != NULL)
 		return gw_http_unauthorized(wsi, reason);
 	if (gw_novnc_file(
@@ -564,7 +526,7 @@ gw_http_confirm_upgrade(struct lws *wsi, const char *upgrade)
 			    "bad_request",
 			    "the subprotocol must be " GATEWAY_SUBPROTOCOL,
 			    NULL, NULL);
-		reason = gw_http_auth(wsi, 0);
+		reason = gw_check_request(wsi, GW_CHECK_V1, 0);
 		break;
 	case GW_HTTP_NOVNC_WS:
 	case GW_HTTP_CDP:
@@ -576,7 +538,9 @@ gw_http_confirm_upgrade(struct lws *wsi, const char *upgrade)
 			    "bad_request",
 			    "a relay takes no subprotocol, or \"binary\"", NULL,
 			    NULL);
-		reason = gw_http_auth(wsi, route == GW_HTTP_NOVNC_WS);
+		reason = route == GW_HTTP_NOVNC_WS
+		    ? gw_check_request(wsi, GW_CHECK_NOVNC, 1)
+		    : gw_check_request(wsi, GW_CHECK_CDP, 0);
 		break;
 	default:
 		return gw_http_refuse(wsi, HTTP_STATUS_NOT_FOUND, "not_found",
@@ -586,6 +550,10 @@ gw_http_confirm_upgrade(struct lws *wsi, const char *upgrade)
 	}
 	if (reason == NULL)
 		return 0;
+	if (strcmp(reason, GW_AUTH_UNAVAILABLE) == 0)
+		return gw_http_refuse(wsi, HTTP_STATUS_SERVICE_UNAVAILABLE,
+		    "unavailable", "berthd cannot check the token now", NULL,
+		    NULL);
 	gw_http_auth_failed(wsi, "upgrade", reason);
 	return gw_http_refuse(wsi, HTTP_STATUS_UNAUTHORIZED, "unauthorized",
 	    "a valid bearer token is required", "www-authenticate:", "Bearer");

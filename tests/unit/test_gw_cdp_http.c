@@ -49,12 +49,20 @@ req_parse(const char *buf, size_t len, struct gw_cdp_http_request *req)
 	return r;
 }
 
-/* gw_auth's verdict on a parsed request, token being the token. */
+/* gw_auth's verdict on a parsed request, token being what berthd would
+ * take: the reason, or "invalid" if what is presented is not the token. */
 static const char *
 req_auth(const struct gw_cdp_http_request *req, const char *token)
 {
-	return gw_auth_check(req->authz, req->authzlen, req->jar, req->jarlen,
-	    token, strlen(token));
+	const char *cred, *reason;
+	size_t len;
+
+	if (gw_auth_presented(req->authz, req->authzlen, req->jar, req->jarlen,
+	        &cred, &len, &reason) < 0)
+		return reason;
+	if (len != strlen(token) || memcmp(cred, token, len) != 0)
+		return "invalid";
+	return NULL;
 }
 
 static enum gw_cdp_http_result
