@@ -17,6 +17,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "allowlist.h"
 #include "gateway.h"
 #include "gw_cdp.h"
 #include "gw_cdpws.h"
@@ -24,7 +25,6 @@
 #include "gw_client.h"
 #include "gw_http.h"
 #include "gw_novnc.h"
-#include "denylist.h"
 #include "gw_upstream.h"
 #include "log.h"
 #include "proto.h"
@@ -262,18 +262,12 @@ gateway_addr_opt(const char *opt, const char *arg, struct gateway_addr *a)
 		log_fatal("%s %s: the port may not be 0", opt, arg);
 }
 
-/* --seccomp-selftest: the filter, then calls it must refuse. */
+/* --seccomp-selftest: the running gateway's filter, and calls it must
+ * kill or let through. */
 static int
 gateway_seccomp_selftest(void)
 {
-	char *cause;
-
-	if (denylist_install(true, &cause) < 0) {
-		printf("install: failed (%s)\n", cause);
-		free(cause);
-		return 1;
-	}
-	return denylist_selftest(true);
+	return allowlist_selftest();
 }
 
 int
@@ -351,8 +345,9 @@ main(int argc, char **argv)
 	gateway_listen(listen.host, listen.v6, listen.port, debug);
 	gw_cdp_listen();
 	free(listen.host);
-	/* The gateway serves the network: only the rest is denied. */
-	if (denylist_install(true, &cause) < 0)
+	/* Every socket it listens on is open: from here on the gateway
+	 * only serves them. */
+	if (allowlist_install(&cause) < 0)
 		log_fatal("%s", cause);
 
 	gw_upstream_control_start();

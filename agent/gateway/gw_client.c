@@ -132,9 +132,14 @@ gw_client_established(struct gw_client *c, struct lws *wsi)
 	proto_pack_kv_str(&pk, "credential", n >= 0 ? cred : "");
 	explicit_bzero(cred, sizeof cred);
 	PACKCHECK_SENT(sb.data, sb.size, NULL);
-	gw_upstream_send(c->up, sb.data, sb.size);
+	n = gw_upstream_send_secret(c->up, sb.data, sb.size);
 	explicit_bzero(sb.data, sb.size);
 	msgpack_sbuffer_destroy(&sb);
+	if (n < 0) {
+		gw_client_close(c, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION,
+		    "berthd unavailable", 1);
+		return;
+	}
 	log_info("client %s connected", c->peer);
 }
 
