@@ -11,15 +11,10 @@
 /* The file's first TOKENFILE_MAX + 1 bytes (one more than a token may
  * have, to tell a longer one). */
 static int
-tokenfile_load(const char *path, char *buf, size_t *len, char **cause)
+tokenfile_load(int fd, const char *path, char *buf, size_t *len, char **cause)
 {
 	ssize_t n;
-	int fd;
 
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
-		*cause = xasprintf("token file %s: %s", path, strerror(errno));
-		return -1;
-	}
 	*len = 0;
 	while (*len <= TOKENFILE_MAX) {
 		n = read(fd, buf + *len, TOKENFILE_MAX + 1 - *len);
@@ -28,25 +23,24 @@ tokenfile_load(const char *path, char *buf, size_t *len, char **cause)
 		if (n < 0) {
 			*cause = xasprintf(
 			    "token file %s: %s", path, strerror(errno));
-			close(fd);
 			return -1;
 		}
 		if (n == 0)
 			break;
 		*len += (size_t)n;
 	}
-	close(fd);
 	return 0;
 }
 
 int
-tokenfile_read(const char *path, char **token, size_t *len, char **cause)
+tokenfile_read_fd(
+    int fd, const char *path, char **token, size_t *len, char **cause)
 {
 	char buf[TOKENFILE_MAX + 1];
 	size_t n = 0, i;
 	int r = -1;
 
-	if (tokenfile_load(path, buf, &n, cause) < 0)
+	if (tokenfile_load(fd, path, buf, &n, cause) < 0)
 		goto out;
 	while (n > 0 &&
 	    (buf[n - 1] == ' ' || buf[n - 1] == '\t' || buf[n - 1] == '\r' ||
@@ -76,5 +70,19 @@ tokenfile_read(const char *path, char **token, size_t *len, char **cause)
 	r = 0;
 out:
 	explicit_bzero(buf, sizeof buf);
+	return r;
+}
+
+int
+tokenfile_read(const char *path, char **token, size_t *len, char **cause)
+{
+	int fd, r;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1) {
+		*cause = xasprintf("token file %s: %s", path, strerror(errno));
+		return -1;
+	}
+	r = tokenfile_read_fd(fd, path, token, len, cause);
+	close(fd);
 	return r;
 }

@@ -13,5 +13,9 @@
  * explicit_bzero, then frees it) and *len, or -1 with *cause, which names
  * the file and never what is in it. */
 int tokenfile_read(const char *path, char **token, size_t *len, char **cause);
+/* The same from fd, read to its end (and not closed); path names it in
+ * *cause. */
+int tokenfile_read_fd(
+    int fd, const char *path, char **token, size_t *len, char **cause);
 
 #endif

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -69,6 +71,7 @@ static const char *const child_steps[] = {
     "setuid",
     "dup2",
     "setting the controlling terminal",
+    "dropping capabilities",
 };
 
 static _Noreturn void
@@ -79,6 +82,27 @@ child_fail(int errfd, int step)
 	if (write(errfd, &f, sizeof f) < 0)
 		_exit(127);
 	_exit(127);
+}
+
+/* No capability can come back (the bounding set and the ambient set are
+ * emptied, no_new_privs), and no core dump can spill the process's
+ * memory. Before the switch of ids: dropping from the bounding set needs
+ * CAP_SETPCAP. */
+static int
+child_confine(void)
+{
+	static const struct rlimit nocore = {0, 0};
+	int cap;
+
+	for (cap = 0; cap < 64; cap++)
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 &&
+		    errno != EINVAL)
+			return -1;
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 ||
+	    setrlimit(RLIMIT_CORE, &nocore) != 0 ||
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+		return -1;
+	return 0;
 }
 
 /* In the child between fork and exec: undo everything berthd set up. Only
@@ -98,6 +122,10 @@ child_exec(const struct child_spec *sp, int errfd)
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	setsid();
+	/* berthd is not dumpable, and so is this copy of it: its /proc files
+	 * would not be its own to write. The exec makes a fresh image
+	 * dumpable anyway. */
+	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 	if (child_oom_len > 0) {
 		fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
 		if (fd >= 0) {
@@ -137,6 +165,8 @@ child_exec(const struct child_spec *sp, int errfd)
 	}
 	if (chdir(sp->cwd != NULL ? sp->cwd : "/") != 0)
 		child_fail(errfd, 1);
+	if (sp->confine && child_confine() != 0)
+		child_fail(errfd, 7);
 	if (sp->set_ids) {
 		if (setgroups(sp->ngroups, sp->groups) != 0)
 			child_fail(errfd, 2);

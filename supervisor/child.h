@@ -31,6 +31,7 @@ struct child_spec {
 	int stderr_fd;  /* -1: inherit berthd's stderr */
 	int extra_fd;   /* -1, or an fd to hand over as extra_fd_at */
 	int extra_fd_at;
+	bool confine; /* no capabilities, no_new_privs, no core dump */
 	bool use_tty; /* tty_fd, a PTY slave, becomes the child's */
 	int tty_fd;   /* controlling terminal and its fds 0, 1 and 2 */
 };

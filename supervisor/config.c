@@ -58,6 +58,7 @@ config_init(struct config *cfg)
 	cfg->state_dir = xstrdup("/var/lib/berth");
 	cfg->listen = xstrdup("127.0.0.1:7100");
 	cfg->gateway_command = xstrdup("berth-gateway");
+	cfg->gateway_user = xstrdup(CONFIG_GATEWAY_USER);
 	cfg->client_queue = 8u << 20;
 	cfg->journal_max_bytes = 64u << 20;
 	cfg->journal_segment_bytes = 4u << 20;
@@ -268,6 +269,8 @@ config_key_gateway(struct config_parser *p, const char *key, const char *val)
 		return config_set_size(p, &c->client_queue, val, 64 * 1024);
 	if (strcmp(key, "command") == 0)
 		return config_set_str(p, &c->gateway_command, val);
+	if (strcmp(key, "user") == 0)
+		return config_set_str(p, &c->gateway_user, val);
 	if (strcmp(key, "novnc_dir") == 0)
 		return config_set_str(p, &c->novnc_dir, val);
 	if ((addr = config_gateway_addr(c, key)) != NULL) {
@@ -973,6 +976,7 @@ config_free(struct config *cfg)
 	free(cfg->socket);
 	free(cfg->listen);
 	free(cfg->gateway_command);
+	free(cfg->gateway_user);
 	free(cfg->vnc);
 	free(cfg->novnc_dir);
 	free(cfg->cdp);

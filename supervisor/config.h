@@ -1,7 +1,7 @@
 /* config: berthd's configuration file, a small INI dialect.
  *
  *   [berthd]   state_dir, token_file, socket
- *   [gateway]  listen, client_queue, command, vnc, novnc_dir, cdp,
+ *   [gateway]  listen, client_queue, command, user, vnc, novnc_dir, cdp,
  *              cdp_relay_listen
  *   [journal]  max_bytes, segment_bytes, sync
  *   [labels]   any key = value
@@ -23,6 +23,7 @@
 #define BERTH_CONFIG_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 #include <stddef.h>
 
 #define CONFIG_MAX_LABELS 64
@@ -72,6 +73,11 @@ struct config_service {
 	bool check;  /* a [check NAME]: a probe, no process (argv NULL) */
 	char **argv; /* NULL-terminated; argv[0] as written */
 	char *user, *group, *cwd;
+	/* berth's own confined processes (the gateway): run as uid:gid with
+	 * no capability, no_new_privs and no core (user and group unset). */
+	bool confine;
+	uid_t uid;
+	gid_t gid;
 	struct config_list env;      /* KEY=VALUE */
 	struct config_list after;    /* start once these are ready */
 	struct config_list requires; /* the same, and fail if they fail */
@@ -93,6 +99,13 @@ struct config_service {
 	int line;      /* where the section starts, for later errors */
 };
 
+/* The gateway's user when [gateway] user is not set; when no such user
+ * exists, the gateway runs as CONFIG_GATEWAY_UID:CONFIG_GATEWAY_GID,
+ * ids no name stands for (never root's, never nobody's). */
+#define CONFIG_GATEWAY_USER "berth-gateway"
+#define CONFIG_GATEWAY_UID 64701
+#define CONFIG_GATEWAY_GID 64701
+
 struct config {
 	char *path; /* the file read, for messages */
 	char *state_dir;
@@ -100,6 +113,9 @@ struct config {
 	char *socket;     /* default <state_dir>/berthd.sock */
 	char *listen;     /* ADDR:PORT of the gateway */
 	char *gateway_command;
+	char *gateway_user; /* the gateway's and the probes' user */
+	uid_t gateway_uid;  /* gateway_user's, resolved at boot */
+	gid_t gateway_gid;
 	size_t client_queue;
 	/* The desktop's relays in the gateway; NULL: not served. */
 	char *vnc;              /* ADDR:PORT of the RFB server */

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <event2/event.h>
 #include <getopt.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,8 +187,6 @@ berthd_gateway_config(const struct config *cfg, int debug)
 	argv[n++] = child_berth_program(cfg->gateway_command);
 	argv[n++] = "--listen";
 	argv[n++] = cfg->listen;
-	argv[n++] = "--token-file";
-	argv[n++] = cfg->token_file;
 	argv[n++] = "--socket";
 	argv[n++] = cfg->socket;
 	argv[n++] = "--client-queue";
@@ -209,6 +208,36 @@ berthd_gateway_config(const struct config *cfg, int debug)
 	g->backoff_reset_ms = 10000;
 	g->stop_signal = SIGTERM;
 	g->stop_timeout_ms = 5000;
+	g->confine = true;
+	g->uid = cfg->gateway_uid;
+	g->gid = cfg->gateway_gid;
+}
+
+/* The gateway's ids: [gateway] user's, else a fixed pair no name stands
+ * for. Never root's: a gateway that can do anything is what this
+ * separation exists to prevent. */
+static void
+berthd_gateway_ids(struct config *cfg)
+{
+	struct passwd *pw = getpwnam(cfg->gateway_user);
+
+	if (pw != NULL && pw->pw_uid != 0 && pw->pw_gid != 0) {
+		cfg->gateway_uid = pw->pw_uid;
+		cfg->gateway_gid = pw->pw_gid;
+		return;
+	}
+	if (pw != NULL)
+		log_warn("[gateway] user %s is root's; the gateway never runs "
+		         "as root",
+		    cfg->gateway_user);
+	log_warn("no user %s: the gateway and the probes run as %u:%u "
+	         "(create a system user %s, e.g. useradd --system "
+	         "--no-create-home --shell /usr/sbin/nologin %s, or set "
+	         "[gateway] user)",
+	    cfg->gateway_user, CONFIG_GATEWAY_UID, CONFIG_GATEWAY_GID,
+	    cfg->gateway_user, cfg->gateway_user);
+	cfg->gateway_uid = CONFIG_GATEWAY_UID;
+	cfg->gateway_gid = CONFIG_GATEWAY_GID;
 }
 
 static void
@@ -318,14 +347,22 @@ main(int argc, char **argv)
 	log_init("berthd", debug);
 	signal(SIGPIPE, SIG_IGN);
 	berthd_become_reaper();
-	procfs_hide((gid_t)-1);
+	/* berthd holds every credential: no core file and no ptrace by
+	 * another process of its uid may spill them. After the write to
+	 * oom_score_adj, which a non-dumpable process may be refused. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+		log_warn(
+		    "cannot make berthd non-dumpable: %s", strerror(errno));
 	secrets_init();
 
 	berthd_mkdir(cfg.state_dir);
 	if (boot_init(cfg.state_dir, &fresh, &cause) < 0)
 		log_fatal("%s", cause);
-	if (token_ensure(cfg.token_file, &cause) < 0)
+	if (token_init(cfg.token_file, &cause) < 0)
 		log_fatal("%s", cause);
+	berthd_gateway_ids(&cfg);
+	/* The gateway's group sees every process: berth's own. */
+	procfs_hide(cfg.gateway_gid);
 	jo = (struct journal_opts){cfg.journal_segment_bytes,
 	    cfg.journal_max_bytes, PROTO_MAX_MSG, cfg.journal_sync};
 	if (events_init(cfg.state_dir, &jo, fresh, &cause) < 0)
@@ -347,7 +384,8 @@ main(int argc, char **argv)
 	fswatch_init(berthd_base);
 	if (artifact_init(berthd_base, cfg.state_dir, &cause) < 0)
 		log_fatal("%s", cause);
-	if (server_listen(berthd_base, cfg.socket, &cause) < 0)
+	if (server_listen(berthd_base, cfg.socket, cfg.gateway_uid,
+	        cfg.gateway_gid, &cause) < 0)
 		log_fatal("%s", cause);
 	log_info("berthd %s, pid %ld, boot %s%s, socket %s", BERTH_VERSION,
 	    (long)getpid(), boot_id(), fresh ? " (new)" : "", cfg.socket);
@@ -377,6 +415,7 @@ main(int argc, char **argv)
 	event_base_free(berthd_base);
 	events_shutdown();
 	config_free(&cfg);
+	token_shutdown();
 	log_info("stopped (exit status %d)", status);
 	return status;
 }

@@ -20,6 +20,8 @@
 #include "pty.h"
 #include "secrets.h"
 #include "service.h"
+#include "token.h"
+#include "tokenfile.h"
 
 static const struct config *ops_cfg;
 static uint64_t ops_started_at; /* wall ms */
@@ -159,12 +161,50 @@ ops_unsubscribe(struct server_conn *c, const struct proto_msg *m)
 	server_reply_empty(c, m->id);
 }
 
+/*
+ * The credential a gateway request carries, checked at its door: NULL if
+ * it opens the door, else the error already answered. Takes peer (for the
+ * refusal's message) into peer[peerlen].
+ */
+static const char *
+ops_gateway_credential(struct server_conn *c, const struct proto_msg *m,
+    char *peer, size_t peerlen)
+{
+	char door[16], cred[TOKENFILE_MAX + 1];
+	const char *refused = NULL;
+	int d, n;
+
+	n = proto_arg_str(m->args, "credential", cred, sizeof cred);
+	if (proto_arg_str(m->args, "peer", peer, peerlen) <= 0 ||
+	    proto_arg_str(m->args, "door", door, sizeof door) <= 0 || n < 0 ||
+	    (d = token_door_find(door)) < 0) {
+		server_reply_error(c, m->id, PROTO_E_BAD_ARGS,
+		    "%s needs \"peer\", \"door\" (v1, novnc, cdp or "
+		    "cdp-relay) and \"credential\" strings",
+		    m->op);
+		refused = PROTO_E_BAD_ARGS;
+	} else if (n == 0 ||
+	    !token_check((enum token_door)d, cred, strlen(cred))) {
+		server_reply_error(c, m->id, PROTO_E_UNAUTHORIZED,
+		    "the credential does not open door %s", door);
+		refused = PROTO_E_UNAUTHORIZED;
+	}
+	explicit_bzero(cred, sizeof cred);
+	return refused;
+}
+
 static void
 ops_gateway_attach(struct server_conn *c, const struct proto_msg *m)
 {
 	char peer[sizeof c->peer];
 
-	if (proto_arg_str(m->args, "peer", peer, sizeof peer) <= 0) {
+	/* berth's own programs (root) attach to speak as a remote client
+	 * would; the gateway must show what its client presented. */
+	if (c->gateway &&
+	    ops_gateway_credential(c, m, peer, sizeof peer) != NULL)
+		return;
+	if (!c->gateway &&
+	    proto_arg_str(m->args, "peer", peer, sizeof peer) <= 0) {
 		server_reply_error(c, m->id, PROTO_E_BAD_ARGS,
 		    "gateway.attach needs \"peer\" (a string)");
 		return;
@@ -211,6 +251,15 @@ ops_auth_failed_slot(const char *peer, const char *reason)
 	snprintf(oldest->peer, sizeof oldest->peer, "%s", peer);
 	snprintf(oldest->reason, sizeof oldest->reason, "%s", reason);
 	return oldest;
+}
+
+static void
+ops_gateway_check(struct server_conn *c, const struct proto_msg *m)
+{
+	char peer[sizeof c->peer];
+
+	if (ops_gateway_credential(c, m, peer, sizeof peer) == NULL)
+		server_reply_empty(c, m->id);
 }
 
 static void
@@ -406,6 +455,7 @@ static const ops_handler ops_handlers[CATALOG_NOPS] = {
     [CATALOG_OP_DESKTOP_EMIT] = provider_op_emit,
     [CATALOG_OP_GATEWAY_ATTACH] = ops_gateway_attach,
     [CATALOG_OP_GATEWAY_AUTH_FAILED] = ops_gateway_auth_failed,
+    [CATALOG_OP_GATEWAY_CHECK] = ops_gateway_check,
 };
 
 void
@@ -439,6 +489,24 @@ ops_handler_for(enum catalog_op_id id)
 	return ops_handlers[id];
 }
 
+/* What the gateway's uid may call on a connection no client's credential
+ * has attached: what its control connection needs to answer the probes
+ * (the events tell it when the checks change), and its own ops. */
+static bool
+ops_gateway_may(enum catalog_op_id id)
+{
+	switch (id) {
+	case CATALOG_OP_HELLO:
+	case CATALOG_OP_PING:
+	case CATALOG_OP_STATE:
+	case CATALOG_OP_EVENTS_SUBSCRIBE:
+	case CATALOG_OP_GATEWAY_ATTACH:
+	case CATALOG_OP_GATEWAY_CHECK:
+	case CATALOG_OP_GATEWAY_AUTH_FAILED: return true;
+	default: return false;
+	}
+}
+
 void
 ops_dispatch(struct server_conn *c, const struct proto_msg *m)
 {
@@ -448,6 +516,13 @@ ops_dispatch(struct server_conn *c, const struct proto_msg *m)
 	if (fn == NULL) {
 		server_reply_error(
 		    c, m->id, PROTO_E_UNKNOWN_OP, "unknown op \"%s\"", m->op);
+		return;
+	}
+	if (c->gateway && !c->remote && !ops_gateway_may(id)) {
+		server_reply_error(c, m->id, PROTO_E_FORBIDDEN,
+		    "op \"%s\" needs a client's credential "
+		    "(gateway.attach)",
+		    m->op);
 		return;
 	}
 	if (catalog_ops[id].access == CATALOG_LOCAL && c->remote) {

@@ -17,6 +17,7 @@
 #include "clock.h"
 #include "log.h"
 #include "readiness.h"
+#include "token.h"
 #include "xmalloc.h"
 
 /* Retries while not ready: from the floor, doubling to the cap. */
@@ -25,6 +26,9 @@
 /* The longest line berth-probe or a notify datagram may send. */
 #define READINESS_LINE_MAX 512
 #define READINESS_REASON_MAX 200
+/* Where berth-probe finds the probe credential (token.h). */
+#define READINESS_CRED_FD 3
+#define READINESS_CRED_FD_ARG "3"
 
 struct readiness {
 	struct event_base *base;
@@ -214,14 +218,14 @@ readiness_helper_run(struct readiness *p)
 	char *argv[CONFIG_MAX_ARGS + 10];
 	struct child_spec spec = {.stdout_fd = -1, .extra_fd = -1};
 	char *path = child_berth_program("berth-probe");
-	int pfd[2];
+	int pfd[2], cred;
 	size_t n = 0, i;
 
 	snprintf(timeout, sizeof timeout, "%u", p->cfg->probe_timeout_ms);
 	snprintf(interval, sizeof interval, "%u", p->cfg->probe_interval_ms);
 	argv[n++] = path;
-	argv[n++] = "--token-file";
-	argv[n++] = p->conf->token_file;
+	argv[n++] = "--token-fd";
+	argv[n++] = READINESS_CRED_FD_ARG;
 	argv[n++] = "--timeout";
 	argv[n++] = timeout;
 	argv[n++] = "--interval";
@@ -230,15 +234,31 @@ readiness_helper_run(struct readiness *p)
 	for (i = 0; p->args[i] != NULL; i++)
 		argv[n++] = p->args[i];
 	argv[n] = NULL;
+	if ((cred = token_probe_fd()) < 0) {
+		readiness_answer(p, false, strerror(errno));
+		free(path);
+		return;
+	}
 	if (pipe2(pfd, O_CLOEXEC | O_NONBLOCK) != 0) {
 		readiness_answer(p, false, strerror(errno));
+		close(cred);
 		free(path);
 		return;
 	}
 	spec.path = path;
 	spec.argv = argv;
 	spec.stdout_fd = pfd[1];
+	/* The probe parses what the network answers: it runs as the
+	 * gateway's user, confined, and holds the probe credential only. */
+	spec.extra_fd = cred;
+	spec.extra_fd_at = READINESS_CRED_FD;
+	spec.confine = spec.set_ids = true;
+	spec.uid = p->conf->gateway_uid;
+	spec.gid = p->conf->gateway_gid;
+	spec.groups = &p->conf->gateway_gid;
+	spec.ngroups = 1;
 	p->pid = child_spawn(&spec, readiness_helper_exit_cb, p, &cause);
+	close(cred);
 	close(pfd[1]);
 	free(path);
 	if (p->pid < 0) {

@@ -29,6 +29,7 @@
 static struct evconnlistener *server_listener;
 static struct server_conn *server_conns;
 static char *server_path;
+static uid_t server_gw_uid;
 static msgpack_sbuffer server_sb;
 static msgpack_packer server_pk;
 static uint64_t server_serial;
@@ -346,9 +347,10 @@ server_conn_find(uint64_t serial)
 	return NULL;
 }
 
-/* Only berthd's own user (root) may talk to berthd. */
+/* Who the peer is: 1 for berthd's own user (root), 2 for the gateway's,
+ * 0 for anyone else, who may not talk to berthd at all. */
 static int
-server_peer_ok(evutil_socket_t fd, char *peer, size_t len)
+server_peer_kind(evutil_socket_t fd, char *peer, size_t len)
 {
 	struct ucred cred;
 	socklen_t clen = sizeof cred;
@@ -356,7 +358,9 @@ server_peer_ok(evutil_socket_t fd, char *peer, size_t len)
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) != 0)
 		return 0;
 	snprintf(peer, len, "pid %ld uid %ld", (long)cred.pid, (long)cred.uid);
-	return cred.uid == getuid();
+	if (cred.uid == getuid())
+		return 1;
+	return cred.uid == server_gw_uid ? 2 : 0;
 }
 
 static void
@@ -365,16 +369,18 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 {
 	struct server_conn *c;
 	char peer[64];
+	int kind;
 
 	(void)sa;
 	(void)salen;
 	(void)arg;
-	if (!server_peer_ok(fd, peer, sizeof peer)) {
+	if ((kind = server_peer_kind(fd, peer, sizeof peer)) == 0) {
 		log_warn("refused a Unix socket client (%s)", peer);
 		close(fd);
 		return;
 	}
 	c = xcalloc(1, sizeof *c);
+	c->gateway = kind == 2;
 	c->serial = ++server_serial;
 	snprintf(c->peer, sizeof c->peer, "%s", peer);
 	c->bev = bufferevent_socket_new(
@@ -404,7 +410,8 @@ server_socket_stale(const struct sockaddr_un *sun)
 }
 
 int
-server_listen(struct event_base *base, const char *path, char **cause)
+server_listen(struct event_base *base, const char *path, uid_t gw_uid,
+    gid_t gw_gid, char **cause)
 {
 	struct sockaddr_un sun;
 	evutil_socket_t fd;
@@ -438,6 +445,16 @@ server_listen(struct event_base *base, const char *path, char **cause)
 		return -1;
 	}
 	umask(old);
+	/* Before listen: no one connects while the mode is still 0600. */
+	if (chown(path, getuid(), gw_gid) != 0 || chmod(path, 0660) != 0) {
+		*cause =
+		    xasprintf("%s: cannot give the socket to group %ld: %s",
+		        path, (long)gw_gid, strerror(errno));
+		close(fd);
+		unlink(path);
+		return -1;
+	}
+	server_gw_uid = gw_uid;
 	server_listener = evconnlistener_new(base, server_accept_cb, NULL,
 	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 128, fd);
 	if (server_listener == NULL) {

@@ -15,6 +15,7 @@
 #include <msgpack.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* A subscriber's output is refilled from the journal up to this many
  * bytes, and again once it has drained below the low mark. */
@@ -27,6 +28,7 @@ struct stream_viewer;
 struct server_conn {
 	struct bufferevent *bev;
 	bool hello;   /* hello succeeded */
+	bool gateway; /* the peer has the gateway's uid: see ops_dispatch */
 	bool remote;  /* carries a WebSocket client (gateway.attach) */
 	bool closing; /* flush what is queued, then free */
 	char peer[64];
@@ -37,9 +39,13 @@ struct server_conn {
 	struct server_conn *prev, *next;
 };
 
-/* Binds path (mode 0600; a stale socket is replaced, a live one is an
- * error) and starts accepting. Returns 0 or -1 with *cause. */
-int server_listen(struct event_base *base, const char *path, char **cause);
+/* Binds path (a stale socket is replaced, a live one is an error) and
+ * starts accepting. The socket is root's and group gw_gid's, mode 0660:
+ * no other user can connect. Each peer is told by SO_PEERCRED: berthd's
+ * own uid is local, gw_uid is the gateway (server_conn.gateway), anyone
+ * else is refused. Returns 0 or -1 with *cause. */
+int server_listen(struct event_base *base, const char *path, uid_t gw_uid,
+    gid_t gw_gid, char **cause);
 /* Stops listening, frees every connection, removes the socket. */
 void server_shutdown(void);
 

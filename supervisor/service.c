@@ -242,6 +242,14 @@ service_identity(const struct service *s, struct child_spec *spec,
 	int ngroups = SERVICE_MAX_GROUPS;
 
 	*pwp = NULL;
+	if (s->cfg->confine) {
+		spec->confine = spec->set_ids = true;
+		spec->uid = s->cfg->uid;
+		spec->gid = groups[0] = s->cfg->gid;
+		spec->groups = groups;
+		spec->ngroups = 1;
+		return 0;
+	}
 	if (s->cfg->user == NULL && s->cfg->group == NULL)
 		return 0;
 	spec->set_ids = true;

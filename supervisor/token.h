@@ -1,11 +1,42 @@
-/* token: the secret a WebSocket client must present. berthd makes sure the
- * token file exists (creating a fresh random token, mode 0600) before the
- * gateway reads it; berthd itself never sends the token anywhere. */
+/* token: every credential the gateway's doors take, held and checked by
+ * berthd alone.
+ *
+ * The bearer token lives in a file (created here with a fresh random
+ * token, mode 0600, when it is missing) and in berthd's memory; the probe
+ * credential is made at boot, lives in berthd's memory only, and goes to
+ * berth-probe through an inherited pipe. The gateway holds neither: it
+ * hands what a client presented to berthd (gateway.check, gateway.attach)
+ * and berthd answers. */
 #ifndef BERTH_TOKEN_H
 #define BERTH_TOKEN_H
 
-/* Creates path with a new token unless it exists and holds one. Returns 0,
- * or -1 with *cause (the caller frees it). */
-int token_ensure(const char *path, char **cause);
+#include <stddef.h>
+
+/* The gateway's doors, as gateway.check and gateway.attach name them. */
+enum token_door {
+	TOKEN_DOOR_V1,        /* "v1": the protocol's WebSocket */
+	TOKEN_DOOR_NOVNC,     /* "novnc": noVNC's page and relay */
+	TOKEN_DOOR_CDP,       /* "cdp": the /v1/cdp relay */
+	TOKEN_DOOR_CDP_RELAY, /* "cdp-relay": the TCP DevTools relay */
+	TOKEN_NDOORS,
+};
+
+/* Creates path with a new token unless it exists and holds one, reads
+ * it, and makes the probe credential. Returns 0, or -1 with *cause (the
+ * caller frees it). */
+int token_init(const char *path, char **cause);
+/* Wipes both credentials. */
+void token_shutdown(void);
+
+/* The door called name, or -1. */
+int token_door_find(const char *name);
+/* Whether cred (len bytes) opens door: the token opens every door, the
+ * probe credential every door but TOKEN_DOOR_V1. The comparison takes
+ * time that depends on len only. */
+int token_check(enum token_door door, const char *cred, size_t len);
+
+/* A pipe's read end holding the probe credential, for berth-probe to
+ * inherit; -1 with errno if it cannot be made. The caller closes it. */
+int token_probe_fd(void);
 
 #endif

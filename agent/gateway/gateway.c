@@ -11,22 +11,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "allowlist.h"
 #include "gateway.h"
 #include "gw_cdp.h"
 #include "gw_cdpws.h"
+#include "gw_check.h"
 #include "gw_client.h"
 #include "gw_http.h"
 #include "gw_limit.h"
 #include "gw_novnc.h"
-#include "denylist.h"
 #include "gw_upstream.h"
 #include "log.h"
 #include "proto.h"
-#include "tokenfile.h"
 #include "xmalloc.h"
 
 struct gateway gateway;
@@ -58,12 +60,26 @@ __lsan_is_turned_off(void)
 }
 #endif
 
+/* What the gateway's memory holds (clients' credentials in passing) must
+ * not reach a core file, nor a process of its uid through ptrace or
+ * /proc/PID/mem: berthd starts it with no core limit, and an exec makes
+ * a process dumpable again. */
+static void
+gateway_undumpable(void)
+{
+	static const struct rlimit nocore = {0, 0};
+
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0 ||
+	    setrlimit(RLIMIT_CORE, &nocore) != 0)
+		log_fatal("cannot make the gateway non-dumpable: %s",
+		    strerror(errno));
+}
+
 static __attribute__((noreturn)) void
 gateway_usage(void)
 {
 	fprintf(stderr,
-	    "usage: berth-gateway --listen ADDR:PORT --token-file FILE "
-	    "--socket PATH\n"
+	    "usage: berth-gateway --listen ADDR:PORT --socket PATH\n"
 	    "                     [--client-queue BYTES] [--vnc ADDR:PORT] "
 	    "[--novnc-dir DIR]\n"
 	    "                     [--cdp ADDR:PORT] [--cdp-relay-listen "
@@ -229,8 +245,6 @@ gateway_free(void)
 	free(b->healthz_head);
 	free(b->healthz_tail);
 	free(b->checks_json);
-	explicit_bzero(gateway.token, gateway.tokenlen);
-	free(gateway.token);
 	free(gateway.socket_path);
 	free(gateway.vnc.host);
 	free(gateway.novnc_dir);
@@ -251,18 +265,12 @@ gateway_addr_opt(const char *opt, const char *arg, struct gateway_addr *a)
 		log_fatal("%s %s: the port may not be 0", opt, arg);
 }
 
-/* --seccomp-selftest: the filter, then calls it must refuse. */
+/* --seccomp-selftest: the running gateway's filter, and calls it must
+ * kill or let through. */
 static int
 gateway_seccomp_selftest(void)
 {
-	char *cause;
-
-	if (denylist_install(true, &cause) < 0) {
-		printf("install: failed (%s)\n", cause);
-		free(cause);
-		return 1;
-	}
-	return denylist_selftest(true);
+	return allowlist_selftest();
 }
 
 int
@@ -270,7 +278,6 @@ main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 	    {"listen", required_argument, NULL, 'l'},
-	    {"token-file", required_argument, NULL, 't'},
 	    {"socket", required_argument, NULL, 's'},
 	    {"client-queue", required_argument, NULL, 'q'},
 	    {"vnc", required_argument, NULL, 'v'},
@@ -282,19 +289,19 @@ main(int argc, char **argv)
 	    {"seccomp-selftest", no_argument, NULL, 'S'},
 	    {NULL, 0, NULL, 0},
 	};
-	const char *listen_arg = NULL, *token_file = NULL, *socket_path = NULL;
+	const char *listen_arg = NULL, *socket_path = NULL;
 	struct gateway_addr listen;
 	char *cause, *ep;
 	int c, debug = 0, rc = 0;
 	unsigned long long q;
 
 	log_init("berth-gateway", 0);
+	gateway_undumpable();
 	gateway.client_queue = GATEWAY_CLIENT_QUEUE_DEFAULT;
 	gateway.peer_max = GW_LIMIT_PEER_MAX_DEFAULT;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'l': listen_arg = optarg; break;
-		case 't': token_file = optarg; break;
 		case 's': socket_path = optarg; break;
 		case 'd': debug = 1; break;
 		case 'v':
@@ -335,8 +342,7 @@ main(int argc, char **argv)
 		default: gateway_usage();
 		}
 	}
-	if (optind != argc || listen_arg == NULL || token_file == NULL ||
-	    socket_path == NULL)
+	if (optind != argc || listen_arg == NULL || socket_path == NULL)
 		gateway_usage();
 	log_init("berth-gateway", debug);
 	if (strlen(socket_path) >= sizeof(((struct sockaddr_un *)0)->sun_path))
@@ -347,9 +353,6 @@ main(int argc, char **argv)
 		gateway.novnc_dir = xstrdup(GATEWAY_NOVNC_DIR);
 	if (gateway.cdp_listen.port != 0 && gateway.cdp.port == 0)
 		log_fatal("--cdp-relay-listen needs --cdp");
-	if (tokenfile_read(
-	        token_file, &gateway.token, &gateway.tokenlen, &cause) < 0)
-		log_fatal("%s", cause);
 	gateway.socket_path = xstrdup(socket_path);
 	gateway.started = lws_now_usecs();
 
@@ -357,8 +360,9 @@ main(int argc, char **argv)
 	gateway_listen(listen.host, listen.v6, listen.port, debug);
 	gw_cdp_listen();
 	free(listen.host);
-	/* The gateway serves the network: only the rest is denied. */
-	if (denylist_install(true, &cause) < 0)
+	/* Every socket it listens on is open: from here on the gateway
+	 * only serves them. */
+	if (allowlist_install(&cause) < 0)
 		log_fatal("%s", cause);
 
 	gw_upstream_control_start();
@@ -372,6 +376,7 @@ main(int argc, char **argv)
 	log_info("stopping");
 	gateway.stopping = 1;
 	gw_upstream_control_stop();
+	gw_check_close();
 	lws_context_destroy(gateway.ctx);
 	gateway.ctx = NULL;
 	gateway_free();

@@ -67,8 +67,6 @@ struct gateway_addr {
 struct gateway {
 	struct lws_context *ctx;
 	struct lws_vhost *vhost;
-	char *token; /* the bearer token; never logged */
-	size_t tokenlen;
 	char *socket_path;   /* berthd's Unix socket */
 	size_t client_queue; /* bytes that may wait for one client */
 	unsigned peer_max;   /* connections one peer address may hold */

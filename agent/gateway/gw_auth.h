@@ -1,28 +1,28 @@
-/* gw_auth: whether a request carries the token, one rule for every door
- * of the gateway (/v1, /novnc/, /v1/cdp and the TCP DevTools relay). An
- * Authorization header, when there is one, is the credential and must be
- * "Bearer TOKEN"; where a browser comes, which cannot put headers on its
- * WebSocket, the GW_AUTH_COOKIE cookie counts when there is no such
- * header. Pure: it reads only the values it is given. */
+/* gw_auth: the credential a request presents, one rule for every door of
+ * the gateway (/v1, /novnc/, /v1/cdp and the TCP DevTools relay): an
+ * Authorization header "Bearer CREDENTIAL". No cookie carries a
+ * credential: a browser, which cannot put headers on its WebSocket, gets
+ * a session ticket for noVNC's doors instead (gw_ticket.h). What is
+ * presented is found here, purely; whether it opens the door only berthd
+ * says (gw_check.h): the gateway holds no credential. */
 #ifndef BERTH_GW_AUTH_H
 #define BERTH_GW_AUTH_H
 
 #include <stddef.h>
 
-/* The cookie the noVNC page carries the token in. */
-#define GW_AUTH_COOKIE "berth_token"
+/* The reason of a request berthd could not judge: the client gets a 503,
+ * not a 401. */
+#define GW_AUTH_UNAVAILABLE "unavailable"
 
 /*
- * authz: the Authorization header's value, NULL if there is none; jar:
- * the Cookie header's value, NULL if there is none or cookies do not
- * count here. NULL if the token is there, else the reason the refusal is
- * journaled with: "missing", "malformed" or "invalid" (never the token).
+ * The credential presented: 0 with *cred and *len pointing into authz,
+ * or -1 with *reason "missing" or "malformed". authz: the Authorization
+ * header's value, NULL if there is none.
  */
-const char *gw_auth_check(const char *authz, size_t alen, const char *jar,
-    size_t jlen, const char *token, size_t tlen);
-/* A token presented alone (len bytes at p, blanks around allowed), as in
- * /novnc/?token=: NULL if it is the token, else why not. */
-const char *gw_auth_token(
-    const char *p, size_t len, const char *token, size_t tlen);
+int gw_auth_presented(const char *authz, size_t alen, const char **cred,
+    size_t *len, const char **reason);
+
+/* Strips the blanks around *p (len bytes); -1 if nothing is left. */
+int gw_auth_trim(const char **p, size_t *len);
 
 #endif

@@ -15,6 +15,7 @@
 #include "gw_cdp_http.h"
 #include "gateway.h"
 #include "gw_auth.h"
+#include "gw_check.h"
 #include "gw_cdp.h"
 #include "gw_refusal.h"
 #include "gw_sock.h"
@@ -300,9 +301,13 @@ gw_cdp_request(struct gw_cdp *c)
 
 	/* Bearer only: a browser would send a cookie of this host to this
 	 * port too, whatever page made it connect. */
-	reason = gw_auth_check(c->req.authz, c->req.authzlen, NULL, 0,
-	    gateway.token, gateway.tokenlen);
+	reason = gw_check_presented(
+	    GW_CHECK_CDP_RELAY, c->req.authz, c->req.authzlen, c->peer);
 	c->req.authz = c->req.jar = NULL;
+	if (reason != NULL && strcmp(reason, GW_AUTH_UNAVAILABLE) == 0) {
+		gw_cdp_fail(c, 503, "berthd cannot check the token now");
+		return;
+	}
 	if (reason != NULL) {
 		gw_refusal_note(c->peer, "a CDP relay request", reason);
 		gw_cdp_fail(c, 401,

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gw_check.h"
 #include "gw_client.h"
 #include "gw_mask.h"
 #include "gw_metrics.h"
@@ -12,6 +13,7 @@
 #include "log.h"
 #include "packcheck.h"
 #include "proto.h"
+#include "tokenfile.h"
 #include "xmalloc.h"
 
 /* Close codes beyond RFC 6455's: the client fell too far behind and
@@ -94,9 +96,11 @@ gw_client_error(
 static void
 gw_client_established(struct gw_client *c, struct lws *wsi)
 {
+	char cred[TOKENFILE_MAX + 1];
 	msgpack_sbuffer sb;
 	msgpack_packer pk;
 	char *cause;
+	int n;
 
 	c->wsi = wsi;
 	gw_queue_init(&c->out, gateway.client_queue);
@@ -116,15 +120,27 @@ gw_client_established(struct gw_client *c, struct lws *wsi)
 	c->up->client = c;
 	c->up->attach_pending = 1;
 	/* Marks the connection as remote before the client can say a word,
-	 * so berthd refuses it what only local programs may do. */
+	 * so berthd refuses it what only local programs may do; berthd
+	 * takes nothing from the gateway's uid without the client's own
+	 * credential, which the upgrade's check let through. */
+	n = gw_check_copy(wsi, cred, sizeof cred);
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
 	proto_pack_request(&pk, 0, "gateway.attach");
-	msgpack_pack_map(&pk, 1);
+	msgpack_pack_map(&pk, 3);
 	proto_pack_kv_str(&pk, "peer", c->peer);
+	proto_pack_kv_str(&pk, "door", GW_CHECK_V1);
+	proto_pack_kv_str(&pk, "credential", n >= 0 ? cred : "");
+	explicit_bzero(cred, sizeof cred);
 	PACKCHECK_SENT(sb.data, sb.size, NULL);
-	gw_upstream_send(c->up, sb.data, sb.size);
+	n = gw_upstream_send_secret(c->up, sb.data, sb.size);
+	explicit_bzero(sb.data, sb.size);
 	msgpack_sbuffer_destroy(&sb);
+	if (n < 0) {
+		gw_client_close(c, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION,
+		    "berthd unavailable", 1);
+		return;
+	}
 	log_info("client %s connected", c->peer);
 }
 

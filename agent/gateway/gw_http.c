@@ -9,6 +9,7 @@
 
 #include "gateway.h"
 #include "gw_auth.h"
+#include "gw_check.h"
 #include "gw_cdpws.h"
 #include "gw_http.h"
 #include "gw_limit.h"
@@ -292,44 +293,6 @@ gw_http_route(const char *path)
 	}
 }
 
-/*
- * A header's value into buf: its length, -1 if the request has no such
- * header, or -2 if it does not fit (a credential that long is no token).
- */
-static int
-gw_http_header(
-    struct lws *wsi, enum lws_token_indexes h, char *buf, size_t size)
-{
-	int n = lws_hdr_total_length(wsi, h);
-
-	if (n <= 0)
-		return -1;
-	if ((size_t)n >= size || lws_hdr_copy(wsi, buf, (int)size, h) < 0)
-		return -2;
-	return n;
-}
-
-/* The bearer token of a request (gw_auth.h has the rule; cookies never
- * count). NULL if it is right, else why not. */
-static const char *
-gw_http_auth(struct lws *wsi)
-{
-	char authz[TOKENFILE_MAX + 64];
-	const char *reason;
-	int alen;
-
-	alen = gw_http_header(
-	    wsi, WSI_TOKEN_HTTP_AUTHORIZATION, authz, sizeof authz);
-	if (alen == -2)
-		reason = "malformed";
-	else
-		reason = gw_auth_check(alen >= 0 ? authz : NULL,
-		    alen >= 0 ? (size_t)alen : 0, NULL, 0, gateway.token,
-		    gateway.tokenlen);
-	explicit_bzero(authz, sizeof authz);
-	return reason;
-}
-
 /* Whether value[0..len) is scheme followed by host, case aside. */
 static int
 gw_http_origin_is(
@@ -355,8 +318,8 @@ gw_http_same_origin(struct lws *wsi)
 	char origin[GW_HTTP_ORIGIN_MAX], host[GW_HTTP_ORIGIN_MAX];
 	int olen, hlen;
 
-	olen = gw_http_header(wsi, WSI_TOKEN_ORIGIN, origin, sizeof origin);
-	hlen = gw_http_header(wsi, WSI_TOKEN_HOST, host, sizeof host);
+	olen = gw_check_header(wsi, WSI_TOKEN_ORIGIN, origin, sizeof origin);
+	hlen = gw_check_header(wsi, WSI_TOKEN_HOST, host, sizeof host);
 	if (olen <= 0 || hlen <= 0)
 		return 0;
 	return gw_http_origin_is(origin, (size_t)olen, "http://", host) ||
@@ -378,8 +341,8 @@ gw_http_novnc_auth(struct lws *wsi, int upgrade)
 	int jlen;
 
 	if (lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_AUTHORIZATION) > 0)
-		return gw_http_auth(wsi);
-	jlen = gw_http_header(wsi, WSI_TOKEN_HTTP_COOKIE, jar, sizeof jar);
+		return gw_check_request(wsi, GW_CHECK_NOVNC);
+	jlen = gw_check_header(wsi, WSI_TOKEN_HTTP_COOKIE, jar, sizeof jar);
 	if (jlen == -2)
 		return "malformed";
 	reason = gw_ticket_check(jlen >= 0 ? jar : NULL,
@@ -404,6 +367,10 @@ gw_http_auth_failed(struct lws *wsi, const char *what, const char *reason)
 static int
 gw_http_unauthorized(struct lws *wsi, const char *reason)
 {
+	if (strcmp(reason, GW_AUTH_UNAVAILABLE) == 0)
+		return gw_http_error(wsi, HTTP_STATUS_SERVICE_UNAVAILABLE,
+		    "unavailable", "berthd cannot check the token now", NULL,
+		    NULL);
 	gw_http_auth_failed(wsi, "a request", reason);
 	return gw_http_error(wsi, HTTP_STATUS_UNAUTHORIZED, "unauthorized",
 	    "a valid token is required: open " GW_HTTP_NOVNC_PATH
@@ -429,6 +396,7 @@ gw_http_novnc_index(struct lws *wsi)
 	    "<noscript><a href=\"" GW_HTTP_NOVNC_START
 	    "\">noVNC</a></noscript>\n";
 	char arg[TOKENFILE_MAX + 16], cookie[GW_TICKET_SET_COOKIE_MAX];
+	char peer[GATEWAY_PEER_MAX];
 	struct gw_http_hdr hdrs[2];
 	const char *value, *reason;
 	int r;
@@ -443,8 +411,8 @@ gw_http_novnc_index(struct lws *wsi)
 		return gw_http_reply(wsi, HTTP_STATUS_FOUND, GW_HTTP_TEXT,
 		    "to the page\n", 12, hdrs, 1);
 	}
-	reason = gw_auth_token(
-	    value, strlen(value), gateway.token, gateway.tokenlen);
+	gateway_peer(wsi, peer, sizeof peer);
+	reason = gw_check_token(GW_CHECK_NOVNC, value, strlen(value), peer);
 	explicit_bzero(arg, sizeof arg);
 	if (reason != NULL)
 		return gw_http_unauthorized(wsi, reason);
@@ -633,7 +601,7 @@ gw_http_confirm_upgrade(struct lws *wsi, const char *upgrade)
 			    "bad_request",
 			    "the subprotocol must be " GATEWAY_SUBPROTOCOL,
 			    NULL, NULL);
-		reason = gw_http_auth(wsi);
+		reason = gw_check_request(wsi, GW_CHECK_V1);
 		break;
 	case GW_HTTP_NOVNC_WS:
 	case GW_HTTP_CDP:
@@ -645,8 +613,9 @@ gw_http_confirm_upgrade(struct lws *wsi, const char *upgrade)
 			    "bad_request",
 			    "a relay takes no subprotocol, or \"binary\"", NULL,
 			    NULL);
-		reason = route == GW_HTTP_NOVNC_WS ? gw_http_novnc_auth(wsi, 1)
-		                                   : gw_http_auth(wsi);
+		reason = route == GW_HTTP_NOVNC_WS
+		    ? gw_http_novnc_auth(wsi, 1)
+		    : gw_check_request(wsi, GW_CHECK_CDP);
 		break;
 	default:
 		return gw_http_refuse(wsi, HTTP_STATUS_NOT_FOUND, "not_found",
@@ -656,6 +625,10 @@ gw_http_confirm_upgrade(struct lws *wsi, const char *upgrade)
 	}
 	if (reason == NULL)
 		return 0;
+	if (strcmp(reason, GW_AUTH_UNAVAILABLE) == 0)
+		return gw_http_refuse(wsi, HTTP_STATUS_SERVICE_UNAVAILABLE,
+		    "unavailable", "berthd cannot check the token now", NULL,
+		    NULL);
 	gw_http_auth_failed(wsi, "upgrade", reason);
 	if (strcmp(reason, "origin") == 0)
 		return gw_http_refuse(wsi, HTTP_STATUS_FORBIDDEN, "forbidden",

@@ -126,6 +126,33 @@ gw_upstream_send(struct gw_upstream *up, const void *msg, size_t len)
 	return 0;
 }
 
+int
+gw_upstream_send_secret(struct gw_upstream *up, const void *msg, size_t len)
+{
+	unsigned char buf[FRAME_HDR + GW_UPSTREAM_SECRET_MAX];
+	ssize_t n = -1;
+	int r;
+
+	if (len > GW_UPSTREAM_SECRET_MAX)
+		return -1;
+	frame_header(buf, (uint32_t)len);
+	memcpy(buf + FRAME_HDR, msg, len);
+	/* Nothing is queued before it, and a fresh Unix socket's buffer
+	 * takes it whole: the queue, whose copies are freed unwiped, is for
+	 * the rare case it does not. */
+	if (gw_queue_first(&up->out) == NULL)
+		n = send(lws_get_socket_fd(up->wsi), buf, FRAME_HDR + len,
+		    MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (n == (ssize_t)(FRAME_HDR + len))
+		r = 0;
+	else if (n <= 0)
+		r = gw_upstream_send(up, msg, len);
+	else
+		r = -1;
+	explicit_bzero(buf, sizeof buf);
+	return r;
+}
+
 void
 gw_upstream_close(struct gw_upstream *up)
 {

@@ -45,6 +45,14 @@ struct gw_upstream {
 struct gw_upstream *gw_upstream_open(enum gw_upstream_kind kind, char **cause);
 /* Queues one message (framed here) for berthd. -1 if the queue is full. */
 int gw_upstream_send(struct gw_upstream *up, const void *msg, size_t len);
+/* The longest message gw_upstream_send_secret takes. */
+#define GW_UPSTREAM_SECRET_MAX 8192
+/* The same for a message that holds a credential: written to the socket
+ * at once, from a buffer wiped after, unless something is queued before
+ * it. -1 if it is too long, or went out in part (the connection is then
+ * useless: close it). */
+int gw_upstream_send_secret(
+    struct gw_upstream *up, const void *msg, size_t len);
 /* Detaches the client and closes the connection at the next turn of the
  * loop; up is freed then, so the caller must forget it now. */
 void gw_upstream_close(struct gw_upstream *up);

@@ -2,6 +2,7 @@
  * and what every check shares: HOST:PORT addresses and URLs, the bearer
  * token (read once, never shown), and socket I/O that never waits past the
  * check's deadline. */
+#include <sys/prctl.h>
 #include <sys/socket.h>
 
 #include <arpa/inet.h>
@@ -265,19 +266,28 @@ probe_url_parse(const char *url, const char *scheme, int defport,
 
 /* The bearer token. */
 
-/* Reads the token once, at start; what goes wrong is said by the checks
- * that need the token, as their reason. */
+/* Reads the token once, at start, from path or (path NULL) from the
+ * inherited descriptor fd, which is closed then; what goes wrong is said
+ * by the checks that need the token, as their reason. */
 static void
-probe_token_read(const char *path)
+probe_token_read(const char *path, int fd)
 {
 	size_t len;
+	int r;
 
 	probe_free_secret(probe_token_value);
 	probe_token_value = NULL;
 	free(probe_token_error);
 	probe_token_error = NULL;
-	if (tokenfile_read(path, &probe_token_value, &len, &probe_token_error) <
-	    0)
+	if (path != NULL)
+		r = tokenfile_read(
+		    path, &probe_token_value, &len, &probe_token_error);
+	else {
+		r = tokenfile_read_fd(fd, "from --token-fd", &probe_token_value,
+		    &len, &probe_token_error);
+		close(fd);
+	}
+	if (r < 0)
 		probe_token_value = NULL;
 }
 
@@ -496,14 +506,16 @@ probe_usage(FILE *f, int status)
 	size_t i;
 
 	fprintf(f,
-	    "usage: berth-probe [--token-file FILE] [--timeout MS] "
+	    "usage: berth-probe [--token-file FILE | --token-fd N] "
+	    "[--timeout MS] "
 	    "[--interval MS] [--once] TYPE ARGS...\n");
 	for (i = 0; i < PROBE_NTYPES; i++)
 		fprintf(f, "  %-6s %s\n", probe_types[i]->name,
 		    probe_types[i]->args);
 	fprintf(f,
 	    "HOST is an IPv4 address, an IPv6 address in brackets, or "
-	    "localhost.\nThe token (from FILE) goes with cdp auth, cdp-ws and "
+	    "localhost.\nThe token (from FILE or read from N) goes with cdp "
+	    "auth, cdp-ws and "
 	    "novnc as Authorization: Bearer.\n");
 	exit(status);
 }
@@ -613,6 +625,21 @@ probe_loop(
 	}
 }
 
+/* --token-fd N: a descriptor berthd left open, never one of 0-2. */
+static int
+probe_fd(const char *arg)
+{
+	char *end;
+	long n;
+
+	errno = 0;
+	n = strtol(arg, &end, 10);
+	if (*arg == '\0' || *end != '\0' || errno != 0 || n < 3 ||
+	    n > INT_MAX || fcntl((int)n, F_GETFD) < 0)
+		probe_bad("--token-fd %s: not an open descriptor above 2", arg);
+	return (int)n;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -621,6 +648,7 @@ main(int argc, char **argv)
 	    {"interval", required_argument, NULL, 'i'},
 	    {"once", no_argument, NULL, 'o'},
 	    {"token-file", required_argument, NULL, 'k'},
+	    {"token-fd", required_argument, NULL, 'K'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
@@ -633,6 +661,8 @@ main(int argc, char **argv)
 	int c;
 
 	log_init("berth-probe", 0);
+	/* It may hold a credential: no core file, no ptrace by its uid. */
+	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGTERM, probe_signal_cb);
 	signal(SIGINT, probe_signal_cb);
@@ -642,7 +672,8 @@ main(int argc, char **argv)
 		case 't': timeout_ms = probe_ms("timeout", optarg); break;
 		case 'i': interval_ms = probe_ms("interval", optarg); break;
 		case 'o': once = true; break;
-		case 'k': probe_token_read(optarg); break;
+		case 'k': probe_token_read(optarg, -1); break;
+		case 'K': probe_token_read(NULL, probe_fd(optarg)); break;
 		case 'h': probe_usage(stdout, 0);
 		case ':': probe_bad("%s needs a value", argv[optind - 1]);
 		default: probe_bad("unknown option %s", argv[optind - 1]);

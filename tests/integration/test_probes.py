@@ -579,9 +579,9 @@ def watch_session():
         shutil.rmtree(d, ignore_errors=True)
 
 
-@case("novnc: berthd hands its token file to the probe of a ready = novnc service")
-def novnc_berthd_token():
-    with FakeServer(token=TOKEN) as srv:
+@case("novnc: berthd hands the probe a credential of its own, good at the relay doors only")
+def novnc_berthd_credential():
+    with FakeServer() as srv:
         FakeNovnc(srv)
         extra = (
             "[service desk]\n"
@@ -590,6 +590,17 @@ def novnc_berthd_token():
         )
         with Sandbox(extra=extra, token=TOKEN + "\n", wait="socket") as sb:
             sb.wait_event(lambda e: e["kind"] == "service.ready" and e["data"]["name"] == "desk", 20)
-            expect_in(("/novnc/websockify", "Bearer " + TOKEN, True), srv.seen, "the relay's requests")
+            bearers = {auth for path, auth, _ in srv.seen if path == "/novnc/websockify"}
+            expect_eq(len(bearers), 1, "one credential at the relay: %r" % bearers)
+            cred = bearers.pop()[len("Bearer ") :]
+            expect(cred != TOKEN, "the probe was handed the master token")
+            expect_eq(len(cred), 64, "a fresh 32-byte credential in hex")
+            c = sb.unix()
+            for door in ("novnc", "cdp", "cdp-relay"):
+                c.call("gateway.check", {"door": door, "peer": "test", "credential": cred})
+            err = c.error_of("gateway.check", {"door": "v1", "peer": "test", "credential": cred})
+            expect_eq(err, "unauthorized", "the probe credential at /v1")
+            c.call("gateway.check", {"door": "v1", "peer": "test", "credential": TOKEN})
+
 
 run()

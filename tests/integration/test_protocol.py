@@ -37,7 +37,7 @@ REMOTE_OPS = ["hello", "ping", "state", "events.subscribe", "events.unsubscribe"
               "artifact.publish", "artifact.read", "artifact.list",
               "desktop.screenshot", "desktop.input", "desktop.cursor", "desktop.info", "desktop.windows",
               "desktop.wait_change", "record.start", "record.stop", "record.status"]
-LOCAL_OPS = ["check.report", "gateway.attach", "gateway.auth_failed", "desktop.provide", "desktop.emit"]
+LOCAL_OPS = ["check.report", "gateway.attach", "gateway.auth_failed", "gateway.check", "desktop.provide", "desktop.emit"]
 
 
 def check_hello(h, capabilities):

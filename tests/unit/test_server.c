@@ -34,7 +34,9 @@ setup(void)
 	dir = scratch_make("test_server");
 	path = xasprintf("%s/sock", dir);
 	base = event_base_new();
-	ck_assert_msg(server_listen(base, path, &cause) == 0, "%s", cause);
+	ck_assert_msg(
+	    server_listen(base, path, (uid_t)-1, (gid_t)-1, &cause) == 0, "%s",
+	    cause);
 	memset(&sa, 0, sizeof sa);
 	sa.sun_family = AF_UNIX;
 	snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);

@@ -57,6 +57,9 @@ class Sandbox:
         pid1=True,
     ):
         self.dir = tempfile.mkdtemp(prefix="berth-it-")
+        # Searchable, as the state directory's parent is in an install:
+        # the gateway and the probes run as a user of their own.
+        os.chmod(self.dir, 0o711)
         self.state_dir = os.path.join(self.dir, "state")
         self.token_file = os.path.join(self.dir, "token")
         self.socket = os.path.join(self.state_dir, "berthd.sock")
