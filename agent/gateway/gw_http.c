@@ -293,25 +293,8 @@ gw_http_route(const char *path)
 	}
 }
 
-/* Whether value[0..len) is scheme followed by host, case aside. */
-static int
-gw_http_origin_is(
-    const char *value, size_t len, const char *scheme, const char *host)
-{
-	size_t sl = strlen(scheme), hl = strlen(host);
-
-	return len == sl + hl && strncasecmp(value, scheme, sl) == 0 &&
-	    strncasecmp(value + sl, host, hl) == 0;
-}
-
-/*
- * Whether the request's Origin is the gateway's own, as the request's
- * Host names it. A browser sends its cookies with a WebSocket that any
- * page opens, whatever that page's origin, so an upgrade that the cookie
- * authenticates must come from a page the gateway served. https counts
- * too, for a gateway behind a proxy that terminates TLS on the same
- * authority.
- */
+/* Whether the request's Origin is the gateway's own, as the request's
+ * Host names it (gw_ticket.h has the rule). */
 static int
 gw_http_same_origin(struct lws *wsi)
 {
@@ -322,8 +305,7 @@ gw_http_same_origin(struct lws *wsi)
 	hlen = gw_check_header(wsi, WSI_TOKEN_HOST, host, sizeof host);
 	if (olen <= 0 || hlen <= 0)
 		return 0;
-	return gw_http_origin_is(origin, (size_t)olen, "http://", host) ||
-	    gw_http_origin_is(origin, (size_t)olen, "https://", host);
+	return gw_ticket_origin_ok(origin, (size_t)olen, host, (size_t)hlen);
 }
 
 /*

@@ -1,33 +1,21 @@
 /* gw_mask: RFC 6455 section 5.1 for the gateway's WebSocket servers (see
  * gw_mask.h). */
 #include <errno.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "gw_frames.h"
 #include "gw_mask.h"
 #include "log.h"
 #include "xmalloc.h"
 
-/* Where a connection is in its stream of frames. */
-enum gw_mask_at {
-	GW_MASK_HEAD0,   /* FIN, RSV and opcode */
-	GW_MASK_HEAD1,   /* MASK and the 7-bit length */
-	GW_MASK_LENGTH,  /* the 16- or 64-bit length */
-	GW_MASK_KEY,     /* the 4-byte masking key */
-	GW_MASK_PAYLOAD, /* payload bytes */
-	GW_MASK_REFUSED, /* sent an unmasked frame: nothing more is read */
-};
-
 /* One followed connection, in a table indexed by its descriptor. */
 struct gw_mask_conn {
 	struct lws *wsi; /* NULL: the descriptor is not followed */
-	enum gw_mask_at at;
-	unsigned left;   /* bytes of the length or key still to come */
-	uint64_t length; /* the length being read, then payload left */
+	struct gw_frames frames;
 };
 
 static struct gw_mask_conn *gw_mask_conns;
@@ -72,66 +60,6 @@ gw_mask_forget(struct lws *wsi)
 			gw_mask_conns[i].wsi = NULL;
 }
 
-/* Takes one header byte. Returns -1 at an unmasked frame. */
-static int
-gw_mask_header(struct gw_mask_conn *m, uint8_t b)
-{
-	switch (m->at) {
-	case GW_MASK_HEAD0: m->at = GW_MASK_HEAD1; return 0;
-	case GW_MASK_HEAD1:
-		if (!(b & 0x80))
-			return -1;
-		m->length = b & 0x7f;
-		m->left = m->length == 126 ? 2 : m->length == 127 ? 8 : 0;
-		if (m->left > 0)
-			m->length = 0;
-		m->at = m->left > 0 ? GW_MASK_LENGTH : GW_MASK_KEY;
-		if (m->at == GW_MASK_KEY)
-			m->left = 4;
-		return 0;
-	case GW_MASK_LENGTH:
-		m->length = m->length << 8 | b;
-		if (--m->left == 0) {
-			m->at = GW_MASK_KEY;
-			m->left = 4;
-		}
-		return 0;
-	case GW_MASK_KEY:
-		if (--m->left == 0)
-			m->at = m->length > 0 ? GW_MASK_PAYLOAD : GW_MASK_HEAD0;
-		return 0;
-	default: return 0;
-	}
-}
-
-/* Follows buf[0..len) of m's stream. Returns how many bytes come before
- * an unmasked frame's header, or len if there is none. */
-static size_t
-gw_mask_follow(struct gw_mask_conn *m, const uint8_t *buf, size_t len)
-{
-	size_t i = 0, start = 0, take;
-
-	while (i < len) {
-		if (m->at == GW_MASK_PAYLOAD) {
-			take =
-			    m->length < len - i ? (size_t)m->length : len - i;
-			m->length -= take;
-			i += take;
-			if (m->length == 0)
-				m->at = GW_MASK_HEAD0;
-			continue;
-		}
-		if (m->at == GW_MASK_HEAD0)
-			start = i;
-		if (gw_mask_header(m, buf[i]) < 0) {
-			m->at = GW_MASK_REFUSED;
-			return start;
-		}
-		i++;
-	}
-	return len;
-}
-
 /* libwebsockets reads its sockets with recv(); this definition is the one
  * its calls bind to. Descriptors not followed read as they would. */
 ssize_t
@@ -141,15 +69,15 @@ recv(int fd, void *buf, size_t len, int flags)
 	ssize_t n;
 	size_t keep;
 
-	if (m != NULL && m->at == GW_MASK_REFUSED) {
+	if (m != NULL && m->frames.at == GW_FRAMES_REFUSED) {
 		errno = EAGAIN;
 		return -1;
 	}
 	n = syscall(SYS_recvfrom, fd, buf, len, flags, NULL, NULL);
 	if (n <= 0 || m == NULL || (flags & MSG_PEEK))
 		return n;
-	keep = gw_mask_follow(m, buf, (size_t)n);
-	if (m->at != GW_MASK_REFUSED)
+	keep = gw_frames_follow(&m->frames, buf, (size_t)n);
+	if (m->frames.at != GW_FRAMES_REFUSED)
 		return n;
 	log_info("a WebSocket client sent an unmasked frame: closing with "
 	         "1002");
@@ -171,7 +99,8 @@ gw_mask_filter(struct lws *wsi, enum lws_callback_reasons reason)
 	case LWS_CALLBACK_WSI_DESTROY: gw_mask_forget(wsi); return 0;
 	case LWS_CALLBACK_SERVER_WRITEABLE:
 		m = gw_mask_find(lws_get_socket_fd(wsi));
-		if (m == NULL || m->wsi != wsi || m->at != GW_MASK_REFUSED)
+		if (m == NULL || m->wsi != wsi ||
+		    m->frames.at != GW_FRAMES_REFUSED)
 			return 0;
 		lws_close_reason(wsi, LWS_CLOSE_STATUS_PROTOCOL_ERR,
 		    (unsigned char *)"unmasked frame", 14);

@@ -3,9 +3,9 @@
  * A client must mask every frame it sends, and a server must close the
  * connection on an unmasked one. libwebsockets 4.1 neither refuses such a
  * frame nor tells a callback whether a frame was masked, so the gateway
- * follows the frame headers itself, in the bytes libwebsockets reads: the
- * gateway defines recv(), which the library's calls bind to, and reads
- * through it. A connection that sent an unmasked frame is given nothing
+ * follows the frame headers itself (gw_frames.h), in the bytes
+ * libwebsockets reads: the gateway defines recv(), which the library's
+ * calls bind to, and reads through it. A connection that sent an unmasked frame is given nothing
  * more to read and is closed with 1002 (protocol error) at its next
  * writeable callback. */
 #ifndef BERTH_GW_MASK_H

@@ -1,6 +1,7 @@
 /* gw_ticket: noVNC's session tickets (see gw_ticket.h). Owns the table of
  * live tickets; a slot is reused once expired, or when the table is full
  * by the oldest. Tickets are compared in constant time. */
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -99,4 +100,40 @@ gw_ticket_check(const char *jar, size_t len, lws_usec_t now)
 		found |= gw_tickets[i].expires > now &&
 		    gw_ticket_equal(gw_tickets[i].hex, v);
 	return found ? NULL : "invalid";
+}
+
+/* Whether a[0..n) and b[0..n) are the same bytes, ASCII case aside. Not
+ * strncasecmp: a NUL in a header's value must not end the comparison. */
+static int
+gw_ticket_same_case_aside(const char *a, const char *b, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (tolower((unsigned char)a[i]) !=
+		    tolower((unsigned char)b[i]))
+			return 0;
+	return 1;
+}
+
+/* Whether origin[0..olen) is scheme followed by host[0..hlen). */
+static int
+gw_ticket_origin_is(const char *origin, size_t olen, const char *scheme,
+    const char *host, size_t hlen)
+{
+	size_t sl = strlen(scheme);
+
+	return olen == sl + hlen &&
+	    gw_ticket_same_case_aside(origin, scheme, sl) &&
+	    gw_ticket_same_case_aside(origin + sl, host, hlen);
+}
+
+int
+gw_ticket_origin_ok(
+    const char *origin, size_t olen, const char *host, size_t hlen)
+{
+	if (origin == NULL || host == NULL || olen == 0 || hlen == 0)
+		return 0;
+	return gw_ticket_origin_is(origin, olen, "http://", host, hlen) ||
+	    gw_ticket_origin_is(origin, olen, "https://", host, hlen);
 }

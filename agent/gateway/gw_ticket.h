@@ -27,5 +27,13 @@ void gw_ticket_mint(lws_usec_t now, char *out, size_t size);
  * known and not expired at now. NULL if it does, else the reason a
  * refusal is journaled with: "missing" (no such cookie) or "invalid". */
 const char *gw_ticket_check(const char *jar, size_t len, lws_usec_t now);
+/* Whether the Origin header's value origin[0..olen) is the gateway's own
+ * as the Host header's value host[0..hlen) names it: "http://" or
+ * "https://" and then host, case aside. A browser sends the cookie with a
+ * WebSocket any page opens, so an upgrade the ticket authenticates must
+ * come from a page the gateway served; https counts too, for a gateway
+ * behind a proxy that terminates TLS on the same authority. */
+int gw_ticket_origin_ok(
+    const char *origin, size_t olen, const char *host, size_t hlen);
 
 #endif
