@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "child.h"
+#include "nodump.h"
 #include "log.h"
 #include "proto.h"
 #include "xmalloc.h"
@@ -126,6 +127,7 @@ child_exec(const struct child_spec *sp, int errfd)
 	 * would not be its own to write. The exec makes a fresh image
 	 * dumpable anyway. */
 	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+	setrlimit(RLIMIT_CORE, nodump_saved_core());
 	if (child_oom_len > 0) {
 		fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
 		if (fd >= 0) {

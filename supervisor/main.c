@@ -31,6 +31,7 @@
 #include "fswatch.h"
 #include "proc.h"
 #include "procfs.h"
+#include "nodump.h"
 #include "provider.h"
 #include "pty.h"
 #include "secrets.h"
@@ -347,12 +348,10 @@ main(int argc, char **argv)
 	log_init("berthd", debug);
 	signal(SIGPIPE, SIG_IGN);
 	berthd_become_reaper();
-	/* berthd holds every credential: no core file and no ptrace by
-	 * another process of its uid may spill them. After the write to
+	/* berthd holds every credential and secret. After the write to
 	 * oom_score_adj, which a non-dumpable process may be refused. */
-	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
-		log_warn(
-		    "cannot make berthd non-dumpable: %s", strerror(errno));
+	if (nodump_self(&cause) < 0)
+		log_fatal("%s", cause);
 	secrets_init();
 
 	berthd_mkdir(cfg.state_dir);

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -57,8 +56,6 @@ secrets_init(void)
 		    strerror(errno));
 	/* A child between fork and exec has no use for the values. */
 	madvise(secrets_mem, SECRETS_TOTAL_MAX, MADV_WIPEONFORK);
-	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
-		log_warn("cannot make berthd undumpable: %s", strerror(errno));
 }
 
 void

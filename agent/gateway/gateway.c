@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -28,6 +27,7 @@
 #include "gw_novnc.h"
 #include "gw_upstream.h"
 #include "log.h"
+#include "nodump.h"
 #include "proto.h"
 #include "xmalloc.h"
 
@@ -59,21 +59,6 @@ __lsan_is_turned_off(void)
 	return 1;
 }
 #endif
-
-/* What the gateway's memory holds (clients' credentials in passing) must
- * not reach a core file, nor a process of its uid through ptrace or
- * /proc/PID/mem: berthd starts it with no core limit, and an exec makes
- * a process dumpable again. */
-static void
-gateway_undumpable(void)
-{
-	static const struct rlimit nocore = {0, 0};
-
-	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0 ||
-	    setrlimit(RLIMIT_CORE, &nocore) != 0)
-		log_fatal("cannot make the gateway non-dumpable: %s",
-		    strerror(errno));
-}
 
 static __attribute__((noreturn)) void
 gateway_usage(void)
@@ -296,7 +281,11 @@ main(int argc, char **argv)
 	unsigned long long q;
 
 	log_init("berth-gateway", 0);
-	gateway_undumpable();
+	/* What its memory holds (clients' credentials in passing) must not
+	 * reach a core file, nor a process of its uid through ptrace or
+	 * /proc/PID/mem; an exec makes a process dumpable again. */
+	if (nodump_self(&cause) < 0)
+		log_fatal("%s", cause);
 	gateway.client_queue = GATEWAY_CLIENT_QUEUE_DEFAULT;
 	gateway.peer_max = GW_LIMIT_PEER_MAX_DEFAULT;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {

@@ -24,6 +24,7 @@
 #include "backoff.h"
 #include "clock.h"
 #include "log.h"
+#include "nodump.h"
 #include "probe.h"
 #include "tokenfile.h"
 #include "xmalloc.h"
@@ -662,7 +663,8 @@ main(int argc, char **argv)
 
 	log_init("berth-probe", 0);
 	/* It may hold a credential: no core file, no ptrace by its uid. */
-	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+	if (nodump_self(&cause) < 0)
+		log_fatal("%s", cause);
 	signal(SIGPIPE, SIG_IGN);
 	signal(SIGTERM, probe_signal_cb);
 	signal(SIGINT, probe_signal_cb);

@@ -290,4 +290,36 @@ def pty_attach_reconnects():
         expect_eq(got, ["n%d" % i for i in range(300)], "the lines, once each and in order")
 
 
+def core_limits(pid):
+    with open("/proc/%d/limits" % pid) as f:
+        return [line.split()[4:6] for line in f if line.startswith("Max core file size")][0]
+
+
+@case("the CLI holding the token is not dumpable and writes no core: run as another user, its memory is not its own")
+def cli_not_dumpable():
+    import pwd
+    import shutil
+    import tempfile
+
+    nobody = pwd.getpwnam("nobody")
+    with Sandbox() as sb:
+        d = tempfile.mkdtemp(prefix="berth-cli-")
+        try:
+            tok = os.path.join(d, "token")
+            shutil.copy(sb.token_file, tok)
+            os.chown(tok, nobody.pw_uid, nobody.pw_gid)
+            os.chmod(d, 0o755)
+            f = Spawned(["setpriv", "--reuid", str(nobody.pw_uid), "--regid", str(nobody.pw_gid), "--clear-groups",
+                         CLI, "--url", sb.url, "--token-file", tok, "events", "--follow", "--from", "1"])
+            line = f.line(10)
+            expect("berthd.started" in line, "the first event: %r" % line)
+            pid = f.proc.pid
+            # A dumpable process's /proc files are its uid's; these are root's.
+            expect_eq(os.stat("/proc/%d/mem" % pid).st_uid, 0, "the owner of the CLI's /proc/PID/mem")
+            expect_eq(core_limits(pid)[0], "0", "the CLI's core file size limit")
+            f.kill()
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+
+
 run()

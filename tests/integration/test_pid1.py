@@ -233,4 +233,23 @@ def proc_not_pid1():
     expect("not PID 1: /proc shows every process to every user" in log, "the log says why /proc was left")
 
 
+def core_limit(pid):
+    with open("/proc/%d/limits" % pid) as f:
+        return [line.split()[4:6] for line in f if line.startswith("Max core file size")][0]
+
+
+@case("berthd writes no core file, and its services get back the core limit it was started with")
+def no_core():
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_CORE)
+    want = ["unlimited" if v == resource.RLIM_INFINITY else str(v) for v in (soft, hard)]
+    extra = "[service idle]\ncommand = sleep 1000\n"
+    with Sandbox(extra=extra, wait="socket") as sb:
+        ev = sb.wait_event(lambda e: e["kind"] == "service.started" and e["data"]["name"] == "idle")
+        idle = sb.host_pid(ev["data"]["pid"])
+        expect_eq(core_limit(sb.berthd_pid()), ["0", want[1]], "berthd's core limit (soft, hard)")
+        expect_eq(core_limit(idle), want, "a service's core limit (soft, hard)")
+
+
 run()
