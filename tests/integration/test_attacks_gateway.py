@@ -30,6 +30,10 @@ NOBODY = pwd.getpwnam("nobody")
 # The ids berthd falls back to when there is no such user as [gateway] user.
 FALLBACK_ID = 64701
 TEST_USER = "berth-gw-test"
+# What the gateway's uid may call before a client's credential attached.
+GATEWAY_OPS = sorted(
+    ["hello", "ping", "state", "events.subscribe", "gateway.attach", "gateway.check", "gateway.auth_failed"]
+)
 
 
 def as_user(uid, gid, fn):
@@ -221,7 +225,8 @@ def gateway_uid_session(path, token):
         except ProtoError as e:
             out[key] = e.code
 
-    c = UnixClient(path, hello=True, timeout=5.0)
+    c = UnixClient(path, hello=False, timeout=5.0)
+    out["capabilities"] = sorted(c.hello()["capabilities"])
     attempt(c, "before")
     for op in ("fs.read", "secrets.list", "service.list"):
         try:
@@ -256,6 +261,7 @@ def gateway_uid_needs_credential():
         token = sb.token
         got = as_user(uid, gid, lambda: gateway_uid_session(sb.socket, token))
         expect(isinstance(got, dict), "the session: %s" % got)
+        expect_eq(got["capabilities"], GATEWAY_OPS, "what hello offers the gateway's uid")
         expect_eq(got["before"], "forbidden", "proc.start before gateway.attach")
         for op in ("fs.read", "secrets.list", "service.list"):
             expect_eq(got[op], "forbidden", op + " before gateway.attach")
