@@ -274,6 +274,39 @@ def gateway_uid_needs_credential():
         expect_eq(got["after_right"], "ok", "proc.start after gateway.attach with the token")
 
 
+def gateway_uid_events(path):
+    """As the gateway's uid: the kinds of the events a subscription from
+    the start of the journal gets within a second."""
+    c = UnixClient(path, hello=True, timeout=5.0)
+    c.subscribe(from_seq=1)
+    kinds = []
+    try:
+        while True:
+            kinds.append(c.next_event(1.0)["kind"])
+    except Exception:
+        pass
+    c.close()
+    return kinds
+
+
+@case("the gateway's uid, no client attached, reads only the checks' events from the journal")
+def gateway_uid_events_filtered():
+    extra = "[service desk]\ncommand = sleep 1000\nready = tcp 127.0.0.1:1\n"
+    with Sandbox(extra=extra) as sb:
+        c = sb.unix()
+        c.call("proc.start", {"argv": ["/bin/true"]})
+        sb.wait_event(lambda e: e["kind"] == "proc.exited", 10)
+        uid, gid = ids_of(sb.gateway_pid())
+        kinds = as_user(uid, gid, lambda: gateway_uid_events(sb.socket))
+        expect(isinstance(kinds, list), "the subscription: %s" % kinds)
+        expect("check.changed" in kinds, "no check.changed among %r" % kinds)
+        others = [k for k in kinds if not k.startswith("check.")]
+        expect(not others, "the gateway's uid read %r" % others)
+        # Root's subscription has them all, proc.started among them.
+        root = [e["kind"] for e in sb.events()]
+        expect("proc.started" in root, "root's events: %r" % root)
+
+
 @case("the probe runs as the gateway's user and holds no master token")
 def probe_identity():
     port_holder = socket.socket()
