@@ -6,6 +6,9 @@
 # the unshare process of the berthd (or other init) running now, if any.
 
 bench_dir=$(mktemp -d)
+# Searchable: the gateway and the probes run as a user of their own and
+# reach berthd's socket in the state directory below.
+chmod 711 "$bench_dir"
 upid=''
 
 # Fails unless each named program was built in $build.

@@ -19,7 +19,7 @@ build=$(cd "${1:-$src/build}" && pwd)
 runs=${RUNS:-5} duration=${DURATION:-5} count=${COUNT:-2000}
 py=/usr/bin/python3
 . "$src/bench/lib.sh"
-bench_need berth-gateway
+bench_need berthd berth-gateway
 for tool in Xvnc xsetroot websockify chromium; do
 	command -v "$tool" >/dev/null || { echo "bench: needs $tool" >&2; exit 1; }
 done
@@ -56,7 +56,7 @@ wait_port() {
 
 disp=$((400 + RANDOM % 100))
 rfb=$(free_port) gw=$(free_port) wsk=$(free_port) cdp=$(free_port) relay=$(free_port)
-head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$dir/token"
+(umask 077; head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$dir/token")
 token=$(cat "$dir/token")
 profile=$dir/chromium
 
@@ -76,17 +76,25 @@ chromium --headless=new --no-sandbox --disable-gpu --remote-debugging-address=12
     >"$dir/chromium.log" 2>&1 &
 pids+=($!)
 wait_port "$cdp"
-"$build/berth-gateway" --listen "127.0.0.1:$gw" --token-file "$dir/token" \
-    --socket "$dir/no-berthd.sock" --vnc "127.0.0.1:$rfb" --cdp "127.0.0.1:$cdp" \
-    --cdp-relay-listen "127.0.0.1:$relay" \
-    >"$dir/gateway.log" 2>&1 &
-gpid=$!
-pids+=($gpid)
+# The gateway holds no token: berthd, which checks it, runs it.
+cat >"$dir/berth.conf" <<CONF
+[gateway]
+listen = 127.0.0.1:$gw
+vnc = 127.0.0.1:$rfb
+cdp = 127.0.0.1:$cdp
+cdp_relay_listen = 127.0.0.1:$relay
+CONF
+unshare -p -f --mount-proc "$build/berthd" --config "$dir/berth.conf" \
+    --token-file "$dir/token" --state-dir "$dir/state" >"$dir/berthd.log" 2>&1 &
+upid=$!
 websockify "127.0.0.1:$wsk" "127.0.0.1:$rfb" >"$dir/websockify.log" 2>&1 &
 wpid=$!
 pids+=($wpid)
 wait_port "$gw"
 wait_port "$wsk"
+berthd_pid=$(bench_init_pid)
+gpid=$(tr ' ' '\n' <"/proc/$berthd_pid/task/$berthd_pid/children" |
+	while read -r p; do grep -q berth-gateway "/proc/$p/cmdline" 2>/dev/null && echo "$p"; done | head -1)
 
 # One pull through a path; the relay's pid (or none). Prints
 # "MB/s CPU-s/MB RSS-KiB".

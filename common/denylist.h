@@ -1,8 +1,8 @@
-/* denylist: the seccomp filter of berth's confined programs (the gateway,
- * berth-desktop). Default allow, EPERM for a fixed list of calls such a
- * program never makes: a new program, another process's memory, mounts
- * and namespaces, the kernel's knobs. An allow list would be tighter but
- * breaks on every libc, Xlib or libwebsockets update. */
+/* denylist: berth-desktop's seccomp filter. Default allow, EPERM for a
+ * fixed list of calls such a program never makes: a new program, another
+ * process's memory, mounts and namespaces, the kernel's knobs. An allow
+ * list would be tighter but breaks on every libc, Xlib or FFmpeg update;
+ * the gateway, whose calls are few, has one (allowlist.h). */
 #ifndef BERTH_DENYLIST_H
 #define BERTH_DENYLIST_H
 

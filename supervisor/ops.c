@@ -40,6 +40,33 @@ ops_pack_labels(msgpack_packer *pk)
 		    pk, ops_cfg->labels[i].key, ops_cfg->labels[i].value);
 }
 
+/* What the gateway's uid may call on a connection no client's credential
+ * has attached: what its control connection needs to answer the probes
+ * (the events tell it when the checks change), and its own ops. */
+static bool
+ops_gateway_may(enum catalog_op_id id)
+{
+	switch (id) {
+	case CATALOG_OP_HELLO:
+	case CATALOG_OP_PING:
+	case CATALOG_OP_STATE:
+	case CATALOG_OP_EVENTS_SUBSCRIBE:
+	case CATALOG_OP_GATEWAY_ATTACH:
+	case CATALOG_OP_GATEWAY_CHECK:
+	case CATALOG_OP_GATEWAY_AUTH_FAILED: return true;
+	default: return false;
+	}
+}
+
+/* Whether c may call op id. */
+static bool
+ops_may(const struct server_conn *c, enum catalog_op_id id)
+{
+	if (c->gateway && !c->remote)
+		return ops_gateway_may(id);
+	return !c->remote || catalog_ops[id].access == CATALOG_ANY;
+}
+
 /* The ops this connection may call. */
 static void
 ops_pack_capabilities(msgpack_packer *pk, const struct server_conn *c)
@@ -47,11 +74,11 @@ ops_pack_capabilities(msgpack_packer *pk, const struct server_conn *c)
 	size_t i, n = 0;
 
 	for (i = 0; i < CATALOG_NOPS; i++)
-		if (!c->remote || catalog_ops[i].access == CATALOG_ANY)
+		if (ops_may(c, (enum catalog_op_id)i))
 			n++;
 	msgpack_pack_array(pk, n);
 	for (i = 0; i < CATALOG_NOPS; i++)
-		if (!c->remote || catalog_ops[i].access == CATALOG_ANY)
+		if (ops_may(c, (enum catalog_op_id)i))
 			proto_pack_str(pk, catalog_ops[i].name);
 }
 
@@ -487,24 +514,6 @@ ops_handler_for(enum catalog_op_id id)
 	if (catalog_ops[id].server == CATALOG_DESKTOP)
 		return provider_forward;
 	return ops_handlers[id];
-}
-
-/* What the gateway's uid may call on a connection no client's credential
- * has attached: what its control connection needs to answer the probes
- * (the events tell it when the checks change), and its own ops. */
-static bool
-ops_gateway_may(enum catalog_op_id id)
-{
-	switch (id) {
-	case CATALOG_OP_HELLO:
-	case CATALOG_OP_PING:
-	case CATALOG_OP_STATE:
-	case CATALOG_OP_EVENTS_SUBSCRIBE:
-	case CATALOG_OP_GATEWAY_ATTACH:
-	case CATALOG_OP_GATEWAY_CHECK:
-	case CATALOG_OP_GATEWAY_AUTH_FAILED: return true;
-	default: return false;
-	}
 }
 
 void

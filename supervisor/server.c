@@ -129,6 +129,27 @@ server_send_gap(struct server_conn *c, uint64_t first)
 	server_send(c, server_sb.data, server_sb.size);
 }
 
+/* Whether c is shown the event p[0..len): the gateway's uid, until a
+ * client's credential attached its connection, sees only the checks'
+ * events, which its probes answer from; the journal's other events (the
+ * commands started, the files changed) are a client's to read. */
+static bool
+server_shows(const struct server_conn *c, const uint8_t *p, size_t len)
+{
+	struct proto_msg m;
+	const char *code;
+	char err[64];
+	bool shown;
+
+	if (!c->gateway || c->remote)
+		return true;
+	if (proto_decode(p, len, &m, &code, err, sizeof err) < 0)
+		return false;
+	shown = m.type == PROTO_EVENT && strncmp(m.kind, "check.", 6) == 0;
+	proto_msg_free(&m);
+	return shown;
+}
+
 /* Moves journal records into c's output until it holds SERVER_OUT_HIGH
  * bytes or c has caught up. Journal records are whole event messages. */
 static void
@@ -159,10 +180,12 @@ server_pump(struct server_conn *c)
 			continue;
 		if (seq > c->next_seq)
 			server_send_gap(c, seq);
+		c->next_seq = seq + 1;
+		if (!server_shows(c, p, len))
+			continue;
 		frame_header(hdr, (uint32_t)len);
 		evbuffer_add(out, hdr, sizeof hdr);
 		evbuffer_add(out, p, len);
-		c->next_seq = seq + 1;
 	}
 }
 

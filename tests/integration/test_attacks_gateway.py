@@ -30,6 +30,10 @@ NOBODY = pwd.getpwnam("nobody")
 # The ids berthd falls back to when there is no such user as [gateway] user.
 FALLBACK_ID = 64701
 TEST_USER = "berth-gw-test"
+# What the gateway's uid may call before a client's credential attached.
+GATEWAY_OPS = sorted(
+    ["hello", "ping", "state", "events.subscribe", "gateway.attach", "gateway.check", "gateway.auth_failed"]
+)
 
 
 def as_user(uid, gid, fn):
@@ -221,7 +225,8 @@ def gateway_uid_session(path, token):
         except ProtoError as e:
             out[key] = e.code
 
-    c = UnixClient(path, hello=True, timeout=5.0)
+    c = UnixClient(path, hello=False, timeout=5.0)
+    out["capabilities"] = sorted(c.hello()["capabilities"])
     attempt(c, "before")
     for op in ("fs.read", "secrets.list", "service.list"):
         try:
@@ -256,6 +261,7 @@ def gateway_uid_needs_credential():
         token = sb.token
         got = as_user(uid, gid, lambda: gateway_uid_session(sb.socket, token))
         expect(isinstance(got, dict), "the session: %s" % got)
+        expect_eq(got["capabilities"], GATEWAY_OPS, "what hello offers the gateway's uid")
         expect_eq(got["before"], "forbidden", "proc.start before gateway.attach")
         for op in ("fs.read", "secrets.list", "service.list"):
             expect_eq(got[op], "forbidden", op + " before gateway.attach")
@@ -266,6 +272,39 @@ def gateway_uid_needs_credential():
         expect_eq(got["attach_bare"], "bad_args", "gateway.attach with no credential")
         # The same connection with the token is a remote client's.
         expect_eq(got["after_right"], "ok", "proc.start after gateway.attach with the token")
+
+
+def gateway_uid_events(path):
+    """As the gateway's uid: the kinds of the events a subscription from
+    the start of the journal gets within a second."""
+    c = UnixClient(path, hello=True, timeout=5.0)
+    c.subscribe(from_seq=1)
+    kinds = []
+    try:
+        while True:
+            kinds.append(c.next_event(1.0)["kind"])
+    except Exception:
+        pass
+    c.close()
+    return kinds
+
+
+@case("the gateway's uid, no client attached, reads only the checks' events from the journal")
+def gateway_uid_events_filtered():
+    extra = "[service desk]\ncommand = sleep 1000\nready = tcp 127.0.0.1:1\n"
+    with Sandbox(extra=extra) as sb:
+        c = sb.unix()
+        c.call("proc.start", {"argv": ["/bin/true"]})
+        sb.wait_event(lambda e: e["kind"] == "proc.exited", 10)
+        uid, gid = ids_of(sb.gateway_pid())
+        kinds = as_user(uid, gid, lambda: gateway_uid_events(sb.socket))
+        expect(isinstance(kinds, list), "the subscription: %s" % kinds)
+        expect("check.changed" in kinds, "no check.changed among %r" % kinds)
+        others = [k for k in kinds if not k.startswith("check.")]
+        expect(not others, "the gateway's uid read %r" % others)
+        # Root's subscription has them all, proc.started among them.
+        root = [e["kind"] for e in sb.events()]
+        expect("proc.started" in root, "root's events: %r" % root)
 
 
 @case("the probe runs as the gateway's user and holds no master token")

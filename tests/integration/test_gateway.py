@@ -190,4 +190,26 @@ def healthz_follows_berthd():
         sb.ws().call("ping")
 
 
+@case("an upgrade while berthd cannot check the token: 503 within the check's deadline, never 101 or 401")
+def upgrade_without_berthd():
+    with Sandbox() as sb:
+        token = sb.token
+        expect_eq(ws_upgrade(sb.port, token=token)[0], 101, "an upgrade with berthd up")
+        pid = sb.berthd_pid()
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            t = time.monotonic()
+            status, _ = ws_upgrade(sb.port, token=token, timeout=5.0)
+            took = time.monotonic() - t
+            expect_eq(status, 503, "an upgrade with the token, berthd stopped")
+            expect(0.9 < took < 3.0, "the answer took %.2f s (the deadline is 1 s)" % took)
+            expect_eq(ws_upgrade(sb.port, token="x" * 64, timeout=5.0)[0], 503, "with a wrong token")
+        finally:
+            os.kill(pid, signal.SIGCONT)
+        # The late answers are not taken for later questions.
+        expect_eq(ws_upgrade(sb.port, token="x" * 64)[0], 401, "a wrong token after SIGCONT")
+        expect_eq(ws_upgrade(sb.port, token=token)[0], 101, "the token after SIGCONT")
+        sb.ws().call("ping")
+
+
 run()
