@@ -738,13 +738,25 @@ artifact_open_source(struct server_conn *c, const struct proto_msg *m,
 {
 	int fd;
 
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	fd = open(path,
+	    O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC |
+	        (c->desktop ? O_NOFOLLOW : 0));
 	if (fd < 0) {
 		fserr_reply(c, m->id, errno, "cannot open", path);
 		return -1;
 	}
 	if (fstat(fd, st) < 0) {
 		fserr_reply(c, m->id, errno, "cannot stat", path);
+		close(fd);
+		return -1;
+	}
+	/* berth-desktop publishes its recordings: files of its own user,
+	 * never one it could not read itself. */
+	if (c->desktop && (st->st_uid != c->desktop_uid || st->st_nlink != 1)) {
+		server_reply_error_path(c, m->id, PROTO_E_FORBIDDEN, path,
+		    "cannot publish %s: berth-desktop publishes its own files "
+		    "only",
+		    path);
 		close(fd);
 		return -1;
 	}

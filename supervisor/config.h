@@ -5,7 +5,8 @@
  *              cdp_relay_listen
  *   [journal]  max_bytes, segment_bytes, sync
  *   [labels]   any key = value
- *   [service NAME]  command, user, group, cwd, env (repeatable), after,
+ *   [service NAME]  command, user, group, cwd, desktop_check,
+ *                   env (repeatable), after,
  *                   requires, ready, ready_timeout_ms, ready_interval_ms,
  *                   required, main, restart, backoff_min_ms,
  *                   backoff_max_ms, backoff_reset_ms, max_deaths,
@@ -35,6 +36,8 @@
 /* The longest line, and the longest service name. */
 #define CONFIG_MAX_LINE 8192
 #define CONFIG_MAX_NAME 64
+/* A Unix socket's path is shorter than this (sun_path). */
+#define CONFIG_MAX_SOCKET 108
 
 enum config_restart {
 	CONFIG_RESTART_ALWAYS,
@@ -72,6 +75,9 @@ struct config_service {
 	bool check;  /* a [check NAME]: a probe, no process (argv NULL) */
 	char **argv; /* NULL-terminated; argv[0] as written */
 	char *user, *group, *cwd;
+	/* Set: the service is berth-desktop, handed its connections to
+	 * berthd at spawn, and this is the one check it reports. */
+	char *desktop_check;
 	struct config_list env;      /* KEY=VALUE */
 	struct config_list after;    /* start once these are ready */
 	struct config_list requires; /* the same, and fail if they fail */
@@ -102,7 +108,7 @@ struct config {
 	char *gateway_command;
 	size_t client_queue;
 	/* The desktop's relays in the gateway; NULL: not served. */
-	char *vnc;              /* ADDR:PORT of the RFB server */
+	char *vnc;              /* ADDR:PORT or unix:PATH of the RFB server */
 	char *novnc_dir;        /* noVNC's page */
 	char *cdp;              /* ADDR:PORT of Chromium's DevTools */
 	char *cdp_relay_listen; /* ADDR:PORT of the TCP CDP relay */
