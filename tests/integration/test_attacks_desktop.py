@@ -7,22 +7,20 @@ publish that its user does not own, no oversized or foreign event."""
 
 import json
 import os
-import pwd
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (  # noqa: E402
+    DESKTOP_USER,
     Sandbox,
+    desktop_user,
     case,
     expect,
     expect_eq,
     run,
     wait_for,
 )
-
-DESKTOP_USER = "agent"
 
 # What the stand-in does on each handed connection: every request, and
 # berthd's answer (ok, or the error's code), as JSON lines.
@@ -73,15 +71,6 @@ time.sleep(3600)
 '''
 
 
-def ensure_user(name):
-    """The unprivileged user name, created if missing (tests run as root)."""
-    try:
-        pwd.getpwnam(name)
-    except KeyError:
-        subprocess.run(["useradd", "--create-home", "--shell", "/bin/sh", name], check=True)
-    return pwd.getpwnam(name)
-
-
 EXPECTED = [
     None,  # hello
     None,  # ping
@@ -102,7 +91,7 @@ EXPECTED = [
 
 @case("berth-desktop's handed connections refuse all but the desktop's own ops")
 def handed_connection_limited():
-    pw = ensure_user(DESKTOP_USER)
+    pw = desktop_user()
     work = tempfile.mkdtemp(prefix="berth-it-desk-")
     os.chmod(work, 0o755)
     script = os.path.join(work, "stand_in.py")
