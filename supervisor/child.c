@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "child.h"
+#include "landlock.h"
 #include "log.h"
 #include "proto.h"
 #include "xmalloc.h"
@@ -69,6 +70,7 @@ static const char *const child_steps[] = {
     "setuid",
     "dup2",
     "setting the controlling terminal",
+    "the Landlock scope",
 };
 
 static _Noreturn void
@@ -171,6 +173,8 @@ child_exec(const struct child_spec *sp, int errfd)
 			child_fail(errfd, 5);
 	if (chdir(sp->cwd != NULL ? sp->cwd : "/") != 0)
 		child_fail(errfd, 1);
+	if (sp->scope_abstract_unix && landlock_scope_abstract_unix() != 0)
+		child_fail(errfd, 7);
 	if (sp->set_ids) {
 		if (setgroups(sp->ngroups, sp->groups) != 0)
 			child_fail(errfd, 2);

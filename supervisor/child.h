@@ -44,6 +44,9 @@ struct child_spec {
 	 * their numbers differ from extra_fd_at's and from each other. */
 	struct child_handed hand[CHILD_MAX_HANDED];
 	size_t nhand;
+	/* Put the child in a Landlock domain that reaches no abstract Unix
+	 * socket from outside it (landlock.h), before it drops its ids. */
+	bool scope_abstract_unix;
 	bool use_tty; /* tty_fd, a PTY slave, becomes the child's */
 	int tty_fd;   /* controlling terminal and its fds 0, 1 and 2 */
 };

@@ -559,6 +559,21 @@ config_service_deaths(
 	return 0;
 }
 
+/* scope = abstract-unix | none. */
+static int
+config_service_scope(
+    struct config_parser *p, struct config_service *s, const char *val)
+{
+	if (strcmp(val, "abstract-unix") == 0)
+		s->scope = CONFIG_SCOPE_ABSTRACT_UNIX;
+	else if (strcmp(val, "none") == 0)
+		s->scope = 0;
+	else
+		return config_fail(
+		    p, "scope must be abstract-unix or none, not \"%s\"", val);
+	return 0;
+}
+
 /* The keys a [check NAME] takes: those of a service that say when and how
  * to probe, none that say what to run. */
 static bool
@@ -604,6 +619,8 @@ config_key_service(struct config_parser *p, const char *key, const char *val)
 			    "desktop_check \"%s\" is not a check's name", val);
 		return config_set_str(p, &s->desktop_check, val);
 	}
+	if (strcmp(key, "scope") == 0)
+		return config_service_scope(p, s, val);
 	if (strcmp(key, "env") == 0)
 		return config_service_env(p, s, val);
 	if (strcmp(key, "after") == 0)

@@ -5,7 +5,7 @@
  *              cdp_relay_listen
  *   [journal]  max_bytes, segment_bytes, sync
  *   [labels]   any key = value
- *   [service NAME]  command, user, group, cwd, desktop_check,
+ *   [service NAME]  command, user, group, cwd, desktop_check, scope,
  *                   env (repeatable), after,
  *                   requires, ready, ready_timeout_ms, ready_interval_ms,
  *                   required, main, restart, backoff_min_ms,
@@ -64,6 +64,9 @@ enum config_probe {
 	CONFIG_PROBE_REPORT,    /* a berth program sends check.report */
 };
 
+/* A service's scopes (scope = ...): Landlock domains it starts in. */
+#define CONFIG_SCOPE_ABSTRACT_UNIX 0x1u /* no abstract socket of others */
+
 /* A NULL-terminated list of strings; the config owns them. */
 struct config_list {
 	char **v;
@@ -78,6 +81,7 @@ struct config_service {
 	/* Set: the service is berth-desktop, handed its connections to
 	 * berthd at spawn, and this is the one check it reports. */
 	char *desktop_check;
+	unsigned scope; /* CONFIG_SCOPE_*: what the process cannot reach */
 	struct config_list env;      /* KEY=VALUE */
 	struct config_list after;    /* start once these are ready */
 	struct config_list requires; /* the same, and fail if they fail */

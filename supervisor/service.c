@@ -17,6 +17,7 @@
 #include "child.h"
 #include "clock.h"
 #include "events.h"
+#include "landlock.h"
 #include "log.h"
 #include "readiness.h"
 #include "proto.h"
@@ -348,6 +349,25 @@ service_emit_started(const struct service *s)
 
 static void service_after_exit(struct service *s, int status, const char *why);
 
+/* The Landlock scope s asks for, if the kernel has it. Without it s still
+ * starts: the log says what is exposed. */
+static void
+service_scope(const struct service *s, struct child_spec *spec)
+{
+	if ((s->cfg->scope & CONFIG_SCOPE_ABSTRACT_UNIX) == 0)
+		return;
+	if (landlock_abi() >= LANDLOCK_ABI_SCOPE) {
+		spec->scope_abstract_unix = true;
+		return;
+	}
+	log_warn("service %s: this kernel's Landlock (ABI %d, scopes need %d) "
+	         "cannot keep it from abstract Unix sockets; started unscoped: "
+	         "a user who binds an X display's abstract name "
+	         "(@/tmp/.X11-unix/XN) while it is free receives its X "
+	         "connection and its cookie",
+	    s->cfg->name, landlock_abi(), LANDLOCK_ABI_SCOPE);
+}
+
 /* Spawns s now. A spawn that fails counts as an exit with status 127. */
 static void
 service_spawn(struct service *s)
@@ -378,6 +398,7 @@ service_spawn(struct service *s)
 	spec.path = path != NULL ? path : s->cfg->argv[0];
 	spec.argv = s->cfg->argv;
 	spec.cwd = s->cfg->cwd;
+	service_scope(s, &spec);
 	if (service_identity(s, &spec, groups, &pw, &cause) == 0 &&
 	    (nfds == 0 || service_conns(s, &spec, fds, &cause) == 0) &&
 	    readiness_prepare(s->probe, &spec, &probe_env, &cause) == 0) {

@@ -3,18 +3,31 @@ user and reaches berthd only through the connections berthd hands it at
 spawn; a program in its place (here a stand-in run the same way, as the
 same user) can call the desktop's own ops on them and nothing else: no
 proc.start, fs.read, service.stop, no check but its own, no file to
-publish that its user does not own, no oversized or foreign event."""
+publish that its user does not own, no oversized or foreign event.
+
+The shipped image (images/desktop/berth.conf) from another local user's
+side, nobody's: the display's names cannot be taken over, and the X
+server comes back whatever nobody leaves in its way."""
 
 import json
 import os
+import pwd
+import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (  # noqa: E402
     DESKTOP_USER,
+    SRCDIR,
+    STATE_MARK,
     Sandbox,
     desktop_user,
+    forget_display,
+    free_display,
+    free_port,
+    http_get,
     case,
     expect,
     expect_eq,
@@ -125,6 +138,150 @@ def handed_connection_limited():
         expect_eq(c.call("service.status", {"name": "xfce"})["state"], "ready", "the desktop's own check, reported")
         other = c.call("service.status", {"name": "other"})
         expect(other["state"] != "ready", "the other check stays unreported: %r" % other)
+
+
+# The gateway's group, which the VNC socket's directory is shared with.
+VNC_GROUP = "berth-gateway"
+
+
+def shipped_config(n):
+    """The shipped desktop image's config with display n and free ports."""
+    cdp, relay = free_port(), free_port()
+    with open(os.path.join(SRCDIR, "images", "desktop", "berth.conf")) as f:
+        text = f.read()
+    for old, new in [
+        ("/var/lib/berth/", STATE_MARK + "/"),
+        ("127.0.0.1:9222", "127.0.0.1:%d" % cdp),
+        ("BERTH_CDP_PORT=9222", "BERTH_CDP_PORT=%d" % cdp),
+        ("127.0.0.1:9223", "127.0.0.1:%d" % relay),
+        ("berth-xserver :1 ", "berth-xserver :%d " % n),
+        ("--display :1", "--display :%d" % n),
+        ("DISPLAY=:1", "DISPLAY=:%d" % n),
+    ]:
+        expect(old in text, "the desktop config no longer has %r" % old)
+        text = text.replace(old, new)
+    return text
+
+
+class Shipped:
+    """The shipped desktop image on display n (default: a free one),
+    booted; with wait, until /readyz says 200. Leaving stops it and
+    forgets the display."""
+
+    def __init__(self, n=None, wait=True):
+        desktop_user()
+        if subprocess.run(["getent", "group", VNC_GROUP], capture_output=True).returncode != 0:
+            subprocess.run(["groupadd", "--system", VNC_GROUP], check=True)
+        self.n = free_display() if n is None else n
+        self.wait = wait
+
+    def __enter__(self):
+        self.sb = Sandbox(config=shipped_config(self.n), traversable=True)
+        try:
+            if self.wait:
+                self.wait_ready()
+        except BaseException:
+            self.__exit__()
+            raise
+        return self.sb
+
+    def __exit__(self, *exc):
+        self.sb.close()
+        forget_display(self.n)
+
+    def wait_ready(self, timeout=90):
+        wait_for(lambda: http_get(self.sb.port, "/readyz")[0] == 200, timeout, "/readyz 200", 0.2)
+
+
+def service_state(sb, name):
+    return sb.unix().call("service.status", {"name": name})["state"]
+
+
+# A squatter on an X display's abstract name: binds it, listens, says
+# "bound", and accepts whatever comes (reading what a client sends: its
+# cookie) until a line on stdin; then says how many connections and bytes
+# it got and lets go.
+SQUATTER = r"""
+import select, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.bind("\0" + sys.argv[1])
+s.listen(64)
+print("bound", flush=True)
+conns = got = 0
+while True:
+    r, _, _ = select.select([s, sys.stdin], [], [], 0.1)
+    if sys.stdin in r:
+        break
+    if s in r:
+        c, _ = s.accept()
+        conns += 1
+        c.settimeout(0.5)
+        try:
+            got += len(c.recv(4096))
+        except OSError:
+            pass
+        c.close()
+print(conns, got, flush=True)
+"""
+
+
+class Squatter:
+    """SQUATTER as nobody on display n's abstract name."""
+
+    def __init__(self, n):
+        self.p = subprocess.Popen(
+            ["/usr/bin/python3", "-c", SQUATTER, "/tmp/.X11-unix/X%d" % n],
+            user="nobody", group="nogroup", extra_groups=[],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        )
+        expect_eq(self.p.stdout.readline().strip(), "bound", "nobody binding @/tmp/.X11-unix/X%d" % n)
+
+    def release(self):
+        """Lets go: (connections, bytes) the squatter received."""
+        out, _ = self.p.communicate("release\n", timeout=10)
+        conns, got = out.split()
+        return int(conns), int(got)
+
+
+# The desktop's X clients: each must get back onto the display.
+X_CLIENTS = ("wm", "panel", "backdrop", "settings", "desktop", "browser")
+
+
+def desktop_works(sb):
+    """Every X client is ready and berth-desktop answers a screenshot."""
+    wait_for(lambda: http_get(sb.port, "/readyz")[0] == 200, 90, "/readyz 200 again", 0.2)
+    for name in X_CLIENTS:
+        expect_eq(service_state(sb, name), "ready", "service %s" % name)
+    r = sb.unix().call("desktop.screenshot", {}, timeout=20)
+    expect(r["width"] == 1280 and len(r["data"]) > 0, "a screenshot of the display: %r" % {k: r[k] for k in ("width", "height", "format")})
+
+
+def squat_then_release(sb, sq, hold_s):
+    """Keeps sq on the name until the X server is ready and hold_s more,
+    then lets go and checks that no client came to it."""
+    wait_for(lambda: service_state(sb, "xserver") == "ready", 60, "the X server ready", 0.1)
+    time.sleep(hold_s)
+    conns, got = sq.release()
+    expect_eq((conns, got), (0, 0), "connections and bytes (a cookie) the squatter received")
+
+
+@case("nobody squatting the display's abstract name while X restarts receives no client; the desktop comes back", timeout=240)
+def abstract_name_squatted_on_restart():
+    desk = Shipped()
+    with desk as sb:
+        sq = Squatter(desk.n)
+        sb.unix().call("service.restart", {"name": "xserver"})
+        squat_then_release(sb, sq, 3)
+        desktop_works(sb)
+
+
+@case("nobody squatting the display's abstract name before the desktop starts receives no client", timeout=240)
+def abstract_name_squatted_at_boot():
+    n = free_display()
+    sq = Squatter(n)
+    with Shipped(n, wait=False) as sb:
+        squat_then_release(sb, sq, 3)
+        desktop_works(sb)
 
 
 if __name__ == "__main__":
