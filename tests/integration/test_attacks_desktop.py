@@ -284,5 +284,58 @@ def abstract_name_squatted_at_boot():
         desktop_works(sb)
 
 
+
+# Keeps trying to make an X display's lock file in the shared /tmp, naming
+# a live process of its own (so that the lock is not stale to an X
+# server), until a line on stdin; then says how many times it made it.
+LOCKER = r"""
+import os, select, sys
+path = sys.argv[1]
+made = 0
+while True:
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o444)
+        os.write(fd, b"%10d\n" % os.getpid())
+        os.close(fd)
+        made += 1
+    except FileExistsError:
+        pass
+    if select.select([sys.stdin], [], [], 0.01)[0]:
+        break
+print(made, flush=True)
+"""
+
+
+@case("nobody keeping the display's lock file in /tmp does not keep the X server from restarting", timeout=240)
+def lock_file_kept():
+    desk = Shipped()
+    with desk as sb:
+        lock = "/tmp/.X%d-lock" % desk.n
+        p = subprocess.Popen(
+            ["/usr/bin/python3", "-c", LOCKER, lock],
+            user="nobody", group="nogroup", extra_groups=[],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        )
+        try:
+            started = sb.unix().call("service.status", {"name": "xserver"}).get("pid")
+            sb.unix().call("service.restart", {"name": "xserver"})
+
+            def back():
+                st = sb.unix().call("service.status", {"name": "xserver"})
+                return st["state"] == "ready" and st.get("pid") != started
+
+            wait_for(back, 60, "the X server ready again, with nobody's lock in /tmp", 0.1)
+        finally:
+            out, _ = p.communicate("stop\n", timeout=10)
+        try:
+            expect(int(out) >= 1 and os.stat(lock).st_uid == pwd.getpwnam("nobody").pw_uid, "nobody's lock in /tmp")
+        finally:
+            try:
+                os.unlink(lock)
+            except FileNotFoundError:
+                pass
+        desktop_works(sb)
+
+
 if __name__ == "__main__":
     run()
