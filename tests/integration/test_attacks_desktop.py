@@ -27,7 +27,12 @@ from harness import (  # noqa: E402
     forget_display,
     free_display,
     free_port,
+    PlainWs,
     http_get,
+    note,
+    proc_argv,
+    proc_children,
+    run_program,
     case,
     expect,
     expect_eq,
@@ -335,6 +340,146 @@ def lock_file_kept():
             except FileNotFoundError:
                 pass
         desktop_works(sb)
+
+
+
+def as_user(user, group, argv):
+    """Runs argv as user: (status, stdout, stderr)."""
+    p = subprocess.run(argv, user=user, group=group, extra_groups=[], capture_output=True, text=True, timeout=20)
+    return p.returncode, p.stdout, p.stderr
+
+
+def pid_user(pid):
+    """The name of the real user of host process pid."""
+    with open("/proc/%d/status" % pid) as f:
+        uid = next(int(line.split()[1]) for line in f if line.startswith("Uid:"))
+    return pwd.getpwuid(uid).pw_name
+
+
+def service_pid(sb, name):
+    """The host pid of service name's process."""
+    return sb.host_pid(sb.unix().call("service.status", {"name": name})["pid"])
+
+
+def descendants(pid):
+    """Host pids of every process below pid."""
+    out, todo = [], [pid]
+    while todo:
+        kids = proc_children(todo.pop())
+        out += kids
+        todo += kids
+    return out
+
+
+# Connects to the Unix socket argv[1]; exits 1 printing errno if it cannot.
+TRY_CONNECT = (
+    "import socket, sys\n"
+    "s = socket.socket(socket.AF_UNIX)\n"
+    "try:\n"
+    "    s.connect(sys.argv[1])\n"
+    "except OSError as e:\n"
+    "    print(e.errno)\n"
+    "    sys.exit(1)\n"
+)
+
+
+@case("nobody reaches neither the VNC server nor the display; the desktop is the agent's", timeout=180)
+def display_closed():
+    desk = Shipped()
+    with desk as sb:
+        n = desk.n
+        xvnc = service_pid(sb, "xserver")
+        expect_eq(os.path.basename(proc_argv(xvnc)[0]), "Xvnc", "the xserver service's program")
+        rc, out, _ = run_program(["ss", "-Hltnp"])
+        mine = [line for line in out.splitlines() if "pid=%d," % xvnc in line]
+        expect_eq(mine, [], "Xvnc's TCP listeners")
+        rc, out, _ = run_program(["ss", "-Hxlp"])
+        expect("@/tmp/.X11-unix/X%d " % n not in out, "an abstract X socket for :%d is open" % n)
+        expect(any("/tmp/.X11-unix/X%d " % n in line and "pid=%d," % xvnc in line for line in out.splitlines()),
+               "Xvnc's X socket file is not listening")
+        rfb = os.path.join(sb.state_dir, "vnc", "rfb.sock")
+        expect(any(rfb in line and "pid=%d," % xvnc in line for line in out.splitlines()), "Xvnc's RFB socket")
+        rc, out, err = as_user("nobody", "nogroup", ["/usr/bin/python3", "-c", TRY_CONNECT, rfb])
+        expect_eq((rc, out.strip()), (1, "13"), "nobody connecting to the RFB socket (EACCES; %s)" % err)
+        rc, out, err = as_user("nobody", "nogroup", ["xdpyinfo", "-display", ":%d" % n])
+        expect(rc != 0 and "unable to open display" in err, "nobody opened :%d: %r" % (n, err))
+        expect_eq(pid_user(xvnc), DESKTOP_USER, "Xvnc's user")
+        for name in X_CLIENTS:
+            expect_eq(pid_user(service_pid(sb, name)), DESKTOP_USER, "%s's user" % name)
+
+
+@case("berth-desktop runs as the agent, which cannot reach berthd's socket", timeout=180)
+def desktop_is_agent():
+    with Shipped() as sb:
+        pid = service_pid(sb, "desktop")
+        expect_eq(os.path.basename(proc_argv(pid)[0]), "berth-desktop", "the desktop service's program")
+        expect_eq(pid_user(pid), DESKTOP_USER, "berth-desktop's user")
+        rc, out, err = as_user(DESKTOP_USER, DESKTOP_USER, ["/usr/bin/python3", "-c", TRY_CONNECT, sb.socket])
+        expect_eq((rc, out.strip()), (1, "13"), "the agent connecting to berthd's socket (EACCES; %s)" % err)
+
+
+def ns(pid, kind):
+    return os.readlink("/proc/%d/ns/%s" % (pid, kind))
+
+
+@case("Chromium runs as the agent in its own sandbox", timeout=180)
+def chromium_sandboxed():
+    with Shipped() as sb:
+        browser = service_pid(sb, "browser")
+        procs = [browser] + descendants(browser)
+        # Chromium rewrites its command line into one string (its title).
+        argvs = {p: (" ".join(proc_argv(p) or [])).split() for p in procs}
+        for p in procs:
+            expect("--no-sandbox" not in argvs[p], "Chromium without its sandbox: %r" % argvs[p][:3])
+            expect_eq(pid_user(p), DESKTOP_USER, "the user of Chromium's %r" % argvs[p][:2])
+        sandboxed = [p for p in procs if "--type=zygote" in argvs[p] and "--no-zygote-sandbox" not in argvs[p]]
+        sandboxed += [p for p in procs if "--type=renderer" in argvs[p]]
+        expect(sandboxed, "no sandboxed zygote or renderer: %r" % [a[:2] for a in argvs.values()])
+        inside = [p for p in sandboxed if ns(p, "user") != ns(browser, "user") and ns(p, "pid") != ns(browser, "pid")]
+        expect(inside, "no zygote or renderer in user and PID namespaces of its own (the namespace sandbox)")
+
+
+def page_text(sb, url):
+    """What a new tab on url shows (document.body.innerText), driven through
+    the gateway's DevTools relay."""
+    ws = PlainWs("ws://127.0.0.1:%d/v1/cdp" % sb.port, token=sb.token)
+    try:
+        target = ws.call("Target.createTarget", {"url": url})["targetId"]
+        session = ws.call("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+
+        def text():
+            ws.next_id += 1
+            i = ws.next_id
+            ws.send(json.dumps({"id": i, "sessionId": session, "method": "Runtime.evaluate",
+                                "params": {"expression": "document.readyState == 'complete' ? "
+                                           "document.body.innerText : null", "returnByValue": True}}))
+            while True:
+                m = json.loads(ws.recv(20))
+                if m.get("id") == i:
+                    return m.get("result", {}).get("result", {}).get("value")
+
+        out = wait_for(text, 20, "the page of %s loaded" % url, 0.2)
+        ws.call("Target.closeTarget", {"targetId": target})
+        return out
+    finally:
+        ws.close()
+
+
+@case("a tab on the token file cannot read it, where it reads a file of the agent's", timeout=180)
+def token_unreadable():
+    with Shipped() as sb:
+        mine = os.path.join(sb.dir, "readable.txt")
+        with open(mine, "w") as f:
+            f.write("a file any user may read\n")
+        os.chmod(mine, 0o644)
+        expect("a file any user may read" in page_text(sb, "file://" + mine), "a tab reading a readable file")
+        token = sb.token
+        expect(len(token) >= 16, "a token to look for")
+        for path in (sb.token_file, os.path.join(sb.state_dir, "token")):
+            if os.path.exists(path):
+                shown = page_text(sb, "file://" + path)
+                expect(token not in shown, "the token shown in a tab on %s" % path)
+                note("a tab on %s shows %r" % (path, shown[:120]))
 
 
 if __name__ == "__main__":
