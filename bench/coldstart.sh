@@ -35,10 +35,13 @@ now_ms() { date +%s%3N; }
 # One berth boot: prints "MS_TO_READY" and leaves the journal's events in
 # $dir/events.json.
 berth_run() {
-	local disp rfb cdp relay port state t0 i
-	disp=$(free_display) rfb=$(free_port) cdp=$(free_port) relay=$(free_port) port=$(free_port)
+	local disp cdp relay port state t0 i
+	disp=$(free_display) cdp=$(free_port) relay=$(free_port) port=$(free_port)
 	state=$dir/state.$RANDOM
-	sed -e "s/127.0.0.1:5900/127.0.0.1:$rfb/; s/-rfbport 5900/-rfbport $rfb/" \
+	# The desktop's user reaches its directories under the state
+	# directory, as under /var/lib; RFB is a Unix socket there.
+	chmod 0711 "$dir"
+	sed -e "s|/var/lib/berth/|$state/|g" \
 	    -e "s/127.0.0.1:9222/127.0.0.1:$cdp/g; s/BERTH_CDP_PORT=9222/BERTH_CDP_PORT=$cdp/" \
 	    -e "s/127.0.0.1:9223/127.0.0.1:$relay/; s/:1 /:$disp /; s/:1\$/:$disp/" \
 	    -e "s/DISPLAY=:1/DISPLAY=:$disp/" \
@@ -57,7 +60,10 @@ berth_run() {
 	rm -rf "$state"
 }
 
-# The same programs from a shell script, polling.
+# The same programs from a shell script, polling, as the same user the
+# image runs them as (Chromium refuses root).
+user=${BERTH_DESKTOP_USER:-agent}
+as_user() { setpriv --reuid="$user" --regid="$(id -g "$user")" --init-groups "$@"; }
 script_run() {
 	local disp rfb cdp web t0 pg
 	disp=$(free_display) rfb=$(free_port) cdp=$(free_port) web=$(free_port)
@@ -65,19 +71,21 @@ script_run() {
 	(
 		set +e
 		export DISPLAY=:$disp BERTH_STATE_DIR=$dir/script.$RANDOM BERTH_CDP_PORT=$cdp
-		Xvnc ":$disp" -geometry 1280x800 -depth 24 -rfbport "$rfb" -localhost \
+		mkdir -p "$BERTH_STATE_DIR/desktop"
+		chown "$user" "$BERTH_STATE_DIR/desktop"
+		as_user Xvnc ":$disp" -geometry 1280x800 -depth 24 -rfbport "$rfb" -localhost \
 		    -SecurityTypes None -nolisten tcp >/dev/null 2>&1 &
 		until (exec 3<>"/dev/tcp/127.0.0.1/$rfb") 2>/dev/null; do sleep 0.1; done
-		"$build/berth-xfce" bus 3>"$BERTH_STATE_DIR.bus" >/dev/null 2>&1 &
+		as_user "$build/berth-xfce" bus 3>"$BERTH_STATE_DIR.bus" >/dev/null 2>&1 &
 		until [ -s "$BERTH_STATE_DIR.bus" ]; do sleep 0.1; done
 		for part in "xfwm4 --compositor=off" xfce4-panel xfdesktop xfsettingsd; do
 			# shellcheck disable=SC2086
-			"$build/berth-xfce" $part >/dev/null 2>&1 &
+			as_user "$build/berth-xfce" $part >/dev/null 2>&1 &
 		done
 		until xprop -root _NET_SUPPORTING_WM_CHECK 2>/dev/null | grep -q 'window id' &&
 		    xdotool search --onlyvisible --class xfce4-panel >/dev/null 2>&1 &&
 		    xdotool search --onlyvisible --class xfdesktop >/dev/null 2>&1; do sleep 0.1; done
-		"$build/berth-chromium" >/dev/null 2>&1 &
+		as_user "$build/berth-chromium" >/dev/null 2>&1 &
 		until curl -fs "http://127.0.0.1:$cdp/json/version" >/dev/null; do sleep 0.1; done
 		websockify --web /usr/share/novnc "127.0.0.1:$web" "127.0.0.1:$rfb" >/dev/null 2>&1 &
 		until curl -fs "http://127.0.0.1:$web/vnc.html" >/dev/null; do sleep 0.1; done

@@ -3,6 +3,7 @@
  * and reports the xfce check; owns the main loop, the X connection and
  * the reporter. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
 #include <signal.h>
@@ -319,6 +320,25 @@ desktop_signals(sigset_t *waitmask)
 	sigdelset(waitmask, SIGINT);
 }
 
+/* The fd berthd handed, named by the environment variable name; -1 if
+ * none. Exits on a value that is not an open fd. */
+static int
+desktop_handed(const char *name)
+{
+	const char *v = getenv(name);
+	char *end;
+	long fd;
+
+	if (v == NULL || *v == '\0')
+		return -1;
+	errno = 0;
+	fd = strtol(v, &end, 10);
+	if (errno != 0 || *end != '\0' || fd < 3 || fd > 1023 ||
+	    fcntl((int)fd, F_GETFD) < 0)
+		desktop_bad("%s=%s is not a connection berthd handed", name, v);
+	return (int)fd;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -338,7 +358,7 @@ main(int argc, char **argv)
 	struct desktop d;
 	sigset_t waitmask;
 	char *cause = NULL;
-	int c, debug = 0, confine = 1;
+	int c, debug = 0, confine = 1, report_fd_env, serve_fd_env;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":", longopts, NULL)) != -1) {
@@ -373,12 +393,22 @@ main(int argc, char **argv)
 	log_init("berth-desktop", debug);
 
 	memset(&d, 0, sizeof d);
-	if ((d.rp = report_create(sock, check, &cause)) == NULL)
-		desktop_bad("--socket: %s", cause);
+	report_fd_env = desktop_handed("BERTH_REPORT_FD");
+	serve_fd_env = desktop_handed("BERTH_SERVE_FD");
+	if ((report_fd_env < 0) != (serve_fd_env < 0))
+		desktop_bad("berthd hands both BERTH_REPORT_FD and "
+		            "BERTH_SERVE_FD, or neither");
+	if (report_fd_env >= 0) {
+		d.rp = report_adopt(report_fd_env, check);
+		d.sv = serve_adopt(serve_fd_env);
+	} else {
+		if ((d.rp = report_create(sock, check, &cause)) == NULL)
+			desktop_bad("--socket: %s", cause);
+		d.sv = serve_create(sock);
+	}
 	d.xc = xconn_create(display);
 	d.display = display;
 	d.confine = confine;
-	d.sv = serve_create(sock);
 	d.capture = capture_create(d.xc);
 	d.shot = shot_create(d.xc, d.capture);
 	d.screen = screen_create(d.xc, d.shot);
@@ -392,7 +422,7 @@ main(int argc, char **argv)
 	record_register(d.record, d.sv);
 	serve_start(d.sv);
 	desktop_signals(&waitmask);
-	if (sock == NULL)
+	if (sock == NULL && report_fd_env < 0)
 		log_info("no socket to berthd: check %s is only logged", check);
 	log_info("watching X display %s for check %s", display, check);
 

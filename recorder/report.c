@@ -4,6 +4,7 @@
 #include <sys/un.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -42,9 +43,23 @@ report_create(const char *path, const char *check, char **cause)
 	rp->path = path != NULL ? xstrdup(path) : NULL;
 	rp->check = xstrdup(check);
 	rp->fd = -1;
+	rp->handed = -1;
 	rp->next_id = 1;
 	backoff_init(
 	    &rp->backoff, REPORT_BACKOFF_MIN_MS, REPORT_BACKOFF_MAX_MS);
+	return rp;
+}
+
+struct report *
+report_adopt(int fd, const char *check)
+{
+	struct report *rp;
+	char *path = xasprintf("berthd's connection (fd %d)", fd);
+	char *cause = NULL;
+
+	rp = report_create(NULL, check, &cause);
+	rp->path = path;
+	rp->handed = fd;
 	return rp;
 }
 
@@ -119,6 +134,17 @@ report_connect(struct report *rp)
 {
 	struct sockaddr_un sa;
 
+	/* berthd hands one connection per start: once it is gone, only a
+	 * new start (which berthd makes) brings another. */
+	if (rp->handed == REPORT_HANDED_GONE)
+		log_fatal(
+		    "reporting check %s: %s is gone", rp->check, rp->path);
+	if (rp->handed >= 0) {
+		rp->fd = rp->handed;
+		rp->handed = REPORT_HANDED_GONE;
+		fcntl(rp->fd, F_SETFD, FD_CLOEXEC);
+		return 0;
+	}
 	memset(&sa, 0, sizeof sa);
 	sa.sun_family = AF_UNIX;
 	memcpy(sa.sun_path, rp->path, strlen(rp->path) + 1);

@@ -17,6 +17,8 @@
 /* The first and the longest wait before trying berthd again. */
 #define REPORT_BACKOFF_MIN_MS 100
 #define REPORT_BACKOFF_MAX_MS 5000
+/* report.handed once its fd is in use. */
+#define REPORT_HANDED_GONE (-2)
 /* The largest message accepted from berthd (an answer is tens of bytes). */
 #define REPORT_MAX_MSG 65536
 
@@ -28,6 +30,7 @@ struct report {
 	char *path;  /* berthd's socket; NULL: changes are only logged */
 	char *check; /* the check's name */
 	int fd;      /* -1 while not connected */
+	int handed;  /* berthd's handed fd, not yet used; -1: none */
 	uint64_t next_id;
 	bool have;         /* a state is known */
 	bool ok;           /* the state */
@@ -42,6 +45,9 @@ struct report {
 
 /* NULL with *cause (the caller frees it) if path cannot be a socket. */
 struct report *report_create(const char *path, const char *check, char **cause);
+/* The same on a connection berthd handed (fd, used once: when it is
+ * gone, report exits, and berthd starts berth-desktop again). */
+struct report *report_adopt(int fd, const char *check);
 void report_free(struct report *rp);
 /* Records the check's state (and logs it) if it differs from the last. */
 void report_set(struct report *rp, bool ok, const char *reason);

@@ -4,6 +4,7 @@
 #include <sys/un.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -40,6 +41,7 @@ struct serve_asked {
 struct serve {
 	char *path;
 	int fd;        /* -1 while not connected */
+	int handed;    /* berthd's handed fd, not yet used; -1: none */
 	bool started;  /* serve_start found every op added */
 	bool provided; /* berthd took desktop.provide */
 	uint64_t gen;
@@ -66,9 +68,20 @@ serve_create(const char *path)
 
 	sv->path = path != NULL ? xstrdup(path) : NULL;
 	sv->fd = -1;
+	sv->handed = -1;
 	backoff_init(&sv->backoff, SERVE_BACKOFF_MIN_MS, SERVE_BACKOFF_MAX_MS);
 	msgpack_sbuffer_init(&sv->sb);
 	msgpack_packer_init(&sv->pk, &sv->sb, msgpack_sbuffer_write);
+	return sv;
+}
+
+struct serve *
+serve_adopt(int fd)
+{
+	struct serve *sv = serve_create(NULL);
+
+	sv->path = xasprintf("berthd's connection (fd %d)", fd);
+	sv->handed = fd;
 	return sv;
 }
 
@@ -190,6 +203,16 @@ serve_queue_request(struct serve *sv, uint64_t id, const char *op)
 	serve_queue(sv, sv->sb.data, sv->sb.size);
 }
 
+/* A new connection: hello and desktop.provide go first. */
+static void
+serve_greet(struct serve *sv)
+{
+	sv->gen++;
+	sv->next_id = SERVE_PROVIDE_ID + 1;
+	serve_queue_request(sv, SERVE_HELLO_ID, "hello");
+	serve_queue_request(sv, SERVE_PROVIDE_ID, "desktop.provide");
+}
+
 void
 serve_connect(struct serve *sv)
 {
@@ -198,6 +221,16 @@ serve_connect(struct serve *sv)
 	if (!sv->started || sv->path == NULL || sv->fd != -1 ||
 	    clock_mono_ms() < sv->retry_at)
 		return;
+	if (sv->handed == SERVE_HANDED_GONE)
+		log_fatal("serving the desktop ops: %s is gone", sv->path);
+	if (sv->handed >= 0) {
+		sv->fd = sv->handed;
+		sv->handed = SERVE_HANDED_GONE;
+		fcntl(sv->fd, F_SETFD, FD_CLOEXEC);
+		fcntl(sv->fd, F_SETFL, fcntl(sv->fd, F_GETFL) | O_NONBLOCK);
+		serve_greet(sv);
+		return;
+	}
 	if (strlen(sv->path) >= sizeof sa.sun_path) {
 		serve_fail(sv, "socket path too long: %s", sv->path);
 		return;
@@ -215,10 +248,7 @@ serve_connect(struct serve *sv)
 		    sv, "cannot connect to %s: %s", sv->path, strerror(errno));
 		return;
 	}
-	sv->gen++;
-	sv->next_id = SERVE_PROVIDE_ID + 1;
-	serve_queue_request(sv, SERVE_HELLO_ID, "hello");
-	serve_queue_request(sv, SERVE_PROVIDE_ID, "desktop.provide");
+	serve_greet(sv);
 }
 
 int

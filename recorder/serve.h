@@ -26,6 +26,9 @@
 
 struct serve;
 
+/* serve.handed once its fd is in use. */
+#define SERVE_HANDED_GONE (-2)
+
 /* A request for op: args is a map (empty when absent), valid during the
  * call only. id identifies the answer; gen is serve_generation at the
  * time, for an answer given later. */
@@ -34,6 +37,9 @@ typedef void (*serve_op_cb)(
 
 /* path NULL: nothing is served (the ops stay unavailable). */
 struct serve *serve_create(const char *path);
+/* The same on a connection berthd handed (fd, used once: when it is
+ * gone, serve exits, and berthd starts berth-desktop again). */
+struct serve *serve_adopt(int fd);
 void serve_free(struct serve *sv);
 /* op must be one the catalog gives berth-desktop (CATALOG_DESKTOP), added
  * once. */

@@ -744,6 +744,8 @@ artifact_open_source(struct server_conn *c, const struct proto_msg *m,
 
 	if (fserr_arg_follow(c, m, &follow) < 0 || fsuser_arg(c, m, &u) < 0)
 		return -1;
+	if (c->desktop)
+		follow = false;
 	/* Only the open is the user's: the copy is berthd's, into its store. */
 	if (fsuser_enter(&u) != 0) {
 		server_reply_error(c, m->id, PROTO_E_INTERNAL,
@@ -761,6 +763,16 @@ artifact_open_source(struct server_conn *c, const struct proto_msg *m,
 	}
 	if (fstat(fd, st) < 0) {
 		fserr_reply(c, m->id, errno, "cannot stat", path);
+		close(fd);
+		return -1;
+	}
+	/* berth-desktop publishes its recordings: files of its own user,
+	 * never one it could not read itself. */
+	if (c->desktop && (st->st_uid != c->desktop_uid || st->st_nlink != 1)) {
+		server_reply_error_path(c, m->id, PROTO_E_FORBIDDEN, path,
+		    "cannot publish %s: berth-desktop publishes its own files "
+		    "only",
+		    path);
 		close(fd);
 		return -1;
 	}

@@ -17,6 +17,7 @@
 
 #include "child.h"
 #include "nodump.h"
+#include "landlock.h"
 #include "log.h"
 #include "proto.h"
 #include "xmalloc.h"
@@ -73,6 +74,7 @@ static const char *const child_steps[] = {
     "dup2",
     "setting the controlling terminal",
     "dropping capabilities",
+    "the Landlock scope",
 };
 
 static _Noreturn void
@@ -106,6 +108,34 @@ child_confine(void)
 	return 0;
 }
 
+/* Whether fd is one the child is promised. */
+static bool
+child_fd_kept(const struct child_spec *sp, int fd)
+{
+	size_t i;
+
+	if (sp->extra_fd >= 0 && fd == sp->extra_fd_at)
+		return true;
+	for (i = 0; i < sp->nhand; i++)
+		if (fd == sp->hand[i].at)
+			return true;
+	return false;
+}
+
+/* In the child: copies of the handed fds at numbers no target takes
+ * (the close_range below 1024 leaves them to the close loop), so that
+ * moving one into place never clobbers another's source. */
+static int
+child_hand_high(const struct child_spec *sp, int *high)
+{
+	size_t i;
+
+	for (i = 0; i < sp->nhand; i++)
+		if ((high[i] = fcntl(sp->hand[i].fd, F_DUPFD, 512)) < 0)
+			return -1;
+	return 0;
+}
+
 /* In the child between fork and exec: undo everything berthd set up. Only
  * async-signal-safe calls here. */
 static _Noreturn void
@@ -114,7 +144,8 @@ child_exec(const struct child_spec *sp, int errfd)
 	extern char **environ;
 	struct sigaction sa;
 	sigset_t none;
-	int sig, fd;
+	int sig, fd, high[CHILD_MAX_HANDED];
+	size_t i;
 
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = SIG_DFL;
@@ -158,6 +189,8 @@ child_exec(const struct child_spec *sp, int errfd)
 	if (sp->set_stdio && sp->stderr_fd >= 0 &&
 	    dup2(sp->stderr_fd, STDERR_FILENO) < 0)
 		child_fail(errfd, 5);
+	if (child_hand_high(sp, high) < 0)
+		child_fail(errfd, 5);
 	if (sp->extra_fd >= 0) {
 		/* Above every fd this function uses, so dup2 clobbers none. */
 		if (sp->extra_fd == sp->extra_fd_at)
@@ -165,8 +198,13 @@ child_exec(const struct child_spec *sp, int errfd)
 		else if (dup2(sp->extra_fd, sp->extra_fd_at) < 0)
 			child_fail(errfd, 5);
 	}
+	for (i = 0; i < sp->nhand; i++)
+		if (dup2(high[i], sp->hand[i].at) < 0)
+			child_fail(errfd, 5);
 	if (chdir(sp->cwd != NULL ? sp->cwd : "/") != 0)
 		child_fail(errfd, 1);
+	if (sp->scope_abstract_unix && landlock_scope_abstract_unix() != 0)
+		child_fail(errfd, 8);
 	if (sp->confine && child_confine() != 0)
 		child_fail(errfd, 7);
 	if (sp->set_ids) {
@@ -180,7 +218,7 @@ child_exec(const struct child_spec *sp, int errfd)
 	/* The error pipe is close-on-exec; everything else above 2 goes now,
 	 * but for the fd handed over. */
 	for (fd = 3; fd < 1024; fd++)
-		if (fd != errfd && (sp->extra_fd < 0 || fd != sp->extra_fd_at))
+		if (fd != errfd && !child_fd_kept(sp, fd))
 			close(fd);
 	close_range(1024, ~0U, 0);
 	if (sp->envp != NULL)
@@ -206,10 +244,8 @@ child_spawn(
 		*cause = xasprintf("pipe: %s", strerror(errno));
 		return -1;
 	}
-	if (spec->extra_fd >= 0 &&
-	    (pfd[1] == spec->extra_fd_at || pfd[0] == spec->extra_fd_at)) {
-		int moved =
-		    fcntl(pfd[1], F_DUPFD_CLOEXEC, spec->extra_fd_at + 1);
+	if (child_fd_kept(spec, pfd[1])) {
+		int moved = fcntl(pfd[1], F_DUPFD_CLOEXEC, 64);
 		close(pfd[1]);
 		pfd[1] = moved;
 	}

@@ -14,6 +14,15 @@
 /* Called once when a spawned child has exited; status is waitpid's. */
 typedef void (*child_exit_cb)(pid_t pid, int status, void *arg);
 
+/* At most this many connections handed to one child (child_spec.hand). */
+#define CHILD_MAX_HANDED 2
+
+/* An fd the child inherits as number at. */
+struct child_handed {
+	int fd;
+	int at;
+};
+
 /* How to start a child. Everything is borrowed for the call only. */
 struct child_spec {
 	const char *path; /* with a '/': as is; else looked up in PATH */
@@ -32,6 +41,13 @@ struct child_spec {
 	int extra_fd;   /* -1, or an fd to hand over as extra_fd_at */
 	int extra_fd_at;
 	bool confine; /* no capabilities, no_new_privs, no core dump */
+	/* More fds to hand over (berthd's connections to berth-desktop);
+	 * their numbers differ from extra_fd_at's and from each other. */
+	struct child_handed hand[CHILD_MAX_HANDED];
+	size_t nhand;
+	/* Put the child in a Landlock domain that reaches no abstract Unix
+	 * socket from outside it (landlock.h), before it drops its ids. */
+	bool scope_abstract_unix;
 	bool use_tty; /* tty_fd, a PTY slave, becomes the child's */
 	int tty_fd;   /* controlling terminal and its fds 0, 1 and 2 */
 };
@@ -40,7 +56,7 @@ struct child_spec {
  * Forks and execs in a new session (so its process group is its own),
  * with the default signal mask and dispositions, stdin on /dev/null,
  * stdout and stderr inherited unless redirected (or all three on a
- * terminal, use_tty), and no other fd. Returns
+ * terminal, use_tty), and no other fd but extra_fd and hand. Returns
  * the pid, or -1 with *cause when the fork, a set-up step or the exec
  * failed (reported here, with the step, not as an exit).
  */

@@ -273,6 +273,14 @@ config_key_gateway(struct config_parser *p, const char *key, const char *val)
 		return config_set_str(p, &c->gateway_user, val);
 	if (strcmp(key, "novnc_dir") == 0)
 		return config_set_str(p, &c->novnc_dir, val);
+	if (strcmp(key, "vnc") == 0 && strncmp(val, "unix:", 5) == 0) {
+		if (val[5] != '/' || strlen(val + 5) >= CONFIG_MAX_SOCKET)
+			return config_fail(p,
+			    "vnc \"%s\" is not unix:PATH with PATH absolute "
+			    "and under %d bytes",
+			    val, CONFIG_MAX_SOCKET);
+		return config_set_str(p, &c->vnc, val);
+	}
 	if ((addr = config_gateway_addr(c, key)) != NULL) {
 		if (!config_valid_listen(val))
 			return config_fail(p,
@@ -554,6 +562,21 @@ config_service_deaths(
 	return 0;
 }
 
+/* scope = abstract-unix | none. */
+static int
+config_service_scope(
+    struct config_parser *p, struct config_service *s, const char *val)
+{
+	if (strcmp(val, "abstract-unix") == 0)
+		s->scope = CONFIG_SCOPE_ABSTRACT_UNIX;
+	else if (strcmp(val, "none") == 0)
+		s->scope = 0;
+	else
+		return config_fail(
+		    p, "scope must be abstract-unix or none, not \"%s\"", val);
+	return 0;
+}
+
 /* The keys a [check NAME] takes: those of a service that say when and how
  * to probe, none that say what to run. */
 static bool
@@ -593,6 +616,14 @@ config_key_service(struct config_parser *p, const char *key, const char *val)
 		return config_set_str(p, &s->group, val);
 	if (strcmp(key, "cwd") == 0)
 		return config_set_str(p, &s->cwd, val);
+	if (strcmp(key, "desktop_check") == 0) {
+		if (!config_valid_name(val, CONFIG_MAX_NAME, "._-"))
+			return config_fail(p,
+			    "desktop_check \"%s\" is not a check's name", val);
+		return config_set_str(p, &s->desktop_check, val);
+	}
+	if (strcmp(key, "scope") == 0)
+		return config_service_scope(p, s, val);
 	if (strcmp(key, "env") == 0)
 		return config_service_env(p, s, val);
 	if (strcmp(key, "after") == 0)
@@ -901,6 +932,34 @@ config_check_graph(const struct config *cfg, char **cause)
 	return 0;
 }
 
+/* A desktop_check names a check that berth-desktop reports. */
+static int
+config_check_desktop(const struct config *cfg, const char *name, char **cause)
+{
+	const struct config_service *s, *t;
+	size_t i, j;
+
+	for (i = 0; i < cfg->nservices; i++) {
+		s = &cfg->services[i];
+		if (s->desktop_check == NULL)
+			continue;
+		for (j = 0; j < cfg->nservices; j++) {
+			t = &cfg->services[j];
+			if (strcmp(t->name, s->desktop_check) == 0)
+				break;
+		}
+		if (j == cfg->nservices ||
+		    cfg->services[j].probe != CONFIG_PROBE_REPORT) {
+			*cause = xasprintf("%s:%d: service \"%s\": "
+			                   "desktop_check \"%s\" is not a "
+			                   "check with \"ready = report\"",
+			    name, s->line, s->name, s->desktop_check);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int
 config_finish(struct config *cfg, char **cause)
 {
@@ -930,6 +989,8 @@ config_finish(struct config *cfg, char **cause)
 		}
 	}
 	if (config_check_graph(cfg, cause) < 0)
+		return -1;
+	if (config_check_desktop(cfg, name, cause) < 0)
 		return -1;
 	if (cfg->cdp_relay_listen != NULL && cfg->cdp == NULL) {
 		*cause = xasprintf("%s: [gateway] cdp_relay_listen needs cdp "
@@ -993,6 +1054,7 @@ config_free(struct config *cfg)
 		free(s->argv);
 		free(s->user);
 		free(s->group);
+		free(s->desktop_check);
 		free(s->cwd);
 		config_list_free(&s->env);
 		config_list_free(&s->after);

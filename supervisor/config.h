@@ -5,7 +5,8 @@
  *              cdp_relay_listen
  *   [journal]  max_bytes, segment_bytes, sync
  *   [labels]   any key = value
- *   [service NAME]  command, user, group, cwd, env (repeatable), after,
+ *   [service NAME]  command, user, group, cwd, desktop_check, scope,
+ *                   env (repeatable), after,
  *                   requires, ready, ready_timeout_ms, ready_interval_ms,
  *                   required, main, restart, backoff_min_ms,
  *                   backoff_max_ms, backoff_reset_ms, max_deaths,
@@ -36,6 +37,8 @@
 /* The longest line, and the longest service name. */
 #define CONFIG_MAX_LINE 8192
 #define CONFIG_MAX_NAME 64
+/* A Unix socket's path is shorter than this (sun_path). */
+#define CONFIG_MAX_SOCKET 108
 
 enum config_restart {
 	CONFIG_RESTART_ALWAYS,
@@ -62,6 +65,9 @@ enum config_probe {
 	CONFIG_PROBE_REPORT,    /* a berth program sends check.report */
 };
 
+/* A service's scopes (scope = ...): Landlock domains it starts in. */
+#define CONFIG_SCOPE_ABSTRACT_UNIX 0x1u /* no abstract socket of others */
+
 /* A NULL-terminated list of strings; the config owns them. */
 struct config_list {
 	char **v;
@@ -78,6 +84,10 @@ struct config_service {
 	bool confine;
 	uid_t uid;
 	gid_t gid;
+	/* Set: the service is berth-desktop, handed its connections to
+	 * berthd at spawn, and this is the one check it reports. */
+	char *desktop_check;
+	unsigned scope; /* CONFIG_SCOPE_*: what the process cannot reach */
 	struct config_list env;      /* KEY=VALUE */
 	struct config_list after;    /* start once these are ready */
 	struct config_list requires; /* the same, and fail if they fail */
@@ -118,7 +128,7 @@ struct config {
 	gid_t gateway_gid;
 	size_t client_queue;
 	/* The desktop's relays in the gateway; NULL: not served. */
-	char *vnc;              /* ADDR:PORT of the RFB server */
+	char *vnc;              /* ADDR:PORT or unix:PATH of the RFB server */
 	char *novnc_dir;        /* noVNC's page */
 	char *cdp;              /* ADDR:PORT of Chromium's DevTools */
 	char *cdp_relay_listen; /* ADDR:PORT of the TCP CDP relay */

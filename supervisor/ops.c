@@ -416,6 +416,12 @@ ops_check_report(struct server_conn *c, const struct proto_msg *m)
 
 	if ((s = ops_service_arg(c, m, name)) == NULL)
 		return;
+	if (c->desktop && strcmp(name, c->desktop_check) != 0) {
+		server_reply_error(c, m->id, PROTO_E_FORBIDDEN,
+		    "berth-desktop reports check \"%s\" only",
+		    c->desktop_check);
+		return;
+	}
 	if (proto_arg_bool(m->args, "ok", &ok) <= 0 ||
 	    proto_arg_str(m->args, "reason", reason, sizeof reason) < 0) {
 		server_reply_error(c, m->id, PROTO_E_BAD_ARGS,
@@ -516,6 +522,22 @@ ops_handler_for(enum catalog_op_id id)
 	return ops_handlers[id];
 }
 
+/* What a connection handed to berth-desktop may call: its own side of
+ * the desktop, and nothing that reaches past the desktop user. */
+static bool
+ops_desktop_may(enum catalog_op_id id)
+{
+	switch (id) {
+	case CATALOG_OP_HELLO:
+	case CATALOG_OP_PING:
+	case CATALOG_OP_DESKTOP_PROVIDE:
+	case CATALOG_OP_DESKTOP_EMIT:
+	case CATALOG_OP_CHECK_REPORT:
+	case CATALOG_OP_ARTIFACT_PUBLISH: return true;
+	default: return false;
+	}
+}
+
 void
 ops_dispatch(struct server_conn *c, const struct proto_msg *m)
 {
@@ -537,6 +559,11 @@ ops_dispatch(struct server_conn *c, const struct proto_msg *m)
 	if (catalog_ops[id].access == CATALOG_LOCAL && c->remote) {
 		server_reply_error(c, m->id, PROTO_E_FORBIDDEN,
 		    "op \"%s\" is not available over the network", m->op);
+		return;
+	}
+	if (c->desktop && !ops_desktop_may(id)) {
+		server_reply_error(c, m->id, PROTO_E_FORBIDDEN,
+		    "op \"%s\" is not berth-desktop's", m->op);
 		return;
 	}
 	/* Local ops need no hello: the gateway attaches a connection before

@@ -99,6 +99,16 @@ provider_op_emit(struct server_conn *c, const struct proto_msg *m)
 		    "\"%s\" is not an event the desktop tells", kind);
 		return;
 	}
+	/* The provider is another user's program: what it journals is
+	 * bounded like anything else it sends. */
+	msgpack_sbuffer_clear(&provider_sb);
+	msgpack_pack_object(&provider_pk, *data);
+	if (provider_sb.size > PROVIDER_EMIT_MAX) {
+		server_reply_error(c, m->id, PROTO_E_TOO_LARGE,
+		    "desktop.emit: data of %zu bytes is more than %d",
+		    provider_sb.size, PROVIDER_EMIT_MAX);
+		return;
+	}
 	pk = events_begin(provider_kinds[i]);
 	msgpack_pack_object(pk, *data);
 	events_commit();

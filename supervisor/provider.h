@@ -17,6 +17,9 @@
 
 /* Requests forwarded and not yet answered, at most. */
 #define PROVIDER_PENDING_MAX 256
+/* The largest event data desktop.emit journals, packed (a recording's
+ * event is a few hundred bytes). */
+#define PROVIDER_EMIT_MAX 16384
 
 void provider_init(void);
 void provider_shutdown(void);

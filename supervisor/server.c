@@ -386,6 +386,31 @@ server_peer_kind(evutil_socket_t fd, char *peer, size_t len)
 	return cred.uid == server_gw_uid ? 2 : 0;
 }
 
+/* A new connection on fd, watched on base. */
+static struct server_conn *
+server_conn_new(struct event_base *base, evutil_socket_t fd, const char *peer)
+{
+	struct server_conn *c;
+
+	c = xcalloc(1, sizeof *c);
+	c->serial = ++server_serial;
+	snprintf(c->peer, sizeof c->peer, "%s", peer);
+	c->bev = bufferevent_socket_new(base, fd, BEV_OPT_CLOSE_ON_FREE);
+	if (c->bev == NULL) {
+		free(c);
+		return NULL;
+	}
+	bufferevent_setcb(
+	    c->bev, server_read_cb, server_write_cb, server_event_cb, c);
+	bufferevent_setwatermark(c->bev, EV_WRITE, SERVER_OUT_LOW, 0);
+	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
+	c->next = server_conns;
+	if (server_conns != NULL)
+		server_conns->prev = c;
+	server_conns = c;
+	return c;
+}
+
 static void
 server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
     struct sockaddr *sa, int salen, void *arg)
@@ -402,20 +427,33 @@ server_accept_cb(struct evconnlistener *l, evutil_socket_t fd,
 		close(fd);
 		return;
 	}
-	c = xcalloc(1, sizeof *c);
+	c = server_conn_new(evconnlistener_get_base(l), fd, peer);
+	if (c == NULL) {
+		log_warn("cannot watch a Unix socket client (%s)", peer);
+		close(fd);
+		return;
+	}
 	c->gateway = kind == 2;
-	c->serial = ++server_serial;
-	snprintf(c->peer, sizeof c->peer, "%s", peer);
-	c->bev = bufferevent_socket_new(
-	    evconnlistener_get_base(l), fd, BEV_OPT_CLOSE_ON_FREE);
-	bufferevent_setcb(
-	    c->bev, server_read_cb, server_write_cb, server_event_cb, c);
-	bufferevent_setwatermark(c->bev, EV_WRITE, SERVER_OUT_LOW, 0);
-	bufferevent_enable(c->bev, EV_READ | EV_WRITE);
-	c->next = server_conns;
-	if (server_conns != NULL)
-		server_conns->prev = c;
-	server_conns = c;
+}
+
+struct server_conn *
+server_adopt(
+    int fd, uid_t uid, const char *check, const char *peer, char **cause)
+{
+	struct server_conn *c = NULL;
+
+	if (server_listener == NULL || strlen(check) > SERVER_CHECK_MAX ||
+	    evutil_make_socket_nonblocking(fd) < 0 ||
+	    (c = server_conn_new(
+	         evconnlistener_get_base(server_listener), fd, peer)) == NULL) {
+		*cause = xasprintf("cannot adopt a connection for %s", peer);
+		close(fd);
+		return NULL;
+	}
+	c->desktop = true;
+	c->desktop_uid = uid;
+	snprintf(c->desktop_check, sizeof c->desktop_check, "%s", check);
+	return c;
 }
 
 /* A socket file nobody accepts on is left from a previous run. */

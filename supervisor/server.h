@@ -22,6 +22,10 @@
 #define SERVER_OUT_HIGH (1024 * 1024)
 #define SERVER_OUT_LOW (256 * 1024)
 
+/* The longest check name a handed connection may report (a service
+ * name: CONFIG_MAX_NAME). */
+#define SERVER_CHECK_MAX 64
+
 struct journal_cursor;
 struct stream_viewer;
 
@@ -32,6 +36,12 @@ struct server_conn {
 	bool remote;  /* carries a WebSocket client (gateway.attach) */
 	bool closing; /* flush what is queued, then free */
 	char peer[64];
+	/* Handed to berth-desktop (server_adopt): it may call the desktop's
+	 * own ops only (ops.c), report only desktop_check, and publish only
+	 * files desktop_uid owns. */
+	bool desktop;
+	uid_t desktop_uid;
+	char desktop_check[SERVER_CHECK_MAX + 1];
 	struct journal_cursor *cursor; /* non-NULL while subscribed */
 	struct stream_viewer *viewers; /* owned by stream.c */
 	uint64_t serial;               /* unique among connections ever */
@@ -46,6 +56,12 @@ struct server_conn {
  * else is refused. Returns 0 or -1 with *cause. */
 int server_listen(struct event_base *base, const char *path, uid_t gw_uid,
     gid_t gw_gid, char **cause);
+/* Takes fd (one end of a socketpair berthd made for berth-desktop) as a
+ * connection limited to the desktop's ops, its files those of uid, its
+ * check the one named; the connection owns fd from now on. NULL with
+ * *cause (fd closed) if it cannot be watched. Call after server_listen. */
+struct server_conn *server_adopt(
+    int fd, uid_t uid, const char *check, const char *peer, char **cause);
 /* Stops listening, frees every connection, removes the socket. */
 void server_shutdown(void);
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,9 +17,11 @@
 #include "child.h"
 #include "clock.h"
 #include "events.h"
+#include "landlock.h"
 #include "log.h"
 #include "readiness.h"
 #include "proto.h"
+#include "server.h"
 #include "service.h"
 #include "xmalloc.h"
 
@@ -202,10 +205,11 @@ service_find(const char *name)
  * service's env lines, then the probe's. The caller frees it with
  * child_strv_free. */
 static char **
-service_environ(
-    const struct service *s, const struct passwd *pw, const char *extra)
+service_environ(const struct service *s, const struct passwd *pw,
+    const char *extra, char *const *fds, size_t nfds)
 {
-	char *add[CONFIG_MAX_ENV + 6], *ident[3] = {NULL, NULL, NULL}, **env;
+	char *add[CONFIG_MAX_ENV + 6 + CHILD_MAX_HANDED];
+	char *ident[3] = {NULL, NULL, NULL}, **env;
 	char *sock, *state;
 	size_t nadd = 0, i;
 
@@ -224,6 +228,8 @@ service_environ(
 		add[nadd++] = s->cfg->env.v[i];
 	if (extra != NULL)
 		add[nadd++] = (char *)extra;
+	for (i = 0; i < nfds; i++)
+		add[nadd++] = fds[i];
 	env = child_environ(add, nadd);
 	for (i = 0; i < 3; i++)
 		free(ident[i]);
@@ -285,6 +291,59 @@ service_identity(const struct service *s, struct child_spec *spec,
 	return 0;
 }
 
+/* berth-desktop's connections to berthd, each named in its environment:
+ * one for check.report, one for serving the desktop ops. */
+static const char *const service_conn_env[CHILD_MAX_HANDED] = {
+    "BERTH_REPORT_FD", "BERTH_SERVE_FD"};
+
+/* For berth-desktop (desktop_check): a socketpair per connection, berthd's
+ * end adopted by the server as a connection limited to the desktop's ops,
+ * the other handed to the child at a number clear of its notify fd, and
+ * named in fds[] ("BERTH_REPORT_FD=3"; the caller frees those). Returns 0
+ * or -1 with cause; what was made stays in spec for service_conns_done. */
+static int
+service_conns(
+    const struct service *s, struct child_spec *spec, char **fds, char **cause)
+{
+	uid_t uid = spec->set_ids ? spec->uid : getuid();
+	int sv[2], at = 3;
+	char peer[64];
+	size_t i;
+
+	for (i = 0; i < CHILD_MAX_HANDED; i++) {
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) !=
+		    0) {
+			*cause = xasprintf("socketpair: %s", strerror(errno));
+			return -1;
+		}
+		snprintf(peer, sizeof peer, "service %s", s->cfg->name);
+		if (server_adopt(sv[0], uid, s->cfg->desktop_check, peer,
+		        cause) == NULL) {
+			close(sv[1]);
+			return -1;
+		}
+		if (s->cfg->probe == CONFIG_PROBE_NOTIFY_FD &&
+		    at == s->cfg->notify_fd)
+			at++;
+		spec->hand[spec->nhand++] = (struct child_handed){sv[1], at};
+		fds[i] = xasprintf("%s=%d", service_conn_env[i], at);
+		at++;
+	}
+	return 0;
+}
+
+/* Closes berthd's copies of the ends handed to the child. */
+static void
+service_conns_done(struct child_spec *spec, char **fds)
+{
+	size_t i;
+
+	for (i = 0; i < spec->nhand; i++)
+		close(spec->hand[i].fd);
+	for (i = 0; i < CHILD_MAX_HANDED; i++)
+		free(fds[i]);
+}
+
 static void
 service_emit_started(const struct service *s)
 {
@@ -298,6 +357,25 @@ service_emit_started(const struct service *s)
 
 static void service_after_exit(struct service *s, int status, const char *why);
 
+/* The Landlock scope s asks for, if the kernel has it. Without it s still
+ * starts: the log says what is exposed. */
+static void
+service_scope(const struct service *s, struct child_spec *spec)
+{
+	if ((s->cfg->scope & CONFIG_SCOPE_ABSTRACT_UNIX) == 0)
+		return;
+	if (landlock_abi() >= LANDLOCK_ABI_SCOPE) {
+		spec->scope_abstract_unix = true;
+		return;
+	}
+	log_warn("service %s: this kernel's Landlock (ABI %d, scopes need %d) "
+	         "cannot keep it from abstract Unix sockets; started unscoped: "
+	         "a user who binds an X display's abstract name "
+	         "(@/tmp/.X11-unix/XN) while it is free receives its X "
+	         "connection and its cookie",
+	    s->cfg->name, landlock_abi(), LANDLOCK_ABI_SCOPE);
+}
+
 /* Spawns s now. A spawn that fails counts as an exit with status 127. */
 static void
 service_spawn(struct service *s)
@@ -307,6 +385,8 @@ service_spawn(struct service *s)
 	const char *probe_env = NULL;
 	struct passwd *pw;
 	char *cause = NULL, **env = NULL, *path;
+	char *fds[CHILD_MAX_HANDED] = {NULL, NULL};
+	size_t nfds = s->cfg->desktop_check != NULL ? CHILD_MAX_HANDED : 0;
 
 	if (s->cfg->check) {
 		/* Nothing to run: the probe is the whole of it. */
@@ -326,13 +406,16 @@ service_spawn(struct service *s)
 	spec.path = path != NULL ? path : s->cfg->argv[0];
 	spec.argv = s->cfg->argv;
 	spec.cwd = s->cfg->cwd;
+	service_scope(s, &spec);
 	if (service_identity(s, &spec, groups, &pw, &cause) == 0 &&
+	    (nfds == 0 || service_conns(s, &spec, fds, &cause) == 0) &&
 	    readiness_prepare(s->probe, &spec, &probe_env, &cause) == 0) {
-		env = service_environ(s, pw, probe_env);
+		env = service_environ(s, pw, probe_env, fds, nfds);
 		spec.envp = env;
 		s->pid = child_spawn(&spec, service_exit_cb, s, &cause);
 	} else
 		s->pid = -1;
+	service_conns_done(&spec, fds);
 	child_strv_free(env);
 	free(path);
 	s->started_at = clock_mono_ms();

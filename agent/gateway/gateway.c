@@ -65,7 +65,7 @@ gateway_usage(void)
 {
 	fprintf(stderr,
 	    "usage: berth-gateway --listen ADDR:PORT --socket PATH\n"
-	    "                     [--client-queue BYTES] [--vnc ADDR:PORT] "
+	    "                     [--client-queue BYTES] [--vnc ADDR:PORT|unix:PATH] "
 	    "[--novnc-dir DIR]\n"
 	    "                     [--cdp ADDR:PORT] [--cdp-relay-listen "
 	    "ADDR:PORT]\n"
@@ -232,22 +232,77 @@ gateway_free(void)
 	free(b->checks_json);
 	free(gateway.socket_path);
 	free(gateway.vnc.host);
+	free(gateway.vnc.path);
 	free(gateway.novnc_dir);
 	free(gateway.cdp.host);
 	free(gateway.cdp_listen.host);
 }
 
 /* One of the desktop's ADDR:PORT options. */
+int
+gateway_parse_server(
+    const char *opt, const char *arg, struct gateway_addr *a, char **cause)
+{
+	struct sockaddr_un sun;
+	const char *path;
+
+	if (strncmp(arg, "unix:", 5) != 0)
+		return gateway_parse_addr(opt, arg, a, cause);
+	path = arg + 5;
+	if (path[0] != '/' || strlen(path) >= sizeof sun.sun_path) {
+		*cause =
+		    xasprintf("%s %s: expected unix:PATH, PATH absolute and "
+		              "at most %zu bytes",
+		        opt, arg, sizeof sun.sun_path - 1);
+		return -1;
+	}
+	a->host = NULL;
+	a->v6 = 0;
+	a->port = -1;
+	a->path = xstrdup(path);
+	return 0;
+}
+
+const char *
+gateway_addr_name(const struct gateway_addr *a)
+{
+	static char buf[sizeof((struct sockaddr_un *)0)->sun_path + 64];
+
+	if (a->path != NULL)
+		snprintf(buf, sizeof buf, "unix:%s", a->path);
+	else
+		snprintf(buf, sizeof buf, a->v6 ? "[%s]:%d" : "%s:%d",
+		    a->host != NULL ? a->host : "", a->port);
+	return buf;
+}
+
 static void
 gateway_addr_opt(const char *opt, const char *arg, struct gateway_addr *a)
 {
 	char *cause;
 
 	free(a->host);
+	free(a->path);
+	a->path = NULL;
 	if (gateway_parse_addr(opt, arg, a, &cause) < 0)
 		log_fatal("%s", cause);
 	if (a->port == 0)
 		log_fatal("%s %s: the port may not be 0", opt, arg);
+}
+
+/* --vnc: noVNC's RFB server, over TCP or a Unix socket. */
+static void
+gateway_vnc_opt(const char *arg)
+{
+	char *cause;
+
+	free(gateway.vnc.host);
+	free(gateway.vnc.path);
+	gateway.vnc.path = NULL;
+	if (gateway_parse_server("--vnc", arg, &gateway.vnc, &cause) < 0)
+		log_fatal("%s", cause);
+	if (gateway.vnc.port == 0)
+		log_fatal("--vnc %s: the port may not be 0", arg);
 }
 
 /* --seccomp-selftest: the running gateway's filter, and calls it must
@@ -293,9 +348,7 @@ main(int argc, char **argv)
 		case 'l': listen_arg = optarg; break;
 		case 's': socket_path = optarg; break;
 		case 'd': debug = 1; break;
-		case 'v':
-			gateway_addr_opt("--vnc", optarg, &gateway.vnc);
-			break;
+		case 'v': gateway_vnc_opt(optarg); break;
 		case 'c':
 			gateway_addr_opt("--cdp", optarg, &gateway.cdp);
 			break;

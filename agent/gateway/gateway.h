@@ -54,10 +54,13 @@ struct gateway_berthd {
 
 /* An ADDR:PORT given on the command line: a numeric IPv4 or IPv6
  * address (host is owned here) and a port. */
+/* A server to connect to: host:port, or (path set) the Unix socket at
+ * path, whose port is then -1. */
 struct gateway_addr {
 	char *host;
 	int v6;
 	int port;
+	char *path;
 };
 
 /* Where Debian's novnc package puts the page. */
@@ -86,6 +89,12 @@ extern struct gateway gateway;
  * names opt) on a bad value. */
 int gateway_parse_addr(
     const char *opt, const char *arg, struct gateway_addr *a, char **cause);
+/* The same, also taking "unix:PATH" (an absolute path). */
+int gateway_parse_server(
+    const char *opt, const char *arg, struct gateway_addr *a, char **cause);
+/* a as written ("ADDR:PORT", "unix:PATH"), for messages; valid until the
+ * next call. */
+const char *gateway_addr_name(const struct gateway_addr *a);
 /* Writes "ip:port" of wsi's peer into buf (at least GATEWAY_PEER_MAX). */
 void gateway_peer(struct lws *wsi, char *buf, size_t len);
 

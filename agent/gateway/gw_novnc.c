@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "gateway.h"
@@ -190,6 +191,30 @@ gw_novnc_close(struct gw_novnc *n, int code, int now, const char *fmt, ...)
 	lws_set_timeout(n->ws, PENDING_TIMEOUT_USER_OK, GW_NOVNC_CLOSE_GRACE_S);
 }
 
+/* A nonblocking connect to the Unix socket at path. -1 with *cause if
+ * it failed at once (a full backlog too: the browser is told so). */
+static int
+gw_novnc_connect_unix(const char *path, char **cause)
+{
+	struct sockaddr_un sun;
+	int fd;
+
+	memset(&sun, 0, sizeof sun);
+	sun.sun_family = AF_UNIX;
+	snprintf(sun.sun_path, sizeof sun.sun_path, "%s", path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		*cause = xasprintf("socket: %s", strerror(errno));
+		return -1;
+	}
+	if (connect(fd, (struct sockaddr *)&sun, sizeof sun) != 0) {
+		*cause = xstrdup(strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
 /* A nonblocking connect to gateway.vnc, adopted into lws as a raw
  * socket. -1 with *cause if it failed at once. */
 static int
@@ -198,7 +223,10 @@ gw_novnc_connect(struct gw_novnc *n, char **cause)
 	struct lws *wsi;
 	int fd;
 
-	if ((fd = gw_sock_connect_tcp(&gateway.vnc, cause)) < 0)
+	fd = gateway.vnc.path != NULL
+	    ? gw_novnc_connect_unix(gateway.vnc.path, cause)
+	    : gw_sock_connect_tcp(&gateway.vnc, cause);
+	if (fd < 0)
 		return -1;
 	wsi = gw_sock_adopt(gateway.vhost, fd, "berth-vnc", n, cause);
 	if (wsi == NULL)
@@ -230,8 +258,8 @@ gw_novnc_open(struct lws *wsi)
 	lws_set_opaque_user_data(wsi, n);
 	if (gw_novnc_connect(n, &cause) < 0) {
 		gw_novnc_close(n, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, 1,
-		    "VNC server %s:%d unreachable: %s", gateway.vnc.host,
-		    gateway.vnc.port, cause);
+		    "VNC server %s unreachable: %s",
+		    gateway_addr_name(&gateway.vnc), cause);
 		free(cause);
 		return;
 	}
@@ -350,8 +378,8 @@ gw_novnc_connected(struct gw_novnc *n)
 		err = errno;
 	if (err != 0) {
 		gw_novnc_close(n, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, 1,
-		    "VNC server %s:%d unreachable: %s", gateway.vnc.host,
-		    gateway.vnc.port, strerror(err));
+		    "VNC server %s unreachable: %s",
+		    gateway_addr_name(&gateway.vnc), strerror(err));
 		return -1;
 	}
 	n->connected = 1;
@@ -428,8 +456,8 @@ gw_novnc_vnc_closed(struct gw_novnc *n, struct lws *wsi)
 	else if (took >= GW_NOVNC_CONNECT_TIMEOUT_S * LWS_USEC_PER_SEC)
 		why = "no answer in time";
 	gw_novnc_close(n, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, 1,
-	    "VNC server %s:%d unreachable: %s", gateway.vnc.host,
-	    gateway.vnc.port, why);
+	    "VNC server %s unreachable: %s", gateway_addr_name(&gateway.vnc),
+	    why);
 }
 
 int

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 
 #include "probe.h"
 #include "xmalloc.h"
@@ -446,6 +448,29 @@ probe_rfb_size(const char *s, unsigned *w, unsigned *h)
 	return 0;
 }
 
+/* unix:PATH, an RFB server on a Unix socket (Xvnc's -rfbunixpath). */
+static int
+probe_rfb_unix(struct probe_addr *addr, const char *s, char **cause)
+{
+	struct sockaddr_un *sun = (struct sockaddr_un *)&addr->sa[0];
+	const char *path = s + 5;
+
+	memset(addr, 0, sizeof *addr);
+	if (path[0] != '/' || strlen(path) >= sizeof sun->sun_path) {
+		*cause = xasprintf("%s is not unix:PATH (an absolute path of "
+		                   "at most %zu bytes)",
+		    s, sizeof sun->sun_path - 1);
+		return -1;
+	}
+	sun->sun_family = AF_UNIX;
+	memcpy(sun->sun_path, path, strlen(path) + 1);
+	addr->salen[0] = sizeof *sun;
+	addr->nsa = 1;
+	addr->given = xstrdup(s);
+	addr->name = xstrdup(s);
+	return 0;
+}
+
 static void *
 probe_rfb_parse(int argc, char **argv, char **cause)
 {
@@ -456,7 +481,9 @@ probe_rfb_parse(int argc, char **argv, char **cause)
 		free(c);
 		return NULL;
 	}
-	if (probe_addr_parse(&c->addr, argv[0], -1, cause) != 0) {
+	if ((strncmp(argv[0], "unix:", 5) == 0
+	            ? probe_rfb_unix(&c->addr, argv[0], cause)
+	            : probe_addr_parse(&c->addr, argv[0], -1, cause)) != 0) {
 		free(c);
 		return NULL;
 	}
@@ -536,7 +563,7 @@ probe_rfb_free(void *state)
 
 const struct probe_type probe_rfb_type = {
     .name = "rfb",
-    .args = "HOST:PORT [WIDTHxHEIGHT]",
+    .args = "HOST:PORT|unix:PATH [WIDTHxHEIGHT]",
     .minargs = 1,
     .maxargs = 2,
     .parse = probe_rfb_parse,

@@ -1,7 +1,9 @@
 #!/bin/sh
 # berth-chromium: Chromium on $DISPLAY with DevTools on loopback only, a
-# profile in berth's state directory, and none of the first-run, sync,
-# update or crash-report traffic of a desktop browser.
+# profile in the desktop's directory of berth's state, its own sandbox on
+# (it runs as the desktop's user; the namespace sandbox needs unprivileged
+# user namespaces), and none of the first-run, sync, update or
+# crash-report traffic of a desktop browser.
 #
 # A Chromium killed with SIGKILL leaves its Singleton* files behind, and a
 # profile carried to a new machine names a host that is not this one; in
@@ -12,7 +14,13 @@ set -eu
 
 : "${DISPLAY:?berth-chromium needs DISPLAY}"
 port=${BERTH_CDP_PORT:-9222}
-profile=${BERTH_CHROMIUM_PROFILE:-${BERTH_STATE_DIR:-/var/lib/berth}/chromium}
+desk=${BERTH_STATE_DIR:-/var/lib/berth}/desktop
+profile=${BERTH_CHROMIUM_PROFILE:-$desk/chromium}
+export XAUTHORITY="$desk/Xauthority"
+if [ "$(id -u)" = 0 ]; then
+	echo "berth-chromium: refusing to run as root (run it as the desktop's user)" >&2
+	exit 1
+fi
 mkdir -p "$profile"
 
 lock=$(readlink "$profile/SingletonLock" 2>/dev/null || true)
@@ -38,7 +46,6 @@ for c in chromium chromium-browser google-chrome; do
 		    --remote-debugging-address=127.0.0.1 \
 		    --remote-debugging-port="$port" \
 		    --user-data-dir="$profile" \
-		    --no-sandbox \
 		    --no-first-run \
 		    --no-default-browser-check \
 		    --disable-background-networking \

@@ -1,11 +1,14 @@
 #!/bin/sh
 # berth-xfce: runs one part of the XFCE desktop in the desktop's own
-# environment: its home in berth's state directory, and its D-Bus session
-# bus there too.
+# environment, as the desktop's user: its home in the desktop's directory
+# of berth's state (made by berth-xserver), its D-Bus session bus there
+# too, and the X server's cookie.
 #
 #   berth-xfce bus            the session bus (writes its address on fd 3
 #                             once it listens: "ready = notify-fd 3")
 #   berth-xfce PROGRAM ARGS   a part: xfwm4, xfce4-panel, xfdesktop, ...
+#   berth-xfce berth-desktop ARGS
+#                             berth's own X client, from beside this script
 #
 # Each part is a berthd service of its own, so berthd restarts whichever
 # dies, as it does any service, instead of leaving that to xfce4-session.
@@ -15,8 +18,10 @@
 set -eu
 
 state=${BERTH_STATE_DIR:-/var/lib/berth}
-home=${BERTH_DESKTOP_HOME:-$state/desktop-home}
-bus=${BERTH_DESKTOP_BUS:-$state/desktop-bus}
+desk=$state/desktop
+home=${BERTH_DESKTOP_HOME:-$desk/home}
+bus=${BERTH_DESKTOP_BUS:-$desk/bus}
+export XAUTHORITY="$desk/Xauthority"
 xml=$home/.config/xfce4/xfconf/xfce-perchannel-xml
 mkdir -p "$xml"
 if [ ! -e "$xml/xfce4-panel.xml" ] && [ -e /etc/xdg/xfce4/panel/default.xml ]; then
@@ -35,4 +40,7 @@ if [ "$1" = bus ]; then
 	    --print-address=3
 fi
 : "${DISPLAY:?berth-xfce needs DISPLAY}"
+case $1 in
+berth-*) prog=$1; shift; exec "$(dirname "$0")/$prog" "$@" ;;
+esac
 exec "$@"

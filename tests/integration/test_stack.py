@@ -25,9 +25,11 @@ from harness import (  # noqa: E402
     BUILDDIR,
     PlainWs,
     SRCDIR,
+    STATE_MARK,
     Sandbox,
     TestFailure,
     case,
+    desktop_user,
     expect,
     expect_eq,
     expect_in,
@@ -49,19 +51,18 @@ class Desktop:
     """The shipped config with this run's ports and display."""
 
     def __init__(self):
+        desktop_user()
         self.display = free_display()
-        self.rfb = free_port()
         self.cdp = free_port()
         self.relay = free_port()
         with open(os.path.join(SRCDIR, "images", "desktop", "berth.conf")) as f:
             text = f.read()
         subs = [
-            ("127.0.0.1:5900", "127.0.0.1:%d" % self.rfb),
-            ("-rfbport 5900", "-rfbport %d" % self.rfb),
+            ("/var/lib/berth/", STATE_MARK + "/"),
             ("127.0.0.1:9222", "127.0.0.1:%d" % self.cdp),
             ("BERTH_CDP_PORT=9222", "BERTH_CDP_PORT=%d" % self.cdp),
             ("127.0.0.1:9223", "127.0.0.1:%d" % self.relay),
-            ("Xvnc :1 ", "Xvnc :%d " % self.display),
+            ("berth-xserver :1 ", "berth-xserver :%d " % self.display),
             ("--display :1", "--display :%d" % self.display),
             ("DISPLAY=:1", "DISPLAY=:%d" % self.display),
         ]
@@ -70,6 +71,9 @@ class Desktop:
             text = text.replace(old, new)
         self.config = text
         self.sb = Sandbox(config=text)
+        self.rfb = os.path.join(self.sb.state_dir, "vnc", "rfb.sock")
+        # The display takes its cookie: the X tools here read it (as root).
+        os.environ["XAUTHORITY"] = os.path.join(self.sb.state_dir, "desktop", "Xauthority")
         self.token = self.sb.token
         self.auth = {"Authorization": "Bearer " + self.token}
 
@@ -103,10 +107,12 @@ def browser_version(url, headers=None):
         ws.close()
 
 
-def rfb_handshake(port):
-    """RFB by hand: banner, None security, ServerInit, one update."""
-    s = socket.create_connection(("127.0.0.1", port), 10)
+def rfb_handshake(path):
+    """RFB by hand on the Unix socket at path: banner, None security,
+    ServerInit, one update."""
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     s.settimeout(10)
+    s.connect(path)
 
     def read(n):
         buf = b""
@@ -288,16 +294,26 @@ def faults():
 def chromium_lock():
     launcher = os.path.join(BUILDDIR, "berth-chromium")
     expect(os.access(launcher, os.X_OK), "no %s" % launcher)
+    pw = desktop_user()
     d = tempfile.mkdtemp(prefix="berth-it-chromium-")
+    os.chmod(d, 0o755)
     harness.track_closer(lambda: shutil.rmtree(d, ignore_errors=True))
     profile = os.path.join(d, "profile")
     os.makedirs(profile)
+    os.chown(profile, pw.pw_uid, pw.pw_gid)
     # What a Chromium killed on another machine (or killed here) leaves.
     os.symlink("elsewhere-999999", os.path.join(profile, "SingletonLock"))
     port = free_port()
     env = dict(os.environ, DISPLAY=":0", BERTH_CHROMIUM_PROFILE=profile, BERTH_CDP_PORT=str(port))
     log = open(os.path.join(d, "first.log"), "w+")
-    first = subprocess.Popen([launcher, "--headless=new"], env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+    # Root gets no Chromium: without its sandbox it would be root's.
+    rc, _, err = run_program([launcher, "--headless=new"], env=env)
+    expect_eq(rc, 1, "berth-chromium as root (stderr %r)" % err)
+    expect_in("refusing to run as root", err, "why")
+    as_user = dict(user=pw.pw_uid, group=pw.pw_gid, extra_groups=[])
+    first = subprocess.Popen(
+        [launcher, "--headless=new"], env=env, stdin=subprocess.DEVNULL, stdout=log, stderr=log, **as_user
+    )
     harness.track_closer(lambda: (first.kill(), first.wait(), log.close()))
     wait_for(lambda: http_ok(port), 30, "the first Chromium's DevTools")
     lock = os.readlink(os.path.join(profile, "SingletonLock"))
@@ -307,7 +323,10 @@ def chromium_lock():
     # A second launcher on the same profile leaves the live owner's lock
     # alone (Chromium hands over to it and exits).
     env2 = dict(env, BERTH_CDP_PORT=str(free_port()))
-    rc, _, err = run_program([launcher, "--headless=new"], timeout=30, env=env2)
+    second = subprocess.run(
+        [launcher, "--headless=new"], env=env2, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30, **as_user
+    )
+    err = second.stderr
     expect("removing the stale lock" not in err, "the live owner's lock was taken for stale: %s" % err[-500:])
     expect_eq(os.readlink(os.path.join(profile, "SingletonLock")), lock, "the lock after the second launch")
     expect(http_ok(port), "the first Chromium stopped answering")

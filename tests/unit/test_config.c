@@ -188,6 +188,7 @@ START_TEST(test_every_key)
 	                           "user = nobody\n"
 	                           "group = nogroup\n"
 	                           "cwd = /srv\n"
+	                           "scope = abstract-unix\n"
 	                           "env = A=1\n"
 	                           "env = B=x=y\n"
 	                           "after = db cache\n"
@@ -245,6 +246,7 @@ START_TEST(test_every_key)
 	ck_assert_str_eq(s->user, "nobody");
 	ck_assert_str_eq(s->group, "nogroup");
 	ck_assert_str_eq(s->cwd, "/srv");
+	ck_assert_uint_eq(s->scope, CONFIG_SCOPE_ABSTRACT_UNIX);
 	expect_list(&s->env, (const char *const[]){"A=1", "B=x=y", NULL});
 	expect_list(&s->after, (const char *const[]){"db", "cache", NULL});
 	expect_list(&s->requires, (const char *const[]){"db", NULL});
@@ -265,13 +267,13 @@ START_TEST(test_every_key)
 	ck_assert_uint_eq(s->stop_timeout_ms, 1500);
 
 	s = service_named(&cfg, "db");
-	ck_assert_int_eq(s->line, 42);
+	ck_assert_int_eq(s->line, 43);
 	ck_assert_int_eq(s->restart, CONFIG_RESTART_NEVER);
 	ck_assert_int_eq(s->probe, CONFIG_PROBE_NONE);
 
 	s = service_named(&cfg, "cache");
 	ck_assert(s->check);
-	ck_assert_int_eq(s->line, 45);
+	ck_assert_int_eq(s->line, 46);
 	ck_assert_ptr_null(s->argv);
 	ck_assert_int_eq(s->probe, CONFIG_PROBE_TCP);
 	expect_list(
@@ -308,6 +310,7 @@ START_TEST(test_defaults)
 	ck_assert_ptr_null(s->user);
 	ck_assert_ptr_null(s->group);
 	ck_assert_ptr_null(s->cwd);
+	ck_assert_uint_eq(s->scope, 0);
 	ck_assert_uint_eq(s->env.n, 0);
 	ck_assert_uint_eq(s->after.n, 0);
 	ck_assert_uint_eq(s->requires.n, 0);
@@ -560,6 +563,8 @@ START_TEST(test_bad_values)
 	    {"[service s]\nrequired = perhaps\n", 2,
 	        {"required must be yes or no"}},
 	    {"[service s]\nmain = 2\n", 2, {"main must be yes or no"}},
+	    {"[service s]\nscope = abstract\n", 2,
+	        {"scope must be abstract-unix or none, not \"abstract\""}},
 	    {"[service s]\nrestart = sometimes\n", 2,
 	        {"restart must be always, on-failure or never"}},
 	    {"[service s]\nmax_deaths = 0\n", 2, {"max_deaths must be 1-1000"}},

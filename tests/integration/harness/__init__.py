@@ -31,7 +31,7 @@ from .clients import (
     raw_ws_socket,
     ws_upgrade,
 )
-from .desktop import GREY, Desk, DesktopSandbox, Paint, desktop_service, hexcolor, served, xvfb_service
+from .desktop import DESKTOP_USER, GREY, Desk, desktop_user, DesktopSandbox, Paint, desktop_service, hexcolor, served, xvfb_service
 from .images import Image, png_decode
 from .paths import BUILDDIR, CLI, DESKTOP, GATEWAY, SRCDIR, XEVLOG
 from .procs import (
@@ -67,5 +67,5 @@ from .runner import (
     short,
     track_closer,
 )
-from .sandbox import Sandbox, host_pid, minimal_config
+from .sandbox import STATE_MARK, Sandbox, host_pid, minimal_config
 from .streams import EventStream, event_kinds, expect_contiguous, generate_events, pty_chunks, pty_read, read_to_eof

@@ -2,6 +2,8 @@
 window of known colours."""
 
 import os
+import pwd
+import subprocess
 
 from .paths import CLI, DESKTOP, XPAINT
 from .procs import Spawned, forget_display, free_display, need, run_program, wait_for
@@ -10,6 +12,18 @@ from .sandbox import Sandbox
 
 
 GREY = (0x20, 0x20, 0x20)
+# The desktop image's user (images/desktop/berth.conf).
+DESKTOP_USER = "agent"
+
+
+def desktop_user(name=DESKTOP_USER):
+    """The unprivileged user name (its pwd entry), created with a home if
+    missing (tests run as root)."""
+    try:
+        return pwd.getpwnam(name)
+    except KeyError:
+        subprocess.run(["useradd", "--create-home", "--shell", "/bin/sh", name], check=True)
+        return pwd.getpwnam(name)
 
 
 def hexcolor(c):

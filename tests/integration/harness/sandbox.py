@@ -19,6 +19,8 @@ from .runner import TestFailure, Timeout, expect, expect_eq, track_sandbox
 # How long berthd (and its gateway) may take to come up. Sanitizer builds
 # start slowly on a busy machine; this bounds a failure, not a success.
 START_TIMEOUT = 10.0
+# In a config's text, stands for the sandbox's state directory.
+STATE_MARK = "@STATE_DIR@"
 
 
 def minimal_config():
@@ -80,6 +82,7 @@ class Sandbox:
             text = minimal_config() if config is None else config
             if extra:
                 text = text.rstrip("\n") + "\n\n" + extra
+            text = text.replace(STATE_MARK, self.state_dir)
             self.config_path = os.path.join(self.dir, "berth.conf")
             with open(self.config_path, "w") as f:
                 f.write(text)
