@@ -45,13 +45,17 @@ check(const char *jar, lws_usec_t now)
 	return check_len(jar, strlen(jar), now);
 }
 
-/* The verdict on a jar made by fmt around one %s, the ticket's hex. */
+/* The verdict on a jar made of fmt with its one "%s" replaced by the
+ * ticket's hex. */
 static const char *
 check_fmt(const char *fmt, const char *hex, lws_usec_t now)
 {
+	const char *at = strstr(fmt, "%s");
 	char jar[512];
 
-	snprintf(jar, sizeof jar, fmt, hex);
+	ck_assert_ptr_nonnull(at);
+	snprintf(
+	    jar, sizeof jar, "%.*s%s%s", (int)(at - fmt), fmt, hex, at + 2);
 	return check(jar, now);
 }
 
