@@ -303,7 +303,7 @@ gw_cdp_request(struct gw_cdp *c)
 	 * port too, whatever page made it connect. */
 	reason = gw_check_presented(
 	    GW_CHECK_CDP_RELAY, c->req.authz, c->req.authzlen, c->peer);
-	c->req.authz = c->req.jar = NULL;
+	c->req.authz = NULL;
 	if (reason != NULL && strcmp(reason, GW_AUTH_UNAVAILABLE) == 0) {
 		gw_cdp_fail(c, 503, "berthd cannot check the token now");
 		return;

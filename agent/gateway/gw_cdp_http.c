@@ -331,11 +331,6 @@ gw_cdp_http_request_header(
 			    "more than one Authorization header");
 		req->authz = v;
 		req->authzlen = vlen;
-	} else if (gw_cdp_http_named(l, namelen, "cookie")) {
-		if (req->jar == NULL) {
-			req->jar = v;
-			req->jarlen = vlen;
-		}
 	} else if (gw_cdp_http_named(l, namelen, "upgrade")) {
 		if (s->upgrades++ != 0)
 			return gw_cdp_http_fail(

@@ -26,8 +26,8 @@ enum gw_cdp_http_result {
 };
 
 /*
- * A client's request head. Filled by gw_cdp_http_request_parse; authz and
- * jar point into the caller's buffer, which must outlive them.
+ * A client's request head. Filled by gw_cdp_http_request_parse; authz
+ * points into the caller's buffer, which must outlive it.
  */
 struct gw_cdp_http_request {
 	size_t headlen;  /* bytes of the head, the blank line included */
@@ -40,8 +40,6 @@ struct gw_cdp_http_request {
 	char host[GW_CDP_HTTP_HOST_MAX + 1]; /* the Host the client sent */
 	const char *authz; /* the Authorization header's value, or NULL */
 	size_t authzlen;
-	const char *jar; /* the (first) Cookie header's value, or NULL */
-	size_t jarlen;
 };
 
 /* How the body of an answer ends. */
