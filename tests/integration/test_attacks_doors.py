@@ -7,23 +7,22 @@ probes, and half-sent heads that must not starve the TCP DevTools
 relay."""
 
 import base64
-import http.server
-import json
-import msgpack
 import os
 import re
 import socket
 import struct
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 
+import msgpack
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (  # noqa: E402
-    SRCDIR,
+    HttpServer,
     Sandbox,
+    browser_script,
     case,
     expect,
     expect_eq,
@@ -34,7 +33,6 @@ from harness import (  # noqa: E402
     minimal_config,
     note,
     run,
-    run_program,
     track_closer,
     wait_for,
     ws_upgrade,
@@ -73,47 +71,6 @@ def xvnc():
     return port
 
 
-class Preview:
-    """Another origin on the same host: an HTTP server on a port of its
-    own, as a preview server in the sandbox would be, that records the
-    Cookie header of every request it gets."""
-
-    def __init__(self):
-        self.seen = []
-        seen = self.seen
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self):
-                seen.append((self.path, self.headers.get("Cookie", "")))
-                body = b"<!doctype html><title>another origin</title>\n"
-                self.send_response(200)
-                self.send_header("Content-Type", "text/html")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        track_closer(self.server.shutdown)
-
-
-def node(script, *args, timeout=90):
-    modules = os.environ.get("BERTH_NODE_MODULES") or os.path.join(SRCDIR, ".node", "node_modules")
-    expect(os.path.isdir(os.path.join(modules, "playwright-core")),
-           "no playwright-core in %s (./dev test installs it; or set BERTH_NODE_MODULES)" % modules)
-    env = dict(os.environ, NODE_PATH=modules)
-    rc, out, err = run_program(["node", os.path.join(SRCDIR, "tests", "browser", script)] + list(args), timeout, env=env)
-    lines = [ln for ln in out.splitlines() if ln.startswith("{")]
-    expect(lines, "%s printed no result (status %d): %s %s" % (script, rc, out, err[-2000:]))
-    result = json.loads(lines[-1])
-    expect(rc == 0 and "error" not in result, "%s failed: %r\n%s" % (script, result, err[-2000:]))
-    return result
-
-
 def hand_off(sb):
     """The ticket /novnc/?token= sets: (cookie header value, Set-Cookie)."""
     status, headers, _ = http_get(sb.port, "/novnc/?token=" + sb.token)
@@ -125,11 +82,13 @@ def hand_off(sb):
 @case("cookie theft: in a real browser the token is in neither the history, the URL nor the cookie; "
       "the ticket works; a page on another origin cannot open /novnc/websockify", 180)
 def cookie_browser():
-    preview = Preview()
+    # Another origin on the same host, as a preview server in the sandbox
+    # would be.
+    preview = HttpServer(b"<!doctype html><title>another origin</title>\n")
     with Sandbox(config=config(vnc="127.0.0.1:%d" % xvnc())) as sb:
         token = sb.token
         gw = "http://127.0.0.1:%d" % sb.port
-        r = node("novnc_doors.js", gw, token, "http://127.0.0.1:%d" % preview.port, CHROMIUM, "60000", timeout=150)
+        r = browser_script("novnc_doors.js", gw, token, "http://127.0.0.1:%d" % preview.port, CHROMIUM, "60000", timeout=150)
         note("browser: %r" % {k: v for k, v in r.items() if k != "cookies"})
         expect_eq(r["url"], gw + START, "the final URL")
         expect(r["canvas"]["width"] == 1024 and r["canvas"]["height"] == 768, "the RFB session's canvas: %r" % r["canvas"])
@@ -374,32 +333,11 @@ def slowloris():
         s.close()
 
 
-class FakeDevTools:
-    """An HTTP server that answers every GET as DevTools' /json/version."""
-
-    def __init__(self):
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self):
-                body = b'{"Browser":"Fake/1.0","webSocketDebuggerUrl":"ws://x/devtools/browser/fake"}'
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.port = self.server.server_address[1]
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        track_closer(self.server.shutdown)
-
-
 @case("half-sent heads: 64 and more held to the TCP DevTools relay while authorized clients are answered within 2 s",
       180)
 def half_sent_heads():
-    fake = FakeDevTools()
+    fake = HttpServer(b'{"Browser":"Fake/1.0","webSocketDebuggerUrl":"ws://x/devtools/browser/fake"}',
+                      "application/json")
     relay = free_port()
     with Sandbox(config=config(cdp="127.0.0.1:%d" % fake.port, cdp_relay_listen="127.0.0.1:%d" % relay)) as sb:
         auth = {"Authorization": "Bearer " + sb.token}

@@ -28,6 +28,7 @@ from harness import (  # noqa: E402
     STATE_MARK,
     Sandbox,
     TestFailure,
+    browser_script,
     case,
     desktop_user,
     expect,
@@ -143,21 +144,6 @@ def rfb_handshake(path):
         s.close()
 
 
-def node(script, *args, timeout=90):
-    modules = os.environ.get("BERTH_NODE_MODULES") or os.path.join(SRCDIR, ".node", "node_modules")
-    expect(
-        os.path.isdir(os.path.join(modules, "playwright-core")),
-        "no playwright-core in %s (./dev test installs it; or set BERTH_NODE_MODULES)" % modules,
-    )
-    env = dict(os.environ, NODE_PATH=modules)
-    rc, out, err = run_program(["node", os.path.join(SRCDIR, "tests", "browser", script)] + list(args), timeout, env=env)
-    lines = [ln for ln in out.splitlines() if ln.startswith("{")]
-    expect(lines, "%s printed no result (status %d): %s %s" % (script, rc, out, err[-2000:]))
-    result = json.loads(lines[-1])
-    expect(rc == 0 and "error" not in result, "%s failed: %r\n%s" % (script, result, err[-2000:]))
-    return result
-
-
 @case("the shipped desktop boots to strict readiness; each check verified independently", timeout=180)
 def boot_and_verify():
     d = Desktop()
@@ -220,13 +206,13 @@ def real_browser():
     d = Desktop()
     d.wait_ready()
     url = "http://127.0.0.1:%d/novnc/?token=%s" % (d.sb.port, d.token)
-    canvas = node("novnc_canvas.js", url, CHROMIUM, "60000", timeout=120)
+    canvas = browser_script("novnc_canvas.js", url, CHROMIUM, "60000", timeout=120)
     note("noVNC canvas %dx%d, %d colours sampled" % (canvas["width"], canvas["height"], canvas["colours"]))
     expect_eq((canvas["width"], canvas["height"]), (1280, 800), "the canvas size")
     expect(canvas["colours"] > 1, "the canvas is blank")
     expect(d.token not in canvas["url"], "the token stayed in the page's address: %s" % canvas["url"])
 
-    result = node("cdp_connect.js", "http://127.0.0.1:%d" % d.relay, d.token)
+    result = browser_script("cdp_connect.js", "http://127.0.0.1:%d" % d.relay, d.token)
     expect_eq(result["value"], [42, "berth", "relayed"], "what the page evaluated")
     # The desktop's Chromium is still there, and still the same one.
     expect_eq(d.readyz()[0], 200, "/readyz after Playwright left")

@@ -21,6 +21,7 @@ from .clients import (
     MAX_MSG,
     VERSION,
     Closed,
+    HttpServer,
     PlainWs,
     ProtoError,
     UnixClient,
@@ -37,6 +38,7 @@ from .paths import BUILDDIR, CLI, DESKTOP, GATEWAY, SRCDIR, XEVLOG
 from .procs import (
     X11_DIR,
     Spawned,
+    browser_script,
     display_free,
     forget_display,
     free_display,

@@ -6,11 +6,13 @@ upgrades and raw sockets by hand."""
 import asyncio
 import base64
 import http.client
+import http.server
 import json
 import os
 import re
 import socket
 import struct
+import threading
 import time
 from collections import deque
 
@@ -496,3 +498,30 @@ class PlainWs(_WsLoop):
                 self.recv(max(deadline - time.monotonic(), 0.01))
             except Closed as e:
                 return e.code, e.reason
+
+
+class HttpServer:
+    """An HTTP server on a port of its own on loopback that answers every
+    GET with body (of type ctype) and records (path, Cookie header) of
+    each request in seen; shut down at the end of the case."""
+
+    def __init__(self, body, ctype="text/html"):
+        self.seen = []
+        seen = self.seen
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):
+                seen.append((self.path, self.headers.get("Cookie", "")))
+                self.send_response(200)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        track_closer(self.server.shutdown)

@@ -2,6 +2,7 @@
 display numbers, /proc, and programs run beside the test."""
 
 import contextlib
+import json
 import os
 import random
 import select
@@ -13,6 +14,7 @@ import tempfile
 import time
 from collections import deque
 
+from .paths import SRCDIR
 from .runner import TestFailure, Timeout, expect, track_closer
 
 
@@ -265,3 +267,22 @@ def need(*programs):
     """The programs are part of ./dev test's install: missing is a failure."""
     for p in programs:
         expect(shutil.which(p) is not None, "%s is not installed (./dev test installs it)" % p)
+
+
+def browser_script(script, *args, timeout=90):
+    """Runs tests/browser/SCRIPT with node and Playwright's client (from
+    $BERTH_NODE_MODULES, else .node/ in the sources) and returns the JSON
+    object of its last line that starts with "{"; the case fails if it
+    printed none, exited with a status or reported an error."""
+    modules = os.environ.get("BERTH_NODE_MODULES") or os.path.join(SRCDIR, ".node", "node_modules")
+    expect(
+        os.path.isdir(os.path.join(modules, "playwright-core")),
+        "no playwright-core in %s (./dev test installs it; or set BERTH_NODE_MODULES)" % modules,
+    )
+    env = dict(os.environ, NODE_PATH=modules)
+    rc, out, err = run_program(["node", os.path.join(SRCDIR, "tests", "browser", script)] + list(args), timeout, env=env)
+    lines = [ln for ln in out.splitlines() if ln.startswith("{")]
+    expect(lines, "%s printed no result (status %d): %s %s" % (script, rc, out, err[-2000:]))
+    result = json.loads(lines[-1])
+    expect(rc == 0 and "error" not in result, "%s failed: %r\n%s" % (script, result, err[-2000:]))
+    return result
