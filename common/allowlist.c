@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "allowlist.h"
+#include "scrule.h"
 #include "xmalloc.h"
 
 /*
@@ -93,53 +94,6 @@ static const char *const allowlist_calls[] = {
  * the desktop's servers. */
 static const int allowlist_families[] = {AF_UNIX, AF_INET, AF_INET6};
 
-static int
-allowlist_rule(scmp_filter_ctx sc, int nr, unsigned n,
-    const struct scmp_arg_cmp *args, const char *what, char **cause)
-{
-	int r = seccomp_rule_add_array(sc, SCMP_ACT_ALLOW, nr, n, args);
-
-	if (r < 0) {
-		*cause = xasprintf(
-		    "seccomp: cannot allow %s: %s", what, strerror(-r));
-		return -1;
-	}
-	return 0;
-}
-
-static int
-allowlist_calls_add(scmp_filter_ctx sc, char **cause)
-{
-	size_t i;
-	int nr;
-
-	for (i = 0; i < sizeof allowlist_calls / sizeof allowlist_calls[0];
-	     i++) {
-		nr = seccomp_syscall_resolve_name(allowlist_calls[i]);
-		if (nr == __NR_SCMP_ERROR) {
-			*cause = xasprintf("seccomp: unknown system call %s",
-			    allowlist_calls[i]);
-			return -1;
-		}
-		if (allowlist_rule(sc, nr, 0, NULL, allowlist_calls[i], cause) <
-		    0)
-			return -1;
-	}
-	return 0;
-}
-
-/* One comparison, every field named: SCMP_A0 and friends leave datum_b
- * out, which -Wextra rightly minds. */
-static struct scmp_arg_cmp
-allowlist_cmp(
-    unsigned arg, enum scmp_compare op, scmp_datum_t a, scmp_datum_t b)
-{
-	struct scmp_arg_cmp c = {
-	    .arg = arg, .op = op, .datum_a = a, .datum_b = b};
-
-	return c;
-}
-
 /* The calls allowed only with some arguments. */
 static int
 allowlist_args_add(scmp_filter_ctx sc, char **cause)
@@ -148,30 +102,25 @@ allowlist_args_add(scmp_filter_ctx sc, char **cause)
 	 * truncates (O_TMPFILE needs O_WRONLY or O_RDWR). */
 	const scmp_datum_t wr = O_WRONLY | O_RDWR | O_CREAT | O_TRUNC;
 	struct scmp_arg_cmp c;
-	size_t i;
 
-	c = allowlist_cmp(2, SCMP_CMP_MASKED_EQ, wr, 0);
-	if (allowlist_rule(sc, SCMP_SYS(openat), 1, &c, "openat", cause) < 0)
+	c = scrule_cmp(2, SCMP_CMP_MASKED_EQ, wr, 0);
+	if (scrule_add(sc, SCMP_ACT_ALLOW, SCMP_SYS(openat), 1, &c, "openat",
+	        cause) < 0)
 		return -1;
-	c = allowlist_cmp(1, SCMP_CMP_MASKED_EQ, wr, 0);
-	if (allowlist_rule(sc, SCMP_SYS(open), 1, &c, "open", cause) < 0)
+	c = scrule_cmp(1, SCMP_CMP_MASKED_EQ, wr, 0);
+	if (scrule_add(
+	        sc, SCMP_ACT_ALLOW, SCMP_SYS(open), 1, &c, "open", cause) < 0)
 		return -1;
-	for (i = 0;
-	     i < sizeof allowlist_families / sizeof allowlist_families[0];
-	     i++) {
-		c = allowlist_cmp(
-		    0, SCMP_CMP_EQ, (scmp_datum_t)allowlist_families[i], 0);
-		if (allowlist_rule(
-		        sc, SCMP_SYS(socket), 1, &c, "socket", cause) < 0)
-			return -1;
-	}
+	if (scrule_add_families(sc, SCMP_ACT_ALLOW, allowlist_families,
+	        sizeof allowlist_families / sizeof allowlist_families[0],
+	        cause) < 0)
+		return -1;
 	/* No new executable memory: code an attacker brings stays data. */
-	c = allowlist_cmp(2, SCMP_CMP_MASKED_EQ, PROT_EXEC, 0);
-	if (allowlist_rule(sc, SCMP_SYS(mmap), 1, &c, "mmap", cause) < 0)
-		return -1;
-	c = allowlist_cmp(2, SCMP_CMP_MASKED_EQ, PROT_EXEC, 0);
-	if (allowlist_rule(sc, SCMP_SYS(mprotect), 1, &c, "mprotect", cause) <
-	    0)
+	c = scrule_cmp(2, SCMP_CMP_MASKED_EQ, PROT_EXEC, 0);
+	if (scrule_add(
+	        sc, SCMP_ACT_ALLOW, SCMP_SYS(mmap), 1, &c, "mmap", cause) < 0 ||
+	    scrule_add(sc, SCMP_ACT_ALLOW, SCMP_SYS(mprotect), 1, &c,
+	        "mprotect", cause) < 0)
 		return -1;
 	return 0;
 }
@@ -197,7 +146,9 @@ allowlist_install(char **cause)
 		*cause = xasprintf("seccomp: no binary tree: %s", strerror(-r));
 		goto fail;
 	}
-	if (allowlist_calls_add(sc, cause) < 0 ||
+	if (scrule_add_names(sc, SCMP_ACT_ALLOW, allowlist_calls,
+	        sizeof allowlist_calls / sizeof allowlist_calls[0],
+	        cause) < 0 ||
 	    allowlist_args_add(sc, cause) < 0)
 		goto fail;
 	if ((r = seccomp_load(sc)) < 0) {

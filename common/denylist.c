@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "denylist.h"
+#include "scrule.h"
 #include "xmalloc.h"
 
 /* What a confined program never does. Each would let an attacker who owns
@@ -56,55 +57,6 @@ static const char *const denylist_calls[] = {
 static const int denylist_families[] = {
     AF_INET, AF_INET6, AF_PACKET, AF_NETLINK};
 
-static int
-denylist_calls_add(scmp_filter_ctx sc, char **cause)
-{
-	size_t i;
-	int nr, r;
-
-	for (i = 0; i < sizeof denylist_calls / sizeof denylist_calls[0]; i++) {
-		nr = seccomp_syscall_resolve_name(denylist_calls[i]);
-		if (nr == __NR_SCMP_ERROR) {
-			*cause = xasprintf("seccomp: unknown system call %s",
-			    denylist_calls[i]);
-			return -1;
-		}
-		r = seccomp_rule_add(sc, SCMP_ACT_ERRNO(EPERM), nr, 0);
-		if (r < 0) {
-			*cause = xasprintf("seccomp: cannot deny %s: %s",
-			    denylist_calls[i], strerror(-r));
-			return -1;
-		}
-	}
-	return 0;
-}
-
-static int
-denylist_families_add(scmp_filter_ctx sc, char **cause)
-{
-	size_t i;
-	int r;
-
-	for (i = 0; i < sizeof denylist_families / sizeof denylist_families[0];
-	     i++) {
-		/* Every field named: SCMP_A0 leaves datum_b out. */
-		struct scmp_arg_cmp family = {.arg = 0,
-		    .op = SCMP_CMP_EQ,
-		    .datum_a = (scmp_datum_t)denylist_families[i],
-		    .datum_b = 0};
-
-		r = seccomp_rule_add_array(
-		    sc, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(socket), 1, &family);
-		if (r < 0) {
-			*cause = xasprintf("seccomp: cannot deny a socket "
-			                   "family: %s",
-			    strerror(-r));
-			return -1;
-		}
-	}
-	return 0;
-}
-
 int
 denylist_install(bool inet, char **cause)
 {
@@ -122,8 +74,13 @@ denylist_install(bool inet, char **cause)
 		*cause = xstrdup("seccomp_init failed");
 		return -1;
 	}
-	if (denylist_calls_add(sc, cause) < 0 ||
-	    (!inet && denylist_families_add(sc, cause) < 0))
+	if (scrule_add_names(sc, SCMP_ACT_ERRNO(EPERM), denylist_calls,
+	        sizeof denylist_calls / sizeof denylist_calls[0], cause) < 0 ||
+	    (!inet &&
+	        scrule_add_families(sc, SCMP_ACT_ERRNO(EPERM),
+	            denylist_families,
+	            sizeof denylist_families / sizeof denylist_families[0],
+	            cause) < 0))
 		goto fail;
 	if ((r = seccomp_load(sc)) < 0) {
 		*cause = xasprintf("seccomp_load: %s", strerror(-r));
