@@ -20,6 +20,7 @@ struct gw_mask_conn {
 
 static struct gw_mask_conn *gw_mask_conns;
 static size_t gw_mask_nconns;
+static size_t gw_mask_live; /* entries with a wsi */
 
 static struct gw_mask_conn *
 gw_mask_find(int fd)
@@ -46,18 +47,41 @@ gw_mask_watch(struct lws *wsi)
 		    (n - gw_mask_nconns) * sizeof *gw_mask_conns);
 		gw_mask_nconns = n;
 	}
+	if (gw_mask_conns[fd].wsi == NULL)
+		gw_mask_live++;
 	gw_mask_conns[fd] = (struct gw_mask_conn){.wsi = wsi};
 }
 
 static void
-gw_mask_forget(struct lws *wsi)
+gw_mask_clear(struct gw_mask_conn *m)
 {
+	m->wsi = NULL;
+	gw_mask_live--;
+}
+
+/* A followed connection that goes. At CLOSED, which lws gives every
+ * established WebSocket before it closes the descriptor, the descriptor
+ * finds it; if lws had let go of it already, the pointer does. At
+ * WSI_DESTROY, which every connection gets (each /healthz too), only the
+ * descriptor is tried: that stays O(1). */
+static void
+gw_mask_forget(struct lws *wsi, int scan)
+{
+	struct gw_mask_conn *m;
 	size_t i;
 
-	/* By pointer: lws may have let go of the descriptor already. */
-	for (i = 0; i < gw_mask_nconns; i++)
-		if (gw_mask_conns[i].wsi == wsi)
-			gw_mask_conns[i].wsi = NULL;
+	if (gw_mask_live == 0)
+		return;
+	m = gw_mask_find(lws_get_socket_fd(wsi));
+	if (m != NULL && m->wsi == wsi) {
+		gw_mask_clear(m);
+		return;
+	}
+	for (i = 0; scan && i < gw_mask_nconns; i++)
+		if (gw_mask_conns[i].wsi == wsi) {
+			gw_mask_clear(&gw_mask_conns[i]);
+			return;
+		}
 }
 
 /* libwebsockets reads its sockets with recv(); this definition is the one
@@ -95,8 +119,8 @@ gw_mask_filter(struct lws *wsi, enum lws_callback_reasons reason)
 
 	switch (reason) {
 	case LWS_CALLBACK_ESTABLISHED: gw_mask_watch(wsi); return 0;
-	case LWS_CALLBACK_CLOSED:
-	case LWS_CALLBACK_WSI_DESTROY: gw_mask_forget(wsi); return 0;
+	case LWS_CALLBACK_CLOSED: gw_mask_forget(wsi, 1); return 0;
+	case LWS_CALLBACK_WSI_DESTROY: gw_mask_forget(wsi, 0); return 0;
 	case LWS_CALLBACK_SERVER_WRITEABLE:
 		m = gw_mask_find(lws_get_socket_fd(wsi));
 		if (m == NULL || m->wsi != wsi ||
