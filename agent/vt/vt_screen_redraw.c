@@ -349,7 +349,10 @@ vt_screen_add_modes(struct vt_screen_out *o)
  * The order matters: the primary screen first, under the alternate one, so
  * that leaving the alternate screen shows it again; cells before the modes
  * that change how text is written (insert, autowrap, origin); the scroll
- * region and origin mode before the cursor, since both move it.
+ * region and origin mode before the cursor, since both move it; and no CSI
+ * after the cursor's line size: libvterm ends every CSI by putting its
+ * cursor within the half a double-width line has, where a shrinking resize
+ * can have left the model's cursor past it.
  */
 char *
 vt_screen_redraw(const struct vt_screen *s, size_t *len)
@@ -373,12 +376,12 @@ vt_screen_redraw(const struct vt_screen *s, size_t *len)
 	vt_screen_add_pen(&o, &s->pen);
 	if (m->origin)
 		vt_screen_add(&o, "\033[?6h", 5);
+	if (!s->cursor_visible)
+		vt_screen_add(&o, "\033[?25l", 6);
 	vt_screen_cursor_shown(s, &row, &col);
 	vt_screen_addf(&o, "\033[%d;%dH", row + 1, col + 1);
 	vt_screen_cursor(s, &row, &col);
 	vt_screen_add_line_size(&o, vterm_state_get_lineinfo(s->state, row));
-	if (!s->cursor_visible)
-		vt_screen_add(&o, "\033[?25l", 6);
 	*len = o.len;
 	return o.buf;
 }
