@@ -66,15 +66,46 @@ tree_snapshot(struct tree_proc **out)
 	return n;
 }
 
+/* Both tables are kept in pid order, so that a scan of thousands of
+ * processes costs n log n, not n squared. */
+static int
+tree_cmp_proc(const void *a, const void *b)
+{
+	pid_t x = ((const struct tree_proc *)a)->st.pid;
+	pid_t y = ((const struct tree_proc *)b)->st.pid;
+
+	return (x > y) - (x < y);
+}
+
+static int
+tree_cmp_member(const void *a, const void *b)
+{
+	pid_t x = ((const struct tree_member *)a)->pid;
+	pid_t y = ((const struct tree_member *)b)->pid;
+
+	return (x > y) - (x < y);
+}
+
 static const struct tree_member *
 tree_known(const struct tree *t, const struct tree_proc *p)
 {
-	size_t i;
+	struct tree_member key = {.pid = p->st.pid};
+	const struct tree_member *m;
 
-	for (i = 0; i < t->n; i++)
-		if (t->v[i].pid == p->st.pid && t->v[i].start == p->st.start)
-			return &t->v[i];
-	return NULL;
+	if (t->n == 0)
+		return NULL;
+	m = bsearch(&key, t->v, t->n, sizeof *t->v, tree_cmp_member);
+	return m != NULL && m->start == p->st.start ? m : NULL;
+}
+
+static const struct tree_proc *
+tree_find(const struct tree_proc *v, size_t n, pid_t pid)
+{
+	struct tree_proc key = {.st.pid = pid};
+
+	if (n == 0)
+		return NULL;
+	return bsearch(&key, v, n, sizeof *v, tree_cmp_proc);
 }
 
 /* Whether the leader's pid now stands for someone else: then a session or
@@ -84,13 +115,10 @@ tree_known(const struct tree *t, const struct tree_proc *p)
 static bool
 tree_pid_reused(const struct tree *t, const struct tree_proc *v, size_t n)
 {
-	size_t i;
+	const struct tree_proc *l = tree_find(v, n, t->leader);
 
-	for (i = 0; i < n; i++)
-		if (v[i].st.pid == t->leader)
-			return t->leader_start != 0 &&
-			    v[i].st.start != t->leader_start;
-	return false;
+	return l != NULL && t->leader_start != 0 &&
+	    l->st.start != t->leader_start;
 }
 
 /* Marks members: the session, the group and those known, then their
@@ -99,7 +127,8 @@ static void
 tree_mark(const struct tree *t, struct tree_proc *v, size_t n)
 {
 	bool ids = !tree_pid_reused(t, v, n), more = true;
-	size_t i, j;
+	const struct tree_proc *parent;
+	size_t i;
 
 	for (i = 0; i < n; i++)
 		v[i].member = (ids &&
@@ -111,10 +140,8 @@ tree_mark(const struct tree *t, struct tree_proc *v, size_t n)
 		for (i = 0; i < n; i++) {
 			if (v[i].member)
 				continue;
-			for (j = 0; j < n; j++)
-				if (v[j].member && v[j].st.pid == v[i].st.ppid)
-					break;
-			if (j < n)
+			parent = tree_find(v, n, v[i].st.ppid);
+			if (parent != NULL && parent->member)
 				v[i].member = more = true;
 		}
 	}
@@ -128,6 +155,8 @@ tree_scan(struct tree *t)
 	struct tree_proc *v;
 	size_t n = tree_snapshot(&v), i, m = 0;
 
+	if (n > 0)
+		qsort(v, n, sizeof *v, tree_cmp_proc);
 	tree_mark(t, v, n);
 	for (i = 0; i < n; i++)
 		if (v[i].member)
