@@ -169,13 +169,14 @@ class Terminal:
 
 
 class TtySandbox(WrappedSandbox):
-    """berthd as a plain process in a background process group of a new
-    terminal with TOSTOP set, its stdout and stderr that terminal: what
-    it writes is read from the terminal's master side (log())."""
+    """berthd (a plain process unless pid1) in a background process group
+    of a new terminal with TOSTOP set, its stdout and stderr that
+    terminal: what it writes is read from the master side (log())."""
 
     def __init__(self, **kw):
         self.tty = None
-        super().__init__(pid1=False, wait="socket", **kw)
+        kw.setdefault("pid1", False)
+        super().__init__(wait="socket", **kw)
 
     def start(self, wait="socket"):
         self.tty = Terminal()
