@@ -199,7 +199,8 @@ def dirty_peers(block, ignore):
 
 def dirty_case(block, ignore):
     for pid1 in (True, False):
-        with WrappedSandbox(wrap=dirty(block, ignore), extra=dirty_services(), wait="socket", pid1=pid1, debug=True) as sb:
+        kw = dict(extra=dirty_services(), wait="socket", pid1=pid1, debug=True)
+        with WrappedSandbox(wrap=dirty(block, ignore), **kw) as sb:
             note("berthd as %s" % ("PID 1" if pid1 else "a plain process"))
             reaps_and_stops(sb)
     dirty_peers(block, ignore)
@@ -433,9 +434,9 @@ def exit_codes_ok_restart():
         # listed would have restarted too.
         c = sb.unix(timeout=10)
         c.subscribe(1)
-        n = []
-        c.events_until(lambda e: e["kind"] == "service.restarting" and e["data"]["name"] == "unlisted"
-                       and n.append(1) is None and len(n) == 3, 10)
+        third = ("unlisted", 3)
+        c.events_until(lambda e: e["kind"] == "service.restarting"
+                       and (e["data"]["name"], e["data"]["restarts"]) == third, 10)
         evs = sb.events()
         expect_eq(of(evs, "service.restarting", "listed"), [], "restarts of listed (143 is in exit_codes_ok)")
         expect_eq(len(of(evs, "service.exited", "listed")), 1, "exits of listed")
@@ -483,10 +484,14 @@ def subreaper_chain():
         bpid = sb.berthd_pid()
         found = wait_for(lambda: lineage(bpid), 10, "the three generations running")
         track_closer(lambda f=found: kill_pids(f))
-        wait_for(lambda: (proc_stat(found[1]) or ("", "", 0))[2] == bpid, 5, "the orphaned third generation re-parented to berthd")
+        orphan = found[1]
+        wait_for(lambda: (proc_stat(orphan) or ("", "", 0))[2] == bpid, 5, "the third generation re-parented to berthd")
         expect_eq(sb.stop(signal.SIGTERM, timeout=15), 0, "berthd's exit status")
         left = [proc_argv(p) for p in found if pid_alive(p)]
         expect_eq(left, [], "processes of the chain that outlived berthd")
+    # berthd reaped both: the orphan, and its child once that was orphaned.
+    for pid, argv in zip(found[1:], LINEAGE[1:]):
+        expect("reaped orphan %d\n" % pid in sb.log(), "berthd did not reap %s (pid %d)" % (" ".join(argv), pid))
     # tini -s: the same chain, tini a plain process, stopped with SIGTERM.
     d2 = scratch()
     p = Peer(["tini", "-s", "--", "/bin/sh", generations(d2)], ns=False)
