@@ -17,8 +17,8 @@
  *       Makes its process group N processes: itself and N-1 children.
  *       IGNORE of the children do not exit on SIGTERM; the others and the
  *       leader do. Each process that sees SIGTERM appends a byte to the
- *       file LOG ('t' if it exits, 'i' if it stays). Writes "r" to the
- *       FIFO READY once every child has its handler. */
+ *       file LOG ('t' if it exits, 'i' the first time if it stays).
+ *       Writes "r" to the FIFO READY once every child has its handler. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -224,11 +224,16 @@ term_exit(int sig)
 	_exit(0);
 }
 
+/* Counted once: an init may send SIGTERM more than once. */
 static void
 term_stay(int sig)
 {
+	static volatile sig_atomic_t seen;
+
 	(void)sig;
-	(void)!write(initwork_log_fd, "i", 1);
+	if (!seen)
+		(void)!write(initwork_log_fd, "i", 1);
+	seen = 1;
 }
 
 static void
