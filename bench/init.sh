@@ -10,7 +10,8 @@
 #   (a child that forks a grandchild and exits; the grandchild dies with
 #   its parent), so each lands on PID 1 to be reaped. Wall time from the
 #   first fork until the namespace's /proc shows none of them, alive or
-#   zombie, and from the last fork to that; PID 1's utime+stime meanwhile.
+#   zombie, and from the last fork to that; PID 1's utime+stime (whole
+#   clock ticks) and its time on a CPU (schedstat, in ns) meanwhile.
 # - signal forwarding: SIGHUP to PID 1 from outside, SIGNALS times one
 #   after another (berthd passes it on by its default forward_signals to
 #   the main service), until the service's sigwaitinfo returns: median

@@ -98,7 +98,8 @@ def path(name, *parts):
 
 
 def storm(name, peer, run):
-    """(wall s, tail s, PID 1 CPU s) of ORPHANS orphans."""
+    """(wall s, tail s, PID 1 CPU s by ticks, by schedstat or None) of
+    ORPHANS orphans."""
     go, out = path(name, "go", run), path(name, "out", run)
     os.mkfifo(go)
     gofd = os.open(go, os.O_RDWR)
@@ -108,7 +109,8 @@ def storm(name, peer, run):
     init.wait(120)
     os.close(gofd)
     with open(out) as f:
-        return tuple(float(x) for x in f.read().split())
+        wall, tail, cpu, run = (float(x) for x in f.read().split())
+    return wall, tail, cpu, run if run >= 0 else None
 
 
 def hup(name, peer, run):
@@ -178,12 +180,16 @@ def main():
         rows.append((label, [f(n) for n, _ in INITS], fmt, ratio))
 
     def col(key, i, scale=1):
-        return lambda n: med(x[i] for x in r[n, key]) * scale
+        def f(n):
+            xs = [x[i] for x in r[n, key]]
+            return None if None in xs else med(xs) * scale
+        return f
 
     rows.append(("reaping storm: %d orphans, PID 1 reaps each" % ORPHANS, None, None, None))
     row("  first fork to last reaped, ms", col("storm", 0, 1000), "%.0f")
     row("  last fork to last reaped, ms", col("storm", 1, 1000), "%.1f")
-    row("  PID 1 CPU (utime+stime), ms", col("storm", 2, 1000), "%.0f")
+    row("  PID 1 CPU (utime+stime, 10 ms ticks), ms", col("storm", 2, 1000), "%.0f")
+    row("  PID 1 time on a CPU (schedstat), ms", col("storm", 3, 1000), "%.1f")
     rows.append(("SIGHUP to PID 1 until the service sees it (%d a run)" % SIGNALS, None, None, None))
     row("  median, us", lambda n: latency_ms(r[n, "hup"])[0] * 1000, "%.0f")
     row("  p99, us", lambda n: latency_ms(r[n, "hup"])[1] * 1000, "%.0f")
@@ -207,7 +213,7 @@ def main():
         out = "%-48s %10s" % (label, cells[0])
         for c, v in zip(cells[1:], vals[1:]):
             if ratio:
-                c += " (%.2fx)" % (vals[0] / v) if v else " (-)"
+                c += " (%.2fx)" % (vals[0] / v) if v and vals[0] is not None else " (-)"
             out += " %18s" % c
         print(out)
 

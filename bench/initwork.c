@@ -7,9 +7,10 @@
  *       child; the grandchild ends (SIGKILL by PR_SET_PDEATHSIG) as soon
  *       as its parent is gone, so PID 1 inherits it and must reap it. Then
  *       it polls /proc (the namespace's) until no grandchild is left,
- *       alive or zombie, and writes "WALL_S TAIL_S PID1_CPU_S" to OUT: from
- *       the first fork to the last grandchild reaped, from the last fork
- *       to that, and PID 1's utime+stime over the same time.
+ *       alive or zombie, and writes "WALL_S TAIL_S CPU_S RUN_S" to OUT:
+ *       from the first fork to the last grandchild reaped, from the last
+ *       fork to that, and PID 1's utime+stime (in clock ticks) and its
+ *       time on a CPU (schedstat, in ns; -1 without it) over that time.
  *   initwork hup OUT
  *       Writes "r" to the FIFO OUT, then a line for each SIGHUP it is
  *       sent: the CLOCK_MONOTONIC nanoseconds at which it saw it.
@@ -98,6 +99,24 @@ cpu_s(const char *pid)
 	return (double)(ut + st) / (double)sysconf(_SC_CLK_TCK);
 }
 
+/* pid's time on a CPU in seconds, -1 where the kernel does not keep it
+ * (no CONFIG_SCHED_INFO). */
+static double
+run_s(const char *pid)
+{
+	unsigned long long ns;
+	char path[64];
+	FILE *f;
+	int n;
+
+	snprintf(path, sizeof path, "/proc/%s/schedstat", pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return -1;
+	n = fscanf(f, "%llu", &ns);
+	fclose(f);
+	return n == 1 ? ns / 1e9 : -1;
+}
+
 /* Whether any process (zombies too) is named INITWORK_ORPHAN. */
 static bool
 orphans_left(void)
@@ -151,7 +170,7 @@ orphan_one(void)
 static int
 storm(int argc, char **argv)
 {
-	double t0, tforked, c0;
+	double t0, tforked, c0, r0;
 	char c, line[128];
 	long i, n;
 	pid_t pid;
@@ -166,6 +185,7 @@ storm(int argc, char **argv)
 		die("read GO");
 	close(fd);
 	c0 = cpu_s("1");
+	r0 = run_s("1");
 	t0 = now_s();
 	for (i = 0; i < n; i++) {
 		if ((pid = fork()) < 0)
@@ -177,9 +197,9 @@ storm(int argc, char **argv)
 	}
 	tforked = now_s();
 	while (orphans_left())
-		usleep(1000);
-	snprintf(line, sizeof line, "%.6f %.6f %.3f\n", now_s() - t0,
-	    now_s() - tforked, cpu_s("1") - c0);
+		usleep(100);
+	snprintf(line, sizeof line, "%.6f %.6f %.3f %.6f\n", now_s() - t0,
+	    now_s() - tforked, cpu_s("1") - c0, r0 < 0 ? -1 : run_s("1") - r0);
 	if ((fd = open(argv[4], O_WRONLY | O_CREAT | O_TRUNC, 0644)) < 0)
 		die(argv[4]);
 	write_all(fd, line, strlen(line));
