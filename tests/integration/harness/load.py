@@ -127,7 +127,8 @@ class AsyncClient:
         return m.get("result")
 
     async def wait(self, pred, timeout, what):
-        """Waits until pred() holds (checked after every message)."""
+        """Waits until pred() holds: checked after every message, and
+        twice a second for what does not come from this connection."""
         deadline = time.monotonic() + timeout
         while not pred():
             left = deadline - time.monotonic()
@@ -135,7 +136,7 @@ class AsyncClient:
                 raise Timeout("%s: %s: not within %.1f s" % (self.name, what, timeout))
             self.changed.clear()
             try:
-                await asyncio.wait_for(self.changed.wait(), left)
+                await asyncio.wait_for(self.changed.wait(), min(left, 0.5))
             except asyncio.TimeoutError:
                 pass
 
