@@ -2,7 +2,7 @@
 PID 1, while clients follow the events from seq 1 and a PTY session's
 counter through the gateway, reconnecting whenever they are dropped.
 Every 1-3 s (random, seeded) one process is killed with SIGKILL: the
-gateway, berth-desktop, Xvnc, Chromium (the browser or a renderer),
+gateway, berth-desktop, Xvnc, Chromium (the browser or one of its children: a renderer, the zygote),
 xfwm4, xfce4-panel, xfdesktop, xfsettingsd or the session bus's
 dbus-daemon. Afterwards readiness is back, the journal has no gap,
 every client has every event exactly once and the PTY stream exactly
@@ -60,14 +60,14 @@ COLLATERAL = {
     "xserver": (("wm", "panel", "backdrop", "settings", "browser"), 4),
     "bus": (("wm", "panel", "backdrop", "settings"), 2),
 }
-# What is killed: the service that dies of it (None: a renderer, whose
-# death Chromium survives) and how it is found by comm (and argv).
+# What is killed, by comm, and the service whose death it counts as.
 TARGETS = {
     "gateway": "gateway",
     "berth-desktop": "desktop",
     "Xvnc": "xserver",
     "chromium": "browser",
-    "chromium-renderer": None,
+    # Counted as a death of the browser: a killed zygote may take it along.
+    "chromium-child": "browser",
     "xfwm4": "wm",
     "xfce4-panel": "panel",
     "xfdesktop": "backdrop",
@@ -131,18 +131,14 @@ class Namespace:
     def targets(self):
         """{target name: [host pids]} of what may be killed now."""
         out = {}
-        for pid, (comm, state, _, _, argv) in self.procs.items():
+        for pid, (comm, state, ppid, _, argv) in self.procs.items():
             if state == "Z":
                 continue
             name = "gateway" if comm == "berth-gateway" else comm
-            if comm == "chromium" or os.path.basename((argv or [""])[0]) == "chromium":
-                types = [a for a in argv if a.startswith("--type=")]
-                if "--type=renderer" in types:
-                    name = "chromium-renderer"
-                elif types:
-                    continue
-                else:
-                    name = "chromium"
+            if comm == "chromium" and ppid != self.berthd:
+                # Its sandbox hides a renderer's command line: a renderer,
+                # the zygote or the GPU process, any child of the browser.
+                name = "chromium-child"
             elif comm == "dbus-daemon" and "--print-address=3" not in argv:
                 continue  # not the session bus berth-xfce runs
             if name in TARGETS:
@@ -191,8 +187,6 @@ def kill_loop(sb, ns_of, rng, limits, seconds, stats):
             note("to kill: %s" % {k: len(v) for k, v in sorted(found.items())})
 
         def cost(svc):
-            if svc is None:
-                return {}
             c = {svc: 1}
             for other in COLLATERAL.get(svc, ((), 0))[0]:
                 c[other] = c.get(other, 0) + COLLATERAL[svc][1]
