@@ -1,6 +1,7 @@
 /* service: the service graph (see service.h). Owns every service, its
  * state, its timers, its probe and the order of starts and stops. */
 #include <errno.h>
+#include <inttypes.h>
 #include <grp.h>
 #include <pwd.h>
 #include <signal.h>
@@ -82,6 +83,7 @@ struct service {
 	 * service lingers in "stopping" until the rest of them are gone too:
 	 * nothing of one run outlives it into the next. */
 	struct tree tree;
+	char run[TREE_RUN_MAX]; /* TREE_RUN_ENV=NAME:SERIAL of this run */
 	bool lingering;     /* the leader is gone, the rest is being ended */
 	int linger_status;  /* the leader's, for when the rest is gone */
 	bool stop_sent;     /* the tree had the stop signal */
@@ -97,6 +99,7 @@ static struct service *service_list;
 static void (*service_main_exit)(int);
 static void (*service_done)(void);
 static bool service_stopping_all;
+static uint64_t service_runs; /* spawns so far, for the run tags */
 
 static void service_schedule(void);
 static void service_shutdown_step(void);
@@ -217,14 +220,15 @@ service_find(const char *name)
 }
 
 /* The environment of a service: berthd's, then where berthd listens and
- * keeps its state (so berth's own programs find them), the user's identity, the
- * service's env lines, then the probe's. The caller frees it with
- * child_strv_free. */
+ * keeps its state (so berth's own programs find them), the user's
+ * identity, the service's env lines, the probe's, and the run's tag (by
+ * which a daemon it forks off is still known as its own, tree.h). The
+ * caller frees it with child_strv_free. */
 static char **
 service_environ(const struct service *s, const struct passwd *pw,
     const char *extra, char *const *fds, size_t nfds)
 {
-	char *add[CONFIG_MAX_ENV + 6 + CHILD_MAX_HANDED];
+	char *add[CONFIG_MAX_ENV + 7 + CHILD_MAX_HANDED];
 	char *ident[3] = {NULL, NULL, NULL}, **env;
 	char *sock, *state;
 	size_t nadd = 0, i;
@@ -246,6 +250,8 @@ service_environ(const struct service *s, const struct passwd *pw,
 		add[nadd++] = (char *)extra;
 	for (i = 0; i < nfds; i++)
 		add[nadd++] = fds[i];
+	/* Last: no env line of the service's own replaces it. */
+	add[nadd++] = (char *)s->run;
 	env = child_environ(add, nadd);
 	for (i = 0; i < 3; i++)
 		free(ident[i]);
@@ -426,6 +432,8 @@ service_spawn(struct service *s)
 	if (service_identity(s, &spec, groups, &pw, &cause) == 0 &&
 	    (nfds == 0 || service_conns(s, &spec, fds, &cause) == 0) &&
 	    readiness_prepare(s->probe, &spec, &probe_env, &cause) == 0) {
+		snprintf(s->run, sizeof s->run, "%s=%s:%" PRIu64, TREE_RUN_ENV,
+		    s->cfg->name, ++service_runs);
 		env = service_environ(s, pw, probe_env, fds, nfds);
 		spec.envp = env;
 		s->pid = child_spawn(&spec, service_exit_cb, s, &cause);
@@ -444,7 +452,7 @@ service_spawn(struct service *s)
 		free(cause);
 		return;
 	}
-	tree_init(&s->tree, s->pid);
+	tree_init(&s->tree, s->pid, s->run);
 	s->stop_sent = false;
 	s->killed_at = 0;
 	log_info("service %s started, pid %ld", s->cfg->name, (long)s->pid);

@@ -1,13 +1,18 @@
 /* tree: a service's processes by session, group and parentage (see
  * tree.h). */
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "pstat.h"
 #include "tree.h"
+
+/* How much of an orphan's environment is searched for the tag. */
+#define TREE_ENV_MAX (256 * 1024)
 #include "xmalloc.h"
 
 /* One live process, and whether it is of the tree. */
@@ -29,12 +34,14 @@ tree_read(pid_t pid, struct tree_proc *p)
 }
 
 void
-tree_init(struct tree *t, pid_t leader)
+tree_init(struct tree *t, pid_t leader, const char *run)
 {
 	struct tree_proc p;
 
 	memset(t, 0, sizeof *t);
 	t->leader = leader;
+	if (run != NULL)
+		snprintf(t->run, sizeof t->run, "%s", run);
 	if (tree_read(leader, &p) == 0)
 		t->leader_start = p.st.start;
 }
@@ -121,12 +128,59 @@ tree_pid_reused(const struct tree *t, const struct tree_proc *v, size_t n)
 	    l->st.start != t->leader_start;
 }
 
-/* Marks members: the session, the group and those known, then their
- * descendants until nothing changes. */
+/* Whether the block buf[0..len) holds the entry tag: NUL before it (buf
+ * starts with one) and NUL after it, as /proc ends every entry. */
+static bool
+tree_block_has(const char *buf, size_t len, const char *tag, size_t tlen)
+{
+	const char *at = buf, *end = buf + len;
+
+	while ((at = memmem(at, (size_t)(end - at), tag, tlen)) != NULL) {
+		if (at > buf && at[-1] == '\0' && at + tlen < end &&
+		    at[tlen] == '\0')
+			return true;
+		at++;
+	}
+	return false;
+}
+
+/* Whether pid's environment holds the entry tag. Read in chunks, each
+ * searched with the tail of the one before (so that an entry across two
+ * is found); at most TREE_ENV_MAX bytes. */
+static bool
+tree_env_has(pid_t pid, const char *tag)
+{
+	char path[64], buf[TREE_RUN_MAX + 4096];
+	size_t tlen = strlen(tag), keep = 1, total = 0;
+	bool found = false;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof path, "/proc/%ld/environ", (long)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return false;
+	buf[0] = '\0';
+	while (!found && total < TREE_ENV_MAX &&
+	    (n = read(fd, buf + keep, sizeof buf - keep)) > 0) {
+		total += (size_t)n;
+		keep += (size_t)n;
+		found = tree_block_has(buf, keep, tag, tlen);
+		if (keep > tlen + 2) {
+			memmove(buf, buf + keep - (tlen + 2), tlen + 2);
+			keep = tlen + 2;
+		}
+	}
+	close(fd);
+	return found;
+}
+
+/* Marks members: the session, the group, those known and the orphans
+ * tagged with the run, then their descendants until nothing changes. */
 static void
 tree_mark(const struct tree *t, struct tree_proc *v, size_t n)
 {
 	bool ids = !tree_pid_reused(t, v, n), more = true;
+	pid_t self = getpid();
 	const struct tree_proc *parent;
 	size_t i;
 
@@ -134,7 +188,9 @@ tree_mark(const struct tree *t, struct tree_proc *v, size_t n)
 		v[i].member = (ids &&
 		                  (v[i].st.sid == t->leader ||
 		                      v[i].st.pgrp == t->leader)) ||
-		    tree_known(t, &v[i]) != NULL;
+		    tree_known(t, &v[i]) != NULL ||
+		    (t->run[0] != '\0' && v[i].st.ppid == self &&
+		        tree_env_has(v[i].st.pid, t->run));
 	while (more) {
 		more = false;
 		for (i = 0; i < n; i++) {

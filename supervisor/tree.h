@@ -7,10 +7,15 @@
  * finds those that called setsid while their parent lives), and every
  * process found so before, even once it has been re-parented to berthd
  * (each kept with its start time, so that a reused pid is never taken for
- * it). What it cannot tell: a process that left the session while its
- * parent was already gone, and never seen before. berthd's final sweep
- * ends those. Where cgroups can be had, the cgroup answers the same
- * question exactly; this is the one function that would change.
+ * it). A daemon that forks twice and calls setsid in between (Chromium's
+ * crash handler does) reaches berthd with neither a session nor a parent
+ * of the service's: berthd tags each run's environment with
+ * BERTH_SERVICE_RUN=NAME:SERIAL (TREE_RUN_ENV), and a process re-parented
+ * to berthd whose environment holds its run's tag is of the tree. What it
+ * cannot tell: such an orphan that also dropped the tag, and was never
+ * seen before; berthd's final sweep ends those. Where cgroups can be had,
+ * the cgroup answers the same question exactly; this is the one function
+ * that would change.
  *
  * Ownership: a struct tree is the caller's; tree_free releases its table. */
 #ifndef BERTH_TREE_H
@@ -26,15 +31,21 @@ struct tree_member {
 	bool signalled;           /* by tree_signal or tree_signal_new */
 };
 
+/* The environment variable that tags a run of a service. */
+#define TREE_RUN_ENV "BERTH_SERVICE_RUN"
+#define TREE_RUN_MAX 128
+
 struct tree {
 	pid_t leader;
+	char run[TREE_RUN_MAX]; /* "BERTH_SERVICE_RUN=NAME:SERIAL", or "" */
 	unsigned long long leader_start; /* 0: not known */
 	struct tree_member *v;
 	size_t n;
 };
 
-/* Starts a tree for a leader just spawned (its start time is read now). */
-void tree_init(struct tree *t, pid_t leader);
+/* Starts a tree for a leader just spawned (its start time is read now);
+ * run is the tag in its environment (TREE_RUN_ENV=...), or NULL. */
+void tree_init(struct tree *t, pid_t leader, const char *run);
 /* Scans /proc: adds every process of the tree, drops those gone. Returns
  * how many are alive (the leader counts while it lives). */
 size_t tree_scan(struct tree *t);

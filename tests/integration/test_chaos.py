@@ -328,11 +328,27 @@ def counter_expected(data):
     return "".join("%d\r\n" % i for i in range(n)).encode(), n
 
 
+def run_tag(pid):
+    """The BERTH_SERVICE_RUN tag in pid's environment, or None: berthd
+    tags each run of a service, and what a run forks inherits it."""
+    try:
+        with open("/proc/%d/environ" % pid, "rb") as f:
+            env = f.read().split(b"\0")
+    except OSError:
+        return None
+    for e in env:
+        if e.startswith(b"BERTH_SERVICE_RUN="):
+            return e.split(b"=", 1)[1].decode()
+    return None
+
+
 def leftovers(sb):
     """(zombies, orphans) in the namespace: a zombie that stays one for a
     second; a process whose chain does not lead to a service berthd runs
     now, a PTY session or command of berthd's, or one of berthd's own
-    helpers."""
+    helpers, and that carries no tag of a run berthd runs now (a daemon
+    that forked twice and left its session, as Chromium's crash handler
+    does, is known by its tag alone)."""
     first = Namespace(sb)
     time.sleep(1.0)
     ns = Namespace(sb)
@@ -348,6 +364,7 @@ def leftovers(sb):
         tops |= {p["pid"] for p in c.call("proc.list")["procs"]}
     finally:
         c.close()
+    live_runs = {run_tag(pid) for pid in ns.procs if ns.nspid(pid) in tops} - {None}
     orphans = []
     for pid, (comm, state, ppid, sid, argv) in ns.procs.items():
         if pid == ns.berthd or state == "Z":
@@ -362,10 +379,13 @@ def leftovers(sb):
         # in that service's session.
         if sid in ns.procs and ns.nspid(sid) in tops:
             continue
+        tag = run_tag(pid)
+        if tag in live_runs:
+            continue
         orphans.append(
-            "%s (pid %d, %s; under %s pid %d; session %d, %s)"
+            "%s (pid %d, %s; under %s pid %d; session %d, %s; run %s)"
             % (comm, pid, " ".join(argv)[:80], ns.procs[top][0], top, sid,
-               "its leader runs no service" if sid in ns.procs else "its leader is dead")
+               "its leader runs no service" if sid in ns.procs else "its leader is dead", tag)
         )
     return zombies, orphans
 

@@ -2,9 +2,10 @@
  * processes: the leader's session and group, a descendant that left the
  * session with setsid, and that escapee still after its parent died and
  * it was re-parented (because it was seen before), but never a process of
- * another session; tree_signal_new reaches only those born after the last
- * signal. The test process is a child subreaper, as berthd is, so that
- * orphans come back to it and no zombie is left behind. */
+ * another session; a double-forked daemon by its run's tag alone;
+ * tree_signal_new reaches only those born after the last signal. The test
+ * process is a child subreaper, as berthd is, so that orphans come back to it
+ * and no zombie is left behind. */
 #include <check.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -61,7 +62,7 @@ count_fresh(pid_t leader)
 	struct tree t;
 	size_t n;
 
-	tree_init(&t, leader);
+	tree_init(&t, leader, NULL);
 	n = tree_scan(&t);
 	tree_free(&t);
 	return n;
@@ -119,7 +120,7 @@ START_TEST(test_session_parentage_and_escapee)
 	}
 	ck_assert_int_eq(read_pid(fds[0]), other);
 
-	tree_init(&t, leader);
+	tree_init(&t, leader, NULL);
 	ck_assert_uint_eq(tree_scan(&t), 3);
 	ck_assert(has(&t, leader) && has(&t, child) && has(&t, escapee));
 	ck_assert(!has(&t, other));
@@ -166,7 +167,7 @@ START_TEST(test_signal_new_reaches_the_late_born)
 			pause();
 	}
 	ck_assert_int_eq(read(out[0], &c, 1), 1);
-	tree_init(&t, leader);
+	tree_init(&t, leader, NULL);
 	ck_assert_uint_eq(tree_scan(&t), 1);
 	ck_assert_uint_eq(tree_signal(&t, SIGUSR1, false), 1);
 	ck_assert_int_eq(write(go[1], &c, 1), 1);
@@ -185,6 +186,64 @@ START_TEST(test_signal_new_reaches_the_late_born)
 }
 END_TEST
 
+/* The leader forks a daemon the classic way: a child that calls setsid,
+ * forks the daemon and exits. The daemon reaches us with a session and a
+ * parent of no one's; only the run's tag in its environment tells it is
+ * the service's. Its untagged twin is nobody's. */
+static pid_t
+spawn_daemon(int fd, const char *tag)
+{
+	char *argv[] = {"sleep", "100", NULL};
+	char *env[] = {"A=1", (char *)tag, NULL};
+	pid_t mid = fork(), d;
+
+	if (mid != 0)
+		return mid;
+	setsid();
+	d = fork();
+	if (d == 0)
+		execve("/bin/sleep", argv, env);
+	if (write(fd, &d, sizeof d) != sizeof d)
+		_exit(1);
+	_exit(0);
+}
+
+START_TEST(test_run_tag_finds_a_daemon)
+{
+	static const char tag[] = TREE_RUN_ENV "=svc:7";
+	struct tree t;
+	int fds[2];
+	pid_t leader, tagged, untagged;
+
+	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+	ck_assert_int_eq(pipe(fds), 0);
+	leader = fork();
+	if (leader == 0) {
+		setsid();
+		reap(spawn_daemon(fds[1], tag));
+		reap(spawn_daemon(fds[1], TREE_RUN_ENV "=svc:70"));
+		report_and_wait(fds[1]);
+	}
+	tagged = read_pid(fds[0]);
+	untagged = read_pid(fds[0]);
+	ck_assert_int_eq(read_pid(fds[0]), leader);
+	/* The leader reaped both middles before it wrote its pid: the
+	 * daemons are ours now, in a session of no one alive. */
+	tree_init(&t, leader, tag);
+	/* The exec may still be under way: until then the environment is the
+	 * test's own. */
+	while (tree_scan(&t) != 2)
+		usleep(1000);
+	ck_assert(has(&t, leader) && has(&t, tagged) && !has(&t, untagged));
+	ck_assert_uint_eq(tree_signal(&t, SIGKILL, false), 2);
+	reap(leader);
+	reap(tagged);
+	kill(untagged, SIGKILL);
+	reap(untagged);
+	tree_free(&t);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -193,6 +252,7 @@ main(void)
 
 	tcase_add_test(tc, test_session_parentage_and_escapee);
 	tcase_add_test(tc, test_signal_new_reaches_the_late_born);
+	tcase_add_test(tc, test_run_tag_finds_a_daemon);
 	suite_add_tcase(s, tc);
 	return tap_run(s);
 }
