@@ -192,20 +192,22 @@ def desktop_config(build, display, w, h):
 
 class Berth:
     """berthd in a PID namespace of its own (unshare), in d/berthd-RUN with
-    the minimal image's config, on a free port. Given a display, it also
-    runs Xvfb (size) and berth-desktop, and is up once ready, a request
-    (op, args), answers. c is a kept connection (None without connect);
-    stop() ends it all."""
+    the minimal image's config, on a free port, plus the config text
+    services. Given a display, it also runs Xvfb (size) and berth-desktop,
+    and is up once ready, a request (op, args), answers. c is a kept
+    connection (None without connect); stop() ends it all."""
 
     def __init__(self, src, build, d, run, display=None, size=(1280, 800), ready=("desktop.info", None),
-                 connect=True):
+                 connect=True, services=""):
         self.dir = os.path.join(d, "berthd-%d" % run)
         os.makedirs(self.dir)
         self.display = display
         conf = os.path.join(src, "images", "minimal", "berth.conf")
         if display is not None:
+            services += desktop_config(build, display, *size)
+        if services:
             with open(conf) as f:
-                text = f.read() + desktop_config(build, display, *size)
+                text = f.read() + services
             conf = os.path.join(self.dir, "berth.conf")
             with open(conf, "w") as f:
                 f.write(text)

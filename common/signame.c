@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "signame.h"
 
@@ -20,18 +21,39 @@ static const struct {
     {"WINCH", SIGWINCH},
     {"TSTP", SIGTSTP},
     {"CONT", SIGCONT},
+    {"ALRM", SIGALRM},
+    {"PIPE", SIGPIPE},
+    {"CHLD", SIGCHLD},
+    {"STOP", SIGSTOP},
+    {"TTIN", SIGTTIN},
+    {"TTOU", SIGTTOU},
+    {"ABRT", SIGABRT},
+    {"BUS", SIGBUS},
+    {"FPE", SIGFPE},
+    {"ILL", SIGILL},
+    {"SEGV", SIGSEGV},
+    {"TRAP", SIGTRAP},
+    {"SYS", SIGSYS},
+    {"URG", SIGURG},
+    {"IO", SIGIO},
+    {"PWR", SIGPWR},
+    {"PROF", SIGPROF},
+    {"VTALRM", SIGVTALRM},
+    {"XCPU", SIGXCPU},
+    {"XFSZ", SIGXFSZ},
+    {"STKFLT", SIGSTKFLT},
 };
 
 int
 signame_parse(const char *s, int *sig)
 {
-	const char *name = strncmp(s, "SIG", 3) == 0 ? s + 3 : s;
+	const char *name = strncasecmp(s, "SIG", 3) == 0 ? s + 3 : s;
 	size_t i;
 	char *end;
 	long n;
 
 	for (i = 0; i < sizeof signame_table / sizeof *signame_table; i++)
-		if (strcmp(name, signame_table[i].name) == 0) {
+		if (strcasecmp(name, signame_table[i].name) == 0) {
 			*sig = signame_table[i].sig;
 			return 0;
 		}
@@ -41,4 +63,15 @@ signame_parse(const char *s, int *sig)
 		return -1;
 	*sig = (int)n;
 	return 0;
+}
+
+const char *
+signame_name(int sig)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof signame_table / sizeof *signame_table; i++)
+		if (signame_table[i].sig == sig)
+			return signame_table[i].name;
+	return NULL;
 }

@@ -22,6 +22,9 @@ const struct catalog_event catalog_events[] = {
 	    "a service exited (name, pid, code or signal, core)" },
 	{ EV_SERVICE_RESTARTING,
 	    "a service will be restarted (name, delay_ms, restarts)" },
+	{ EV_SERVICE_KILLED,
+	    "processes of a service did not stop in time and got SIGKILL "
+	    "(name, count)" },
 	{ EV_SERVICE_FAILED,
 	    "a service failed for good and will not restart (name, reason)" },
 	{ EV_CHECK_CHANGED,

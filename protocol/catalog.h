@@ -53,6 +53,7 @@ struct catalog_event {
 #define EV_SERVICE_EXITED "service.exited"
 #define EV_SERVICE_RESTARTING "service.restarting"
 #define EV_SERVICE_FAILED "service.failed"
+#define EV_SERVICE_KILLED "service.killed"
 #define EV_CHECK_CHANGED "check.changed"
 #define EV_AUTH_FAILED "auth.failed"
 #define EV_PTY_OPENED "pty.opened"

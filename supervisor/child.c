@@ -20,6 +20,7 @@
 #include "landlock.h"
 #include "log.h"
 #include "proto.h"
+#include "pstat.h"
 #include "xmalloc.h"
 
 struct child {
@@ -311,29 +312,13 @@ child_reap(void)
 	}
 }
 
-/* The parent of pid from /proc/PID/stat, or -1. The command name may hold
- * spaces and parentheses, so the fields are read after its last ')'. */
+/* The parent of pid, or -1. */
 static pid_t
 child_ppid(pid_t pid)
 {
-	char path[64], buf[512], *p;
-	ssize_t n;
-	int fd;
-	long ppid;
+	struct pstat st;
 
-	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	if (p == NULL || sscanf(p + 1, " %*c %ld", &ppid) != 1)
-		return -1;
-	return (pid_t)ppid;
+	return pstat_read(pid, &st) == 0 ? st.ppid : -1;
 }
 
 void

@@ -62,6 +62,10 @@ config_init(struct config *cfg)
 	cfg->client_queue = 8u << 20;
 	cfg->journal_max_bytes = 64u << 20;
 	cfg->journal_segment_bytes = 4u << 20;
+	/* tini's and dumb-init's: what a shell or a terminal sends to reload,
+	 * to ask for status, or to say the window changed. */
+	cfg->forward_signals = CONFIG_SIGBIT(SIGHUP) | CONFIG_SIGBIT(SIGUSR1) |
+	    CONFIG_SIGBIT(SIGUSR2) | CONFIG_SIGBIT(SIGWINCH);
 }
 
 int
@@ -224,6 +228,73 @@ config_valid_listen(const char *val)
 	return *end == '\0' && errno == 0 && port >= 1 && port <= 65535;
 }
 
+static void config_list_take(struct config_list *l, char **v);
+static void config_list_free(struct config_list *l);
+
+/* Signals berthd cannot pass on: its own (shutdown, reaping, its writes
+ * to closed sockets), the two no one can catch, and the faults the kernel
+ * raises in the process that caused them. */
+static bool
+config_forwardable(int sig)
+{
+	static const int own[] = {SIGTERM, SIGINT, SIGCHLD, SIGPIPE, SIGKILL,
+	    SIGSTOP, SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS};
+	size_t i;
+
+	for (i = 0; i < sizeof own / sizeof own[0]; i++)
+		if (sig == own[i])
+			return false;
+	return sig >= 1 && sig <= 64;
+}
+
+/* forward_signals = SIG... | none */
+static int
+config_forward_signals(struct config_parser *p, const char *val)
+{
+	struct config_list w;
+	uint64_t set = 0;
+	char **v;
+	size_t i;
+	int sig, err = 0;
+
+	if (strcmp(val, "none") == 0) {
+		p->cfg->forward_signals = 0;
+		return 0;
+	}
+	if (config_split(p, val, &v) < 0)
+		return -1;
+	config_list_take(&w, v);
+	for (i = 0; i < w.n && err == 0; i++) {
+		if (signame_parse(w.v[i], &sig) < 0)
+			err = config_fail(p,
+			    "forward_signals: \"%s\" is not a signal "
+			    "(" SIGNAME_LIST " or a number)",
+			    w.v[i]);
+		else if (!config_forwardable(sig))
+			err = config_fail(p,
+			    "forward_signals: berthd keeps %s for itself "
+			    "(TERM, "
+			    "INT, CHLD, PIPE, KILL, STOP and the faults are "
+			    "never passed on)",
+			    w.v[i]);
+		else
+			set |= CONFIG_SIGBIT(sig);
+	}
+	if (err == 0 && w.n == 0)
+		err = config_fail(p, "forward_signals wants signals or none");
+	config_list_free(&w);
+	if (err == 0)
+		p->cfg->forward_signals = set;
+	return err;
+}
+
+bool
+config_forwards(const struct config *cfg, int sig)
+{
+	return sig >= 1 && sig <= 64 &&
+	    (cfg->forward_signals & CONFIG_SIGBIT(sig)) != 0;
+}
+
 static int
 config_key_berthd(struct config_parser *p, const char *key, const char *val)
 {
@@ -235,6 +306,8 @@ config_key_berthd(struct config_parser *p, const char *key, const char *val)
 		return config_set_str(p, &c->token_file, val);
 	if (strcmp(key, "socket") == 0)
 		return config_set_str(p, &c->socket, val);
+	if (strcmp(key, "forward_signals") == 0)
+		return config_forward_signals(p, val);
 	return config_fail(p, "unknown key \"%s\" in [berthd]", key);
 }
 
@@ -562,6 +635,47 @@ config_service_deaths(
 	return 0;
 }
 
+/* exit_codes_ok = CODE... (0-255), replacing the default 0. */
+static int
+config_service_exit_ok(
+    struct config_parser *p, struct config_service *s, const char *val)
+{
+	uint64_t ok[4] = {0, 0, 0, 0};
+	struct config_list w;
+	char **v, *end;
+	size_t i;
+	long code;
+	int err = 0;
+
+	if (config_split(p, val, &v) < 0)
+		return -1;
+	config_list_take(&w, v);
+	for (i = 0; i < w.n && err == 0; i++) {
+		errno = 0;
+		code = strtol(w.v[i], &end, 10);
+		if (!isdigit((unsigned char)w.v[i][0]) || *end != '\0' ||
+		    errno != 0 || code > 255)
+			err = config_fail(p,
+			    "exit_codes_ok: \"%s\" is not an exit code (0-255)",
+			    w.v[i]);
+		else
+			ok[code / 64] |= UINT64_C(1) << (code % 64);
+	}
+	if (err == 0 && w.n == 0)
+		err = config_fail(p, "exit_codes_ok wants exit codes (0-255)");
+	config_list_free(&w);
+	if (err == 0)
+		memcpy(s->exit_ok, ok, sizeof ok);
+	return err;
+}
+
+bool
+config_exit_ok(const struct config_service *s, int code)
+{
+	return code >= 0 && code <= 255 &&
+	    (s->exit_ok[code / 64] & (UINT64_C(1) << (code % 64))) != 0;
+}
+
 /* scope = abstract-unix | none. */
 static int
 config_service_scope(
@@ -636,6 +750,10 @@ config_key_service(struct config_parser *p, const char *key, const char *val)
 		return config_service_flag(p, &s->required, key, val);
 	if (strcmp(key, "main") == 0)
 		return config_service_flag(p, &s->main, key, val);
+	if (strcmp(key, "forward") == 0)
+		return config_service_flag(p, &s->forward, key, val);
+	if (strcmp(key, "exit_codes_ok") == 0)
+		return config_service_exit_ok(p, s, val);
 	if (strcmp(key, "restart") == 0)
 		return config_service_restart(p, s, val);
 	if (strcmp(key, "max_deaths") == 0)
@@ -716,6 +834,7 @@ config_section(struct config_parser *p, char *line)
 		p->svc->death_window_ms = 60000;
 		p->svc->stop_signal = SIGTERM;
 		p->svc->stop_timeout_ms = 5000;
+		p->svc->exit_ok[0] = 1;
 		p->svc->probe_timeout_ms = 2000;
 		p->svc->probe_interval_ms = 1000;
 		p->svc->required = true;

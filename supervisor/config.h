@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define CONFIG_MAX_LABELS 64
 #define CONFIG_MAX_SERVICES 64
@@ -64,6 +65,9 @@ enum config_probe {
 	CONFIG_PROBE_EXEC,      /* a command exits 0 */
 	CONFIG_PROBE_REPORT,    /* a berth program sends check.report */
 };
+
+/* The bit of sig (1-64) in a set of signals. */
+#define CONFIG_SIGBIT(sig) (UINT64_C(1) << ((sig) - 1))
 
 /* A service's scopes (scope = ...): Landlock domains it starts in. */
 #define CONFIG_SCOPE_ABSTRACT_UNIX 0x1u /* no abstract socket of others */
@@ -104,6 +108,11 @@ struct config_service {
 	unsigned death_window_ms;  /* ... and the service has failed */
 	int stop_signal;
 	unsigned stop_timeout_ms;
+	/* Exit codes that count as success (bit n of word n / 64): for
+	 * restart = on-failure, a finished one-shot and berthd's own exit
+	 * status. Default {0}. */
+	uint64_t exit_ok[4];
+	bool forward; /* receives the signals of forward_signals */
 	bool required; /* counts for /readyz */
 	bool main;     /* berthd's exit status is this service's */
 	int line;      /* where the section starts, for later errors */
@@ -121,6 +130,8 @@ struct config {
 	char *state_dir;
 	char *token_file; /* default <state_dir>/token */
 	char *socket;     /* default <state_dir>/berthd.sock */
+	/* The signals berthd passes on to services: bit sig - 1. */
+	uint64_t forward_signals;
 	char *listen;     /* ADDR:PORT of the gateway */
 	char *gateway_command;
 	char *gateway_user; /* the gateway's and the probes' user */
@@ -160,6 +171,11 @@ int config_set_listen(struct config *cfg, const char *listen, char **cause);
 
 /* The name of a probe type as written after "ready =". */
 const char *config_probe_name(enum config_probe probe);
+
+/* Whether code (0-255) counts as success for s (exit_codes_ok). */
+bool config_exit_ok(const struct config_service *s, int code);
+/* Whether sig is one of cfg's forward_signals. */
+bool config_forwards(const struct config *cfg, int sig);
 
 /* Parses "8M", "64K", "1G" or plain bytes. Returns 0 or -1. */
 int config_parse_size(const char *s, size_t *out);

@@ -27,6 +27,7 @@
 #include "log.h"
 #include "ops.h"
 #include "proto.h"
+#include "signame.h"
 #include "artifact.h"
 #include "fswatch.h"
 #include "proc.h"
@@ -47,16 +48,22 @@ static int berthd_stopping;
 static bool berthd_sweeping;
 static struct service *berthd_main;
 static struct config_service berthd_gateway;
+static struct event *berthd_sweep_tick;
+static pid_t berthd_parent;               /* at start */
+static const char *berthd_pdeathsig_name; /* --pdeathsig */
 
 /* How long escapees may take to die after the final SIGKILL. */
 #define BERTHD_SWEEP_MS 2000
+/* How often the sweep looks again for what was re-parented to berthd. */
+#define BERTHD_SWEEP_TICK_MS 20
 
 static void
 berthd_usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: berthd [--config FILE] [--listen ADDR:PORT] "
-	    "[--token-file FILE] [--state-dir DIR] [--debug]\n");
+	    "[--token-file FILE] [--state-dir DIR] [--pdeathsig SIG] "
+	    "[--debug]\n");
 }
 
 static void
@@ -69,24 +76,46 @@ berthd_deadline_cb(evutil_socket_t fd, short what, void *arg)
 	event_base_loopexit(berthd_base, NULL);
 }
 
-/* Every service is down: kill whatever escaped their process groups
- * (daemons that called setsid), reap it, and leave the loop. */
+/* One pass of the final sweep: SIGKILL to what is left, then reap. Not
+ * as PID 1, the children of a killed child are re-parented to berthd (a
+ * subreaper) only as it dies, so passes go on until no child is left. */
 static void
-berthd_stopped_cb(void)
+berthd_sweep(void)
 {
-	struct timeval tv = clock_tv(BERTHD_SWEEP_MS);
-	int n = child_sweep();
+	struct timeval tv = clock_tv(BERTHD_SWEEP_TICK_MS);
 
-	if (n > 0)
-		log_info("swept %s left after the services",
-		    getpid() == 1 ? "the processes" : "the children");
-	berthd_sweeping = true;
+	child_sweep();
 	if (!child_reap()) {
 		event_base_loopexit(berthd_base, NULL);
 		return;
 	}
+	evtimer_add(berthd_sweep_tick, &tv);
+}
+
+static void
+berthd_sweep_cb(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+	berthd_sweep();
+}
+
+/* Every service is down: kill whatever escaped their trees, reap it, and
+ * leave the loop once berthd has no child left, or at the deadline. */
+static void
+berthd_stopped_cb(void)
+{
+	struct timeval tv = clock_tv(BERTHD_SWEEP_MS);
+
+	if (child_sweep() > 0)
+		log_info("swept %s left after the services",
+		    getpid() == 1 ? "the processes" : "the children");
+	berthd_sweeping = true;
+	berthd_sweep_tick = evtimer_new(berthd_base, berthd_sweep_cb, NULL);
 	berthd_deadline = evtimer_new(berthd_base, berthd_deadline_cb, NULL);
 	evtimer_add(berthd_deadline, &tv);
+	berthd_sweep();
 }
 
 static void
@@ -111,11 +140,19 @@ berthd_signal_cb(evutil_socket_t sig, short what, void *arg)
 	(void)what;
 	(void)arg;
 	if (sig == SIGCHLD) {
-		if (!child_reap() && berthd_sweeping)
-			event_base_loopexit(berthd_base, NULL);
+		if (berthd_sweeping)
+			berthd_sweep();
+		else
+			child_reap();
 		return;
 	}
-	berthd_shutdown(strsignal((int)sig), (int)sig);
+	if (sig == SIGTERM || sig == SIGINT) {
+		berthd_shutdown(strsignal((int)sig), (int)sig);
+		return;
+	}
+	if (service_forward((int)sig) == 0)
+		log_info(
+		    "%s: no service to pass it on to", strsignal((int)sig));
 }
 
 /* The main service is gone for good: so is the sandbox. */
@@ -126,16 +163,22 @@ berthd_main_exit_cb(int status)
 	berthd_shutdown("the main service exited", 0);
 }
 
-/* berthd's exit status: the main service's, shell style, else 0. */
+/* berthd's exit status: the main service's, shell style, else 0; a code
+ * in its exit_codes_ok is a success, 0 (tini's -e). */
 static int
-berthd_exit_status(void)
+berthd_exit_status(const struct config *cfg)
 {
+	size_t i;
 	int status;
 
 	if (berthd_main == NULL || !service_last_exit(berthd_main, &status))
 		return 0;
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
+	for (i = 0; i < cfg->nservices; i++)
+		if (cfg->services[i].main &&
+		    config_exit_ok(&cfg->services[i], WEXITSTATUS(status)))
+			return 0;
 	return WEXITSTATUS(status);
 }
 
@@ -209,6 +252,7 @@ berthd_gateway_config(const struct config *cfg, int debug)
 	g->backoff_reset_ms = 10000;
 	g->stop_signal = SIGTERM;
 	g->stop_timeout_ms = 5000;
+	g->exit_ok[0] = 1;
 	g->confine = true;
 	g->uid = cfg->gateway_uid;
 	g->gid = cfg->gateway_gid;
@@ -256,6 +300,27 @@ berthd_add_services(const struct config *cfg, int debug)
 	}
 }
 
+/* --pdeathsig SIG: berthd gets SIG when its parent dies. The parent may
+ * have died already, before the request: then berthd acts at once. */
+static void
+berthd_pdeathsig(const char *name)
+{
+	int sig;
+
+	if (name == NULL)
+		return;
+	if (signame_parse(name, &sig) < 0)
+		log_fatal("--pdeathsig: \"%s\" is not a signal (" SIGNAME_LIST
+		          " or a number)",
+		    name);
+	if (prctl(PR_SET_PDEATHSIG, sig) != 0)
+		log_fatal("--pdeathsig: %s", strerror(errno));
+	if (getppid() != berthd_parent) {
+		log_info("--pdeathsig: the parent is gone already");
+		raise(sig);
+	}
+}
+
 static void
 berthd_parse_args(int argc, char **argv, struct config *cfg, int *debug)
 {
@@ -265,11 +330,13 @@ berthd_parse_args(int argc, char **argv, struct config *cfg, int *debug)
 	    {"token-file", required_argument, NULL, 't'},
 	    {"state-dir", required_argument, NULL, 's'},
 	    {"debug", no_argument, NULL, 'd'},
+	    {"pdeathsig", required_argument, NULL, 'p'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
 	};
 	const char *listen = NULL, *token = NULL, *state = NULL;
+	const char *pdeathsig = NULL;
 	char *cause = NULL;
 	int ch;
 
@@ -284,6 +351,7 @@ berthd_parse_args(int argc, char **argv, struct config *cfg, int *debug)
 		case 't': token = optarg; break;
 		case 's': state = optarg; break;
 		case 'd': *debug = 1; break;
+		case 'p': pdeathsig = optarg; break;
 		case 'h': berthd_usage(stdout); exit(0);
 		case 'V': printf("berthd %s\n", BERTH_VERSION); exit(0);
 		default: berthd_usage(stderr); exit(2);
@@ -306,6 +374,7 @@ berthd_parse_args(int argc, char **argv, struct config *cfg, int *debug)
 	}
 	if (config_finish(cfg, &cause) < 0)
 		log_fatal("%s", cause);
+	berthd_pdeathsig_name = pdeathsig;
 }
 
 /* PID 1 reaps orphans by nature; anywhere else berthd asks to. */
@@ -330,11 +399,57 @@ berthd_become_reaper(void)
 		child_set_oom_score_adj(0);
 }
 
+/* Undoes what a careless parent left: a blocked SIGCHLD would stop the
+ * reaping, a blocked or ignored SIGTERM the shutdown. A handler cannot
+ * survive an exec, an ignored signal can: those go back to the default
+ * (and the handlers a sanitizer set before main stay). Then what berthd
+ * never acts on: writes to closed sockets, and a terminal's job control
+ * (a supervisor that stops, stops reaping). */
+static void
+berthd_reset_signals(void)
+{
+	static const int ignored[] = {SIGPIPE, SIGTTOU, SIGTTIN, SIGTSTP};
+	struct sigaction sa, old;
+	sigset_t none;
+	size_t i;
+	int sig;
+
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_DFL;
+	for (sig = 1; sig < NSIG; sig++)
+		if (sigaction(sig, NULL, &old) == 0 &&
+		    old.sa_handler == SIG_IGN)
+			sigaction(sig, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	for (i = 0; i < sizeof ignored / sizeof ignored[0]; i++)
+		sigaction(ignored[i], &sa, NULL);
+}
+
+/* The signals berthd acts on: reaping, shutdown, and those it passes on.
+ * Returns how many events it made in ev[] (at least 64 + 3 long). */
+static size_t
+berthd_signals(const struct config *cfg, struct event **ev)
+{
+	size_t n = 0;
+	int sig;
+
+	ev[n++] = evsignal_new(berthd_base, SIGCHLD, berthd_signal_cb, NULL);
+	ev[n++] = evsignal_new(berthd_base, SIGTERM, berthd_signal_cb, NULL);
+	ev[n++] = evsignal_new(berthd_base, SIGINT, berthd_signal_cb, NULL);
+	for (sig = 1; sig < NSIG && sig <= 64; sig++)
+		if (config_forwards(cfg, sig))
+			ev[n++] = evsignal_new(
+			    berthd_base, sig, berthd_signal_cb, NULL);
+	return n;
+}
+
 int
 main(int argc, char **argv)
 {
-	static const int sigs[] = {SIGCHLD, SIGTERM, SIGINT};
-	struct event *sigev[sizeof sigs / sizeof sigs[0]];
+	struct event *sigev[64 + 3];
+	size_t nsig;
 	struct journal_opts jo;
 	struct config cfg;
 	char *cause = NULL;
@@ -342,11 +457,12 @@ main(int argc, char **argv)
 	int debug = 0, status;
 	size_t i;
 
+	berthd_reset_signals();
+	berthd_parent = getppid();
 	log_init("berthd", 0);
 	config_init(&cfg);
 	berthd_parse_args(argc, argv, &cfg, &debug);
 	log_init("berthd", debug);
-	signal(SIGPIPE, SIG_IGN);
 	berthd_become_reaper();
 	/* berthd holds every credential and secret. After the write to
 	 * oom_score_adj, which a non-dumpable process may be refused. */
@@ -370,11 +486,10 @@ main(int argc, char **argv)
 	berthd_base = event_base_new();
 	if (berthd_base == NULL)
 		log_fatal("cannot create the event loop");
-	for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
-		sigev[i] =
-		    evsignal_new(berthd_base, sigs[i], berthd_signal_cb, NULL);
+	nsig = berthd_signals(&cfg, sigev);
+	for (i = 0; i < nsig; i++)
 		evsignal_add(sigev[i], NULL);
-	}
+	berthd_pdeathsig(berthd_pdeathsig_name);
 	ops_init(&cfg);
 	stream_setup(berthd_base);
 	provider_init();
@@ -397,7 +512,7 @@ main(int argc, char **argv)
 
 	event_base_dispatch(berthd_base);
 
-	status = berthd_exit_status();
+	status = berthd_exit_status(&cfg);
 	pty_shutdown();
 	proc_shutdown();
 	server_shutdown();
@@ -409,7 +524,9 @@ main(int argc, char **argv)
 	free(berthd_gateway.argv != NULL ? berthd_gateway.argv[0] : NULL);
 	if (berthd_deadline != NULL)
 		event_free(berthd_deadline);
-	for (i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+	if (berthd_sweep_tick != NULL)
+		event_free(berthd_sweep_tick);
+	for (i = 0; i < nsig; i++)
 		event_free(sigev[i]);
 	event_base_free(berthd_base);
 	events_shutdown();

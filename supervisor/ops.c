@@ -12,6 +12,7 @@
 #include "events.h"
 #include "log.h"
 #include "ops.h"
+#include "args.h"
 #include "artifact.h"
 #include "fs.h"
 #include "fswatch.h"
@@ -408,6 +409,30 @@ ops_service_restart(struct server_conn *c, const struct proto_msg *m)
 }
 
 static void
+ops_service_signal(struct server_conn *c, const struct proto_msg *m)
+{
+	char name[CONFIG_MAX_NAME + 1];
+	struct service *s = ops_service_arg(c, m, name);
+	const char *code;
+	char *cause = NULL;
+	msgpack_packer *pk;
+	int sig;
+
+	if (s == NULL || args_signal(c, m, &sig) < 0)
+		return;
+	if (service_signal(s, sig, &code, &cause) < 0) {
+		server_reply_error(c, m->id, code, "%s", cause);
+		free(cause);
+		return;
+	}
+	pk = server_reply_begin(c, m->id);
+	msgpack_pack_map(pk, 2);
+	proto_pack_kv_str(pk, "name", name);
+	proto_pack_kv_i64(pk, "signal", sig);
+	server_reply_end(c);
+}
+
+static void
 ops_check_report(struct server_conn *c, const struct proto_msg *m)
 {
 	char name[CONFIG_MAX_NAME + 1], reason[256] = "";
@@ -449,6 +474,7 @@ static const ops_handler ops_handlers[CATALOG_NOPS] = {
     [CATALOG_OP_SERVICE_START] = ops_service_start,
     [CATALOG_OP_SERVICE_STOP] = ops_service_stop,
     [CATALOG_OP_SERVICE_RESTART] = ops_service_restart,
+    [CATALOG_OP_SERVICE_SIGNAL] = ops_service_signal,
     [CATALOG_OP_CHECK_REPORT] = ops_check_report,
     [CATALOG_OP_PTY_OPEN] = pty_op_open,
     [CATALOG_OP_PTY_ATTACH] = pty_op_attach,

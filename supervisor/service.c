@@ -1,6 +1,7 @@
 /* service: the service graph (see service.h). Owns every service, its
  * state, its timers, its probe and the order of starts and stops. */
 #include <errno.h>
+#include <inttypes.h>
 #include <grp.h>
 #include <pwd.h>
 #include <signal.h>
@@ -23,6 +24,7 @@
 #include "proto.h"
 #include "server.h"
 #include "service.h"
+#include "tree.h"
 #include "xmalloc.h"
 
 enum service_state {
@@ -49,6 +51,10 @@ static const char *const service_state_names[] = {
 
 #define SERVICE_REASON_MAX 256
 #define SERVICE_MAX_GROUPS 64
+/* How often the rest of a tree whose leader is gone is looked at. */
+#define SERVICE_LINGER_POLL_MS 20
+/* How long what SIGKILL did not end may take before berthd goes on. */
+#define SERVICE_KILL_GRACE_MS 2000
 
 struct service {
 	const struct config_service *cfg;
@@ -73,6 +79,16 @@ struct service {
 	char check_reason[SERVICE_REASON_MAX];
 	char dep_failed[SERVICE_REASON_MAX]; /* fail, not stop, once down */
 	struct event *timer; /* the restart delay, or the SIGKILL deadline */
+	/* The processes it started (tree.h). Once the leader has exited, the
+	 * service lingers in "stopping" until the rest of them are gone too:
+	 * nothing of one run outlives it into the next. */
+	struct tree tree;
+	char run[TREE_RUN_MAX]; /* TREE_RUN_ENV=NAME:SERIAL of this run */
+	bool lingering;     /* the leader is gone, the rest is being ended */
+	int linger_status;  /* the leader's, for when the rest is gone */
+	bool stop_sent;     /* the tree had the stop signal */
+	uint64_t killed_at; /* monotonic ms of the SIGKILL, 0 if none */
+	struct event *poll; /* looks at a lingering tree */
 	struct readiness *probe;
 	struct service *next;
 };
@@ -83,12 +99,14 @@ static struct service *service_list;
 static void (*service_main_exit)(int);
 static void (*service_done)(void);
 static bool service_stopping_all;
+static uint64_t service_runs; /* spawns so far, for the run tags */
 
 static void service_schedule(void);
 static void service_shutdown_step(void);
 static void service_timer_cb(evutil_socket_t, short, void *);
 static void service_exit_cb(pid_t, int, void *);
 static void service_probe_cb(void *, bool, const char *);
+static void service_poll_cb(evutil_socket_t, short, void *);
 
 static bool
 service_active(const struct service *s)
@@ -178,6 +196,7 @@ service_add(const struct config_service *cfg, bool internal)
 	s->deaths =
 	    xcalloc(cfg->max_deaths ? cfg->max_deaths : 1, sizeof *s->deaths);
 	s->timer = evtimer_new(service_base, service_timer_cb, s);
+	s->poll = evtimer_new(service_base, service_poll_cb, s);
 	s->probe = readiness_new(
 	    service_base, cfg, service_config, service_probe_cb, s);
 	s->state = SERVICE_WAITING;
@@ -201,14 +220,15 @@ service_find(const char *name)
 }
 
 /* The environment of a service: berthd's, then where berthd listens and
- * keeps its state (so berth's own programs find them), the user's identity, the
- * service's env lines, then the probe's. The caller frees it with
- * child_strv_free. */
+ * keeps its state (so berth's own programs find them), the user's
+ * identity, the service's env lines, the probe's, and the run's tag (by
+ * which a daemon it forks off is still known as its own, tree.h). The
+ * caller frees it with child_strv_free. */
 static char **
 service_environ(const struct service *s, const struct passwd *pw,
     const char *extra, char *const *fds, size_t nfds)
 {
-	char *add[CONFIG_MAX_ENV + 6 + CHILD_MAX_HANDED];
+	char *add[CONFIG_MAX_ENV + 7 + CHILD_MAX_HANDED];
 	char *ident[3] = {NULL, NULL, NULL}, **env;
 	char *sock, *state;
 	size_t nadd = 0, i;
@@ -230,6 +250,8 @@ service_environ(const struct service *s, const struct passwd *pw,
 		add[nadd++] = (char *)extra;
 	for (i = 0; i < nfds; i++)
 		add[nadd++] = fds[i];
+	/* Last: no env line of the service's own replaces it. */
+	add[nadd++] = (char *)s->run;
 	env = child_environ(add, nadd);
 	for (i = 0; i < 3; i++)
 		free(ident[i]);
@@ -410,6 +432,8 @@ service_spawn(struct service *s)
 	if (service_identity(s, &spec, groups, &pw, &cause) == 0 &&
 	    (nfds == 0 || service_conns(s, &spec, fds, &cause) == 0) &&
 	    readiness_prepare(s->probe, &spec, &probe_env, &cause) == 0) {
+		snprintf(s->run, sizeof s->run, "%s=%s:%" PRIu64, TREE_RUN_ENV,
+		    s->cfg->name, ++service_runs);
 		env = service_environ(s, pw, probe_env, fds, nfds);
 		spec.envp = env;
 		s->pid = child_spawn(&spec, service_exit_cb, s, &cause);
@@ -428,6 +452,9 @@ service_spawn(struct service *s)
 		free(cause);
 		return;
 	}
+	tree_init(&s->tree, s->pid, s->run);
+	s->stop_sent = false;
+	s->killed_at = 0;
 	log_info("service %s started, pid %ld", s->cfg->name, (long)s->pid);
 	service_emit_started(s);
 	readiness_start(s->probe, true);
@@ -590,13 +617,19 @@ service_emit_exited(const struct service *s, pid_t pid, int status)
 	events_commit();
 }
 
+/* Whether status is a success by s's exit_codes_ok. */
+static bool
+service_exit_ok(const struct service *s, int status)
+{
+	return WIFEXITED(status) && config_exit_ok(s->cfg, WEXITSTATUS(status));
+}
+
 static bool
 service_policy_restarts(const struct service *s, int status)
 {
 	switch (s->cfg->restart) {
 	case CONFIG_RESTART_ALWAYS: return true;
-	case CONFIG_RESTART_ON_FAILURE:
-		return !WIFEXITED(status) || WEXITSTATUS(status) != 0;
+	case CONFIG_RESTART_ON_FAILURE: return !service_exit_ok(s, status);
 	case CONFIG_RESTART_NEVER: break;
 	}
 	return false;
@@ -671,7 +704,7 @@ service_after_exit(struct service *s, int status, const char *why)
 		service_schedule();
 		return;
 	}
-	if (s->stop_wanted || service_stopping_all) {
+	if (s->stop_wanted || s->restart_wanted || service_stopping_all) {
 		again = s->restart_wanted && !service_stopping_all;
 		s->stop_wanted = s->restart_wanted = false;
 		service_set(s, again ? SERVICE_WAITING : SERVICE_STOPPED, "%s",
@@ -690,12 +723,139 @@ service_after_exit(struct service *s, int status, const char *why)
 		service_schedule_restart(s, desc);
 		return;
 	} else {
-		s->done = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+		s->done = service_exit_ok(s, status);
 		service_set(s, SERVICE_STOPPED, "%s", desc);
 	}
 	if (s->cfg->main && service_main_exit != NULL)
 		service_main_exit(status);
 	service_schedule();
+}
+
+/* Sends the stop signal to s's whole tree: its group at once (what it
+ * forks meanwhile goes too), and those that left the group one by one. */
+static void
+service_send_stop(struct service *s)
+{
+	struct timeval tv = clock_tv(s->cfg->stop_timeout_ms);
+	pid_t leader = s->tree.leader;
+
+	tree_scan(&s->tree);
+	if (kill(-leader, s->cfg->stop_signal) != 0 && s->pid > 0)
+		kill(s->pid, s->cfg->stop_signal);
+	tree_signal(&s->tree, s->cfg->stop_signal, true);
+	s->stop_sent = true;
+	evtimer_add(s->timer, &tv);
+}
+
+static void
+service_emit_killed(const struct service *s, size_t n)
+{
+	msgpack_packer *pk = events_begin(EV_SERVICE_KILLED);
+
+	msgpack_pack_map(pk, 2);
+	proto_pack_kv_str(pk, "name", s->cfg->name);
+	proto_pack_kv_u64(pk, "count", n);
+	events_commit();
+}
+
+/* The stop timeout passed: SIGKILL to whatever of the tree is left,
+ * leader or not, counted for the log and the event. */
+static void
+service_kill(struct service *s)
+{
+	size_t n;
+
+	tree_scan(&s->tree);
+	n = tree_signal(&s->tree, SIGKILL, false);
+	kill(-s->tree.leader, SIGKILL);
+	s->killed_at = clock_mono_ms();
+	if (n == 0)
+		return;
+	log_warn("service %s did not stop in %u ms: SIGKILL to %zu "
+	         "process%s",
+	    s->cfg->name, s->cfg->stop_timeout_ms, n, n == 1 ? "" : "es");
+	service_emit_killed(s, n);
+}
+
+static void
+service_poll(struct service *s)
+{
+	struct timeval tv = clock_tv(SERVICE_LINGER_POLL_MS);
+
+	evtimer_add(s->poll, &tv);
+}
+
+/* Members born after the stop signal (or the SIGKILL) get it too: each
+ * process of the tree is told once. */
+static void
+service_signal_late(struct service *s)
+{
+	tree_signal_new(
+	    &s->tree, s->killed_at != 0 ? SIGKILL : s->cfg->stop_signal);
+}
+
+/* The leader of s has exited. If processes of its tree are left, s
+ * lingers: they get the stop signal (unless a stop sent it already, whose
+ * deadline still stands) and SIGKILL at the deadline, and s goes on from
+ * the leader's exit only once they are gone. Returns whether s lingers. */
+static bool
+service_linger(struct service *s, int status)
+{
+	size_t n = tree_scan(&s->tree);
+
+	if (n == 0)
+		return false;
+	s->lingering = true;
+	s->linger_status = status;
+	if (s->state != SERVICE_STOPPING)
+		service_set(s, SERVICE_STOPPING,
+		    "its leader exited; ending the %zu process%s left", n,
+		    n == 1 ? "" : "es");
+	if (!s->stop_sent) {
+		log_info("service %s: ending the %zu process%s its leader "
+		         "left",
+		    s->cfg->name, n, n == 1 ? "" : "es");
+		service_send_stop(s);
+	} else
+		service_signal_late(s);
+	service_poll(s);
+	return true;
+}
+
+/* Whether a lingering tree is done: gone, or what is left survived
+ * SIGKILL for SERVICE_KILL_GRACE_MS (a process stuck in the kernel; the
+ * log says so, and s goes on without it). */
+static bool
+service_linger_over(struct service *s)
+{
+	size_t n = tree_scan(&s->tree);
+
+	if (n == 0)
+		return true;
+	if (s->killed_at == 0 ||
+	    clock_mono_ms() - s->killed_at < SERVICE_KILL_GRACE_MS)
+		return false;
+	log_warn("service %s: %zu process%s survived SIGKILL for %d ms; going "
+	         "on without them",
+	    s->cfg->name, n, n == 1 ? "" : "es", SERVICE_KILL_GRACE_MS);
+	return true;
+}
+
+static void
+service_poll_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct service *s = arg;
+
+	(void)fd;
+	(void)what;
+	if (!service_linger_over(s)) {
+		service_signal_late(s);
+		service_poll(s);
+		return;
+	}
+	s->lingering = false;
+	tree_free(&s->tree);
+	service_after_exit(s, s->linger_status, NULL);
 }
 
 static void
@@ -712,6 +872,9 @@ service_exit_cb(pid_t pid, int status, void *arg)
 		log_info("service %s (pid %ld) exited with status %d",
 		    s->cfg->name, (long)pid, WEXITSTATUS(status));
 	service_emit_exited(s, pid, status);
+	if (service_linger(s, status))
+		return;
+	tree_free(&s->tree);
 	service_after_exit(s, status, NULL);
 }
 
@@ -728,12 +891,8 @@ service_timer_cb(evutil_socket_t fd, short what, void *arg)
 		s->state = SERVICE_WAITING;
 		s->since = proto_now_ms();
 		service_schedule();
-	} else if (s->state == SERVICE_STOPPING && s->pid > 0) {
-		log_warn("service %s did not stop in %u ms: SIGKILL",
-		    s->cfg->name, s->cfg->stop_timeout_ms);
-		kill(-s->pid, SIGKILL);
-		kill(s->pid, SIGKILL);
-	}
+	} else if (s->state == SERVICE_STOPPING && (s->pid > 0 || s->lingering))
+		service_kill(s);
 }
 
 static void
@@ -764,21 +923,23 @@ service_stop_check(struct service *s)
 	}
 }
 
-/* Sends s its stop signal (to its process group, whatever it started
- * goes with it) and arms the SIGKILL deadline. Not running: stopped now. */
+/* Sends s's tree its stop signal and arms the SIGKILL deadline. Not
+ * running: stopped now. */
 static void
 service_signal_stop(struct service *s)
 {
-	struct timeval tv = clock_tv(s->cfg->stop_timeout_ms);
-
+	/* Its deadline stands. Lingering after its leader: no restart once
+	 * the rest is gone. */
+	if (s->state == SERVICE_STOPPING) {
+		s->stop_wanted = true;
+		return;
+	}
 	evtimer_del(s->timer);
 	if (!service_active(s)) {
 		if (s->state != SERVICE_FAILED)
 			service_set(s, SERVICE_STOPPED, "stopped");
 		return;
 	}
-	if (s->state == SERVICE_STOPPING)
-		return;
 	if (s->cfg->check) {
 		service_stop_check(s);
 		return;
@@ -786,9 +947,7 @@ service_signal_stop(struct service *s)
 	s->stop_wanted = true;
 	readiness_stop(s->probe);
 	service_set(s, SERVICE_STOPPING, "stopping");
-	if (kill(-s->pid, s->cfg->stop_signal) != 0)
-		kill(s->pid, s->cfg->stop_signal);
-	evtimer_add(s->timer, &tv);
+	service_send_stop(s);
 }
 
 /* Whether an active service still depends on s. */
@@ -903,6 +1062,63 @@ service_restart(struct service *s, const char **code, char **cause)
 	s->restart_wanted = true;
 	service_signal_stop(s);
 	return 0;
+}
+
+/* Sends sig to the process group of s; -1 if it has none. */
+static int
+service_kill_group(const struct service *s, int sig)
+{
+	if (s->pid <= 0 && !s->lingering)
+		return -1;
+	if (kill(-s->tree.leader, sig) == 0)
+		return 0;
+	return s->pid > 0 ? kill(s->pid, sig) : -1;
+}
+
+int
+service_signal(struct service *s, int sig, const char **code, char **cause)
+{
+	if (s->internal) {
+		*code = PROTO_E_FORBIDDEN;
+		*cause = xasprintf("%s is berth's own", s->cfg->name);
+		return -1;
+	}
+	if (s->cfg->check) {
+		*code = PROTO_E_CONFLICT;
+		*cause =
+		    xasprintf("%s is a check: it has no process", s->cfg->name);
+		return -1;
+	}
+	if (service_kill_group(s, sig) != 0) {
+		*code = PROTO_E_CONFLICT;
+		*cause = xasprintf("%s is not running (%s)", s->cfg->name,
+		    service_state_names[s->state]);
+		return -1;
+	}
+	log_info(
+	    "service %s: signal %d to its process group", s->cfg->name, sig);
+	return 0;
+}
+
+size_t
+service_forward(int sig)
+{
+	struct service *s, *main = NULL;
+	size_t n = 0;
+	bool asked = false;
+
+	for (s = service_list; s != NULL; s = s->next) {
+		if (s->cfg->main)
+			main = s;
+		if (!s->cfg->forward)
+			continue;
+		asked = true;
+		if (service_kill_group(s, sig) == 0)
+			n++;
+	}
+	if (!asked && main != NULL && service_kill_group(main, sig) == 0)
+		n++;
+	return n;
 }
 
 int
@@ -1024,6 +1240,8 @@ service_free_all(void)
 			child_forget(s->pid);
 		readiness_free(s->probe);
 		event_free(s->timer);
+		event_free(s->poll);
+		tree_free(&s->tree);
 		free(s->deaths);
 		free(s);
 	}

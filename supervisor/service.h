@@ -36,7 +36,12 @@ struct service *service_add(const struct config_service *cfg, bool internal);
 void service_start_all(void);
 /* Stops every service in reverse dependency order, each with its stop
  * signal and SIGKILL after its timeout, and calls done once all are
- * down. Nothing restarts from then on. */
+ * down. Nothing restarts from then on.
+ *
+ * Any stop ends a service's whole tree (tree.h), and so does an exit of
+ * its leader: what the leader left gets the stop signal and SIGKILL after
+ * stop_timeout_ms, and the service stays "stopping" until all of it is
+ * gone (service.killed says how many had to be killed). */
 void service_shutdown(void (*done)(void));
 
 struct service *service_find(const char *name);
@@ -45,6 +50,12 @@ struct service *service_find(const char *name);
 int service_start(struct service *s, const char **code, char **cause);
 int service_stop(struct service *s, const char **code, char **cause);
 int service_restart(struct service *s, const char **code, char **cause);
+/* service.signal: sig to s's process group. */
+int service_signal(struct service *s, int sig, const char **code, char **cause);
+/* Passes on a signal berthd received (one of forward_signals): to the
+ * process group of every running service with forward = yes, or, if no
+ * service says so, of the main service. Returns how many got it. */
+size_t service_forward(int sig);
 /* A check.report for s. -1 if s's probe is not "report". */
 int service_report(struct service *s, bool ok, const char *reason);
 

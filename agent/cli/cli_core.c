@@ -1,6 +1,7 @@
 /* cli_core: berth ping, state, service and help. Each of the first three
  * is one request; help prints the table. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -74,19 +75,29 @@ const struct cli_cmd_entry cli_core_state_entry = {
     .exec = cli_core_state,
 };
 
-/* service's words: the action, and the name for all but list. */
+/* service's words: the action, the name for all but list, and the
+ * signal for signal. */
 struct cli_core_service {
 	const char *action;
 	const char *name;
+	const char *signal;
 };
 
+/* The signal goes as written, a number as a number: berthd knows the
+ * names. */
 static void
 cli_core_pack_name_cb(msgpack_packer *pk, void *ctx)
 {
 	struct cli_core_service *s = ctx;
 
-	msgpack_pack_map(pk, 1);
+	msgpack_pack_map(pk, s->signal != NULL ? 2 : 1);
 	proto_pack_kv_str(pk, "name", s->name);
+	if (s->signal == NULL)
+		return;
+	if (strspn(s->signal, "0123456789") == strlen(s->signal))
+		proto_pack_kv_u64(pk, "signal", strtoull(s->signal, NULL, 10));
+	else
+		proto_pack_kv_str(pk, "signal", s->signal);
 }
 
 static int
@@ -96,10 +107,16 @@ cli_core_service_show(struct cli *cli, const msgpack_object *result, void *arg)
 
 	if (s->name == NULL)
 		cli_print_service_list(result, cli->json);
-	else
+	else if (s->signal != NULL) {
+		if (cli->json)
+			cli_print_json(result);
+	} else
 		cli_print_service(result, cli->json);
 	return CLI_EXIT_OK;
 }
+
+/* The index of "signal" among service's actions. */
+#define CLI_CORE_SIGNAL 5
 
 /* Which of service's actions word is: 0 for list, which takes no name,
  * or -1 for none. */
@@ -107,7 +124,7 @@ static int
 cli_core_service_action(const char *word)
 {
 	static const char *const actions[] = {
-	    "list", "status", "start", "stop", "restart"};
+	    "list", "status", "start", "stop", "restart", "signal"};
 	int i;
 
 	for (i = 0; i < (int)(sizeof actions / sizeof *actions); i++)
@@ -131,6 +148,9 @@ cli_core_service_args(
 			action = cli_core_service_action(word);
 		} else if (action > 0 && s->name == NULL)
 			s->name = word;
+		else if (action == CLI_CORE_SIGNAL && s->signal == NULL &&
+		    *word != '\0')
+			s->signal = word;
 		else if (action >= 0)
 			return cli_usage(
 			    cli, "service takes no arguments: %s", word);
@@ -138,16 +158,19 @@ cli_core_service_args(
 	if (action < 0)
 		return cli_usage(cli,
 		    "service wants list, status, start, "
-		    "stop or restart");
+		    "stop, restart or signal");
 	if (action > 0 && s->name == NULL)
 		return cli_usage(cli, "service %s wants a name", s->action);
+	if (action == CLI_CORE_SIGNAL && s->signal == NULL)
+		return cli_usage(
+		    cli, "service signal wants a name and a signal");
 	return cli_ready(cli);
 }
 
 static int
 cli_core_service(struct cli *cli, int argc, char **argv)
 {
-	struct cli_core_service s = {NULL, NULL};
+	struct cli_core_service s = {NULL, NULL, NULL};
 	char op[32];
 	int status;
 
@@ -160,9 +183,9 @@ cli_core_service(struct cli *cli, int argc, char **argv)
 
 const struct cli_cmd_entry cli_core_service_entry = {
     .name = "service",
-    .usage = "list | status|start|stop|restart NAME",
-    .summary = "list the services, show one, or start, stop or\n"
-               "restart it",
+    .usage = "list | status|start|stop|restart NAME | signal NAME SIG",
+    .summary = "list the services, show one, start, stop or\n"
+               "restart it, or send a signal to its process group",
     .exec = cli_core_service,
 };
 

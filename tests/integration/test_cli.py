@@ -19,6 +19,7 @@ from harness import (  # noqa: E402
     generate_events,
     note,
     run,
+    scratch,
     run_program,
     wait_for,
     ws_upgrade,
@@ -238,6 +239,61 @@ def service_commands():
         expect_eq(rc, 2, "an unknown action: exit status")
         rc, _, _ = berth("--socket", sb.socket, "service", "stop")
         expect_eq(rc, 2, "stop without a name: exit status")
+
+
+@case("service signal NAME SIG reaches the service's process group, by name or number; errors say why")
+def service_signal_command():
+    d = scratch()
+    # The leader and a child in its group each note the signals they get.
+    sh = os.path.join(d, "traps.sh")
+    with open(sh, "w") as f:
+        f.write(
+            "/bin/sh -c 'trap \"echo child-hup >> %(d)s/log\" HUP; trap \"echo child-usr2 >> %(d)s/log\" USR2; "
+            "echo > %(d)s/child; while :; do sleep 0.05; done' &\n"
+            "trap 'echo leader-hup >> %(d)s/log' HUP\n"
+            "trap 'echo leader-usr2 >> %(d)s/log' USR2\n"
+            "echo > %(d)s/leader\n"
+            "while :; do sleep 0.05; done\n" % {"d": d}
+        )
+    extra = "[service traps]\ncommand = /bin/sh %s\n\n[check told]\nready = report\nrequired = no\n" % sh
+    with Sandbox(extra=extra) as sb:
+        wait_for(lambda: os.path.exists(os.path.join(d, "leader")) and os.path.exists(os.path.join(d, "child")), 10,
+                 "both traps set")
+
+        def log():
+            try:
+                with open(os.path.join(d, "log")) as f:
+                    return sorted(f.read().split())
+            except FileNotFoundError:
+                return []
+
+        rc, out, err = berth("--socket", sb.socket, "service", "signal", "traps", "hup")
+        expect_eq((rc, out, err), (0, "", ""), "signal by name: exit status and output")
+        wait_for(lambda: log() == ["child-hup", "leader-hup"], 5, "HUP in the leader and its child")
+        rc, out, _ = berth("--url", sb.url, "--token-file", sb.token_file, "--json", "service", "signal", "traps",
+                           str(signal.SIGUSR2))
+        expect_eq(rc, 0, "signal by number over the WebSocket: exit status")
+        expect_eq(json.loads(out), {"name": "traps", "signal": signal.SIGUSR2}, "the --json answer")
+        wait_for(lambda: log() == ["child-hup", "child-usr2", "leader-hup", "leader-usr2"], 5, "USR2 in both")
+        for args, rc_want, word in (
+            (["traps", "BOGUS"], 1, "bad_args"),
+            (["traps", "0"], 1, "bad_args"),
+            (["nope", "HUP"], 1, "not_found"),
+            (["gateway", "HUP"], 1, "forbidden"),
+            (["told", "HUP"], 1, "conflict"),
+        ):
+            rc, _, err = berth("--socket", sb.socket, "service", "signal", *args)
+            expect_eq(rc, rc_want, "service signal %s: exit status" % " ".join(args))
+            expect(word in err, "service signal %s names %s: %r" % (" ".join(args), word, err))
+        rc, _, _ = berth("--socket", sb.socket, "service", "signal", "traps")
+        expect_eq(rc, 2, "signal without a signal: exit status")
+        rc, _, _ = berth("--socket", sb.socket, "service", "stop", "traps")
+        expect_eq(rc, 0, "stop: exit status")
+        wait_for(lambda: [s for s in sb.state()["services"] if s["name"] == "traps"][0]["state"] == "stopped", 10,
+                 "traps stopped")
+        rc, _, err = berth("--socket", sb.socket, "service", "signal", "traps", "HUP")
+        expect_eq(rc, 1, "signal to a stopped service: exit status")
+        expect("conflict" in err and "not running" in err, "a stopped service: %r" % err)
 
 
 @case("pty open, list, send and attach: the output, the input and the exit status come through")

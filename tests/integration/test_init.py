@@ -278,9 +278,13 @@ def no_main():
 @case("a descendant that escaped with setsid is killed and reaped by berthd at shutdown")
 def setsid_escapee():
     d = scratch()
-    # The escapee ignores TERM and HUP and lives in a session of its own:
-    # nothing but the final sweep reaches it.
-    sh = write_script(d, "escape.sh", "setsid /bin/sh -c 'trap \"\" TERM HUP; exec sleep 1001' &\nexec sleep 1000\n")
+    # The escapee ignores TERM and HUP and lives in a session of its own,
+    # made after its parent (a subshell) had already exited: neither its
+    # session nor its parentage tells it is the service's, so nothing but
+    # the final sweep reaches it.
+    sh = write_script(
+        d, "escape.sh", "(sleep 0.2; setsid /bin/sh -c 'trap \"\" TERM HUP; exec sleep 1001' &)\nexec sleep 1000\n"
+    )
     extra = "[service escape]\ncommand = /bin/sh %s\n" % sh
     with Sandbox(extra=extra, wait="socket", debug=True) as sb:
         svc = sb.host_pid(started(sb, "escape")["pid"])
@@ -326,12 +330,13 @@ def oom_score():
 def subreaper():
     d = scratch()
     # An orphan that exits later (re-parented to berthd, then reaped), and
-    # an escapee in a session of its own that ignores TERM and HUP.
+    # an escapee in a session of its own that ignores TERM and HUP, made
+    # once its parent had exited (so only the final sweep finds it).
     sh = write_script(
         d,
         "both.sh",
         "(sleep 0.3 &)\n"
-        "setsid /bin/sh -c 'trap \"\" TERM HUP; exec sleep 1002' &\n"
+        "(sleep 0.2; setsid /bin/sh -c 'trap \"\" TERM HUP; exec sleep 1002' &)\n"
         "exec sleep 1000\n",
     )
     extra = "[service both]\ncommand = /bin/sh %s\n" % sh

@@ -27,7 +27,7 @@ from harness import (  # noqa: E402
 
 REMOTE_OPS = ["hello", "ping", "state", "events.subscribe", "events.unsubscribe",
               "service.list", "service.status", "service.start", "service.stop",
-              "service.restart", "pty.open", "pty.attach", "pty.detach", "pty.input",
+              "service.restart", "service.signal", "pty.open", "pty.attach", "pty.detach", "pty.input",
               "pty.resize", "pty.signal", "pty.close", "pty.list",
               "proc.start", "proc.attach", "proc.ack", "proc.detach", "proc.input", "proc.close_stdin",
               "proc.signal", "proc.wait", "proc.list",

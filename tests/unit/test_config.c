@@ -574,7 +574,29 @@ START_TEST(test_bad_values)
 	        {"max_deaths must be 1-1000"}},
 	    {"[service s]\nstop_signal = BOGUS\n", 2,
 	        {"stop_signal \"BOGUS\" is not a signal (TERM, INT, HUP, "
-	         "QUIT, KILL, USR1, USR2, WINCH, TSTP, CONT or a number)"}},
+	         "QUIT, KILL, USR1, USR2, WINCH, TSTP, CONT, ALRM, PIPE, CHLD, "
+	         "STOP, TTIN, TTOU, ... or a number)"}},
+	    {"[berthd]\nforward_signals = HUP BOGUS\n", 2,
+	        {"forward_signals: \"BOGUS\" is not a signal"}},
+	    {"[berthd]\nforward_signals = HUP TERM\n", 2,
+	        {"forward_signals: berthd keeps TERM for itself"}},
+	    {"[berthd]\nforward_signals = SIGCHLD\n", 2,
+	        {"berthd keeps SIGCHLD for itself"}},
+	    {"[berthd]\nforward_signals = 9\n", 2,
+	        {"berthd keeps 9 for itself"}},
+	    {"[berthd]\nforward_signals = SEGV\n", 2,
+	        {"berthd keeps SEGV for itself"}},
+	    {"[berthd]\nforward_signals = 65\n", 2, {"\"65\" is not a signal"}},
+	    {"[service s]\nexit_codes_ok = 0 256\n", 2,
+	        {"exit_codes_ok: \"256\" is not an exit code (0-255)"}},
+	    {"[service s]\nexit_codes_ok = -1\n", 2,
+	        {"\"-1\" is not an exit code"}},
+	    {"[service s]\nexit_codes_ok = 1x\n", 2,
+	        {"\"1x\" is not an exit code"}},
+	    {"[service s]\nexit_codes_ok = 99999999999999999999\n", 2,
+	        {"is not an exit code"}},
+	    {"[service s]\nforward = sometimes\n", 2,
+	        {"forward must be yes or no"}},
 	    {"[service s]\nbackoff_min_ms = 10s\n", 2,
 	        {"backoff_min_ms must be milliseconds (0-86400000)"}},
 	    {"[service s]\nstop_timeout_ms = 86400001\n", 2,
@@ -995,6 +1017,56 @@ START_TEST(test_set_listen)
 }
 END_TEST
 
+/* forward_signals, forward and exit_codes_ok: what berthd passes on and
+ * what counts as success. */
+START_TEST(test_signals_and_codes)
+{
+	const struct config_service *s;
+	struct config cfg;
+
+	parse_good(&cfg, "[service a]\ncommand = a\n");
+	ck_assert(config_forwards(&cfg, SIGHUP));
+	ck_assert(config_forwards(&cfg, SIGUSR1));
+	ck_assert(config_forwards(&cfg, SIGUSR2));
+	ck_assert(config_forwards(&cfg, SIGWINCH));
+	ck_assert(!config_forwards(&cfg, SIGQUIT));
+	ck_assert(!config_forwards(&cfg, SIGTERM));
+	ck_assert(!config_forwards(&cfg, 0));
+	ck_assert(!config_forwards(&cfg, 65));
+	s = service_named(&cfg, "a");
+	ck_assert(!s->forward);
+	ck_assert(config_exit_ok(s, 0));
+	ck_assert(!config_exit_ok(s, 1));
+	ck_assert(!config_exit_ok(s, 143));
+	config_free(&cfg);
+
+	parse_good(&cfg,
+	    "[berthd]\nforward_signals = quit SIGUSR2 34 64\n"
+	    "[service a]\ncommand = a\nforward = yes\n"
+	    "exit_codes_ok = 143 255 64 63\n");
+	ck_assert(config_forwards(&cfg, SIGQUIT));
+	ck_assert(config_forwards(&cfg, SIGUSR2));
+	ck_assert(config_forwards(&cfg, 34));
+	ck_assert(config_forwards(&cfg, 64));
+	ck_assert(!config_forwards(&cfg, SIGHUP));
+	s = service_named(&cfg, "a");
+	ck_assert(s->forward);
+	ck_assert(!config_exit_ok(s, 0));
+	ck_assert(config_exit_ok(s, 143));
+	ck_assert(config_exit_ok(s, 255));
+	ck_assert(config_exit_ok(s, 64));
+	ck_assert(config_exit_ok(s, 63));
+	ck_assert(!config_exit_ok(s, 65));
+	ck_assert(!config_exit_ok(s, 256));
+	ck_assert(!config_exit_ok(s, -1));
+	config_free(&cfg);
+
+	parse_good(&cfg, "[berthd]\nforward_signals = none\n");
+	ck_assert_uint_eq(cfg.forward_signals, 0);
+	config_free(&cfg);
+}
+END_TEST
+
 START_TEST(test_parse_size)
 {
 	static const struct {
@@ -1062,6 +1134,7 @@ main(void)
 	tcase_add_test(tc, test_load_refused);
 	tcase_add_test(tc, test_set_listen);
 	tcase_add_test(tc, test_parse_size);
+	tcase_add_test(tc, test_signals_and_codes);
 	suite_add_tcase(s, tc);
 	return tap_run(s);
 }
