@@ -370,7 +370,15 @@ def parallel_shutdown():
     d = scratch()
     extra = ""
     for n in ("s1", "s2", "s3"):
-        sh = write_script(d, n + ".sh", "trap 'sleep 1.5; exit 0' TERM\necho up > %s/%s\nsleep 1000 & wait\n" % (d, n))
+        # The background child says it is up only once it runs with TERM
+        # at its default: a stop signal that came while it was being
+        # forked, with the trap still in place, would be lost on it, and
+        # berthd would rightly have to SIGKILL it at the timeout.
+        sh = write_script(
+            d,
+            n + ".sh",
+            "trap 'sleep 1.5; exit 0' TERM\n/bin/sh -c 'echo up > %s/%s; exec sleep 1000' &\nwait\n" % (d, n),
+        )
         extra += "[service %s]\ncommand = /bin/sh %s\n\n" % (n, sh)
     with Sandbox(extra=extra, wait="socket") as sb:
         for n in ("s1", "s2", "s3"):
