@@ -34,6 +34,7 @@ static size_t child_n, child_cap;
 /* Written before fork, so the child has it without formatting. */
 static char child_oom[16] = "";
 static size_t child_oom_len;
+static void (*child_orphans_cb)(void);
 
 void
 child_set_oom_score_adj(int adj)
@@ -285,10 +286,17 @@ child_spawn(
 	return pid;
 }
 
+void
+child_on_orphans(void (*cb)(void))
+{
+	child_orphans_cb = cb;
+}
+
 bool
 child_reap(void)
 {
 	struct child *c, done;
+	bool orphans = false;
 	int status;
 	pid_t pid;
 
@@ -296,13 +304,15 @@ child_reap(void)
 		pid = waitpid(-1, &status, WNOHANG);
 		if (pid < 0 && errno == EINTR)
 			continue;
-		if (pid < 0)
-			return false;
-		if (pid == 0)
-			return true;
+		if (pid <= 0) {
+			if (orphans && child_orphans_cb != NULL)
+				child_orphans_cb();
+			return pid == 0;
+		}
 		c = child_find(pid);
 		if (c == NULL) {
 			log_debug("%s: reaped orphan %ld", __func__, (long)pid);
+			orphans = true;
 			continue;
 		}
 		done = *c;

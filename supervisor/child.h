@@ -68,6 +68,9 @@ void child_set_oom_score_adj(int adj);
 /* Reaps every child that has exited (call on SIGCHLD); runs callbacks.
  * Returns false once berthd has no child left at all. */
 bool child_reap(void);
+/* cb is called after child_reap has reaped orphans (processes berthd
+ * did not spawn): the signal that what a service left behind may be gone. */
+void child_on_orphans(void (*cb)(void));
 /* Forgets the callback of pid (its owner is going away). */
 void child_forget(pid_t pid);
 /* Sends SIGKILL to every process that is left: as PID 1 every process of

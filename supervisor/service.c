@@ -176,6 +176,18 @@ service_set(struct service *s, enum service_state st, const char *fmt, ...)
 	service_update_check(s);
 }
 
+/* An orphan was reaped: a lingering tree may be empty now. Looked at
+ * from the loop, once however many were reaped. */
+static void
+service_orphans_cb(void)
+{
+	struct service *s;
+
+	for (s = service_list; s != NULL; s = s->next)
+		if (s->lingering)
+			event_active(s->poll, EV_TIMEOUT, 1);
+}
+
 void
 service_init(struct event_base *base, const struct config *cfg,
     void (*on_main_exit)(int))
@@ -183,6 +195,7 @@ service_init(struct event_base *base, const struct config *cfg,
 	service_base = base;
 	service_config = cfg;
 	service_main_exit = on_main_exit;
+	child_on_orphans(service_orphans_cb);
 }
 
 struct service *
@@ -848,12 +861,15 @@ service_poll_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
+	if (!s->lingering)
+		return;
 	if (!service_linger_over(s)) {
 		service_signal_late(s);
 		service_poll(s);
 		return;
 	}
 	s->lingering = false;
+	evtimer_del(s->poll);
 	tree_free(&s->tree);
 	service_after_exit(s, s->linger_status, NULL);
 }

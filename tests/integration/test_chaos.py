@@ -343,8 +343,8 @@ def run_tag(pid):
 
 
 def leftovers(sb):
-    """(zombies, orphans) in the namespace: a zombie that stays one for a
-    second; a process whose chain does not lead to a service berthd runs
+    """(zombies, orphans) in the namespace: a zombie of berthd's (its
+    child, or an orphan) that stays one for a second; a process whose chain does not lead to a service berthd runs
     now, a PTY session or command of berthd's, or one of berthd's own
     helpers, and that carries no tag of a run berthd runs now (a daemon
     that forked twice and left its session, as Chromium's crash handler
@@ -352,11 +352,18 @@ def leftovers(sb):
     first = Namespace(sb)
     time.sleep(1.0)
     ns = Namespace(sb)
-    zombies = [
-        "%s (pid %d, parent %s pid %d: %s)" % (p[0], pid, ns.procs.get(p[2], ("berthd",))[0], p[2],
-                                              " ".join(ns.procs.get(p[2], ("", "", 0, 0, []))[4])[:100])
-        for pid, p in ns.procs.items() if p[1] == "Z" and first.procs.get(pid, ("", ""))[1] == "Z"
-    ]
+    # berthd's to reap: its own children and every orphan. A zombie whose
+    # parent lives is that parent's (Chromium reaps its renderers when it
+    # gets to them), and is only noted.
+    zombies, theirs = [], []
+    for pid, p in ns.procs.items():
+        if p[1] != "Z" or first.procs.get(pid, ("", ""))[1] != "Z":
+            continue
+        (zombies if p[2] == ns.berthd else theirs).append(
+            "%s (pid %d, parent %s pid %d: %s)" % (p[0], pid, ns.procs.get(p[2], ("berthd",))[0], p[2],
+                                                  " ".join(ns.procs.get(p[2], ("", "", 0, 0, []))[4])[:100]))
+    if theirs:
+        note("zombies of a live parent, not berthd's to reap: %s" % theirs)
     c = UnixClient(sb.socket, timeout=10)
     try:
         tops = {s["pid"] for s in c.call("service.list")["services"] if s["pid"]}

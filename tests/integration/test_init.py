@@ -279,11 +279,12 @@ def no_main():
 def setsid_escapee():
     d = scratch()
     # The escapee ignores TERM and HUP and lives in a session of its own,
-    # made after its parent (a subshell) had already exited: neither its
-    # session nor its parentage tells it is the service's, so nothing but
-    # the final sweep reaches it.
+    # made after its parent (a subshell) had already exited, and without
+    # its run's tag: neither its session, its parentage nor its
+    # environment tells it is the service's, so nothing but the final
+    # sweep reaches it.
     sh = write_script(
-        d, "escape.sh", "(sleep 0.2; setsid /bin/sh -c 'trap \"\" TERM HUP; exec sleep 1001' &)\nexec sleep 1000\n"
+        d, "escape.sh", "(sleep 0.2; env -u BERTH_SERVICE_RUN setsid /bin/sh -c 'trap \"\" TERM HUP; exec sleep 1001' &)\nexec sleep 1000\n"
     )
     extra = "[service escape]\ncommand = /bin/sh %s\n" % sh
     with Sandbox(extra=extra, wait="socket", debug=True) as sb:
@@ -331,12 +332,13 @@ def subreaper():
     d = scratch()
     # An orphan that exits later (re-parented to berthd, then reaped), and
     # an escapee in a session of its own that ignores TERM and HUP, made
-    # once its parent had exited (so only the final sweep finds it).
+    # once its parent had exited and without its run's tag (so only the
+    # final sweep finds it).
     sh = write_script(
         d,
         "both.sh",
         "(sleep 0.3 &)\n"
-        "(sleep 0.2; setsid /bin/sh -c 'trap \"\" TERM HUP; exec sleep 1002' &)\n"
+        "(sleep 0.2; env -u BERTH_SERVICE_RUN setsid /bin/sh -c 'trap \"\" TERM HUP; exec sleep 1002' &)\n"
         "exec sleep 1000\n",
     )
     extra = "[service both]\ncommand = /bin/sh %s\n" % sh
@@ -368,7 +370,15 @@ def parallel_shutdown():
     d = scratch()
     extra = ""
     for n in ("s1", "s2", "s3"):
-        sh = write_script(d, n + ".sh", "trap 'sleep 1.5; exit 0' TERM\necho up > %s/%s\nsleep 1000 & wait\n" % (d, n))
+        # The background child says it is up only once it runs with TERM
+        # at its default: a stop signal that came while it was being
+        # forked, with the trap still in place, would be lost on it, and
+        # berthd would rightly have to SIGKILL it at the timeout.
+        sh = write_script(
+            d,
+            n + ".sh",
+            "trap 'sleep 1.5; exit 0' TERM\n/bin/sh -c 'echo up > %s/%s; exec sleep 1000' &\nwait\n" % (d, n),
+        )
         extra += "[service %s]\ncommand = /bin/sh %s\n\n" % (n, sh)
     with Sandbox(extra=extra, wait="socket") as sb:
         for n in ("s1", "s2", "s3"):
