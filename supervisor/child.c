@@ -1,6 +1,5 @@
 /* child: spawning processes and reaping every child (see child.h). Owns
  * the table of live children and their exit callbacks. */
-#include <dirent.h>
 #include <errno.h>
 #include <grp.h>
 #include <stdio.h>
@@ -322,15 +321,6 @@ child_reap(void)
 	}
 }
 
-/* The parent of pid, or -1. */
-static pid_t
-child_ppid(pid_t pid)
-{
-	struct pstat st;
-
-	return pstat_read(pid, &st) == 0 ? st.ppid : -1;
-}
-
 void
 child_forget(pid_t pid)
 {
@@ -343,22 +333,17 @@ child_forget(pid_t pid)
 int
 child_sweep(void)
 {
-	struct dirent *d;
-	DIR *dir;
+	struct pstat *all;
+	size_t count, i;
 	int n = 0;
 
 	if (getpid() == 1)
 		return kill(-1, SIGKILL) == 0 ? 1 : 0;
-	dir = opendir("/proc");
-	if (dir == NULL)
-		return 0;
-	while ((d = readdir(dir)) != NULL) {
-		pid_t pid = (pid_t)atol(d->d_name);
-		if (pid > 0 && child_ppid(pid) == getpid() &&
-		    kill(pid, SIGKILL) == 0)
+	count = pstat_all(&all);
+	for (i = 0; i < count; i++)
+		if (all[i].ppid == getpid() && kill(all[i].pid, SIGKILL) == 0)
 			n++;
-	}
-	closedir(dir);
+	free(all);
 	return n;
 }
 

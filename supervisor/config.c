@@ -778,6 +778,24 @@ config_key_service(struct config_parser *p, const char *key, const char *val)
 	    p, "unknown key \"%s\" in [service %s]", key, s->name);
 }
 
+void
+config_service_init(struct config_service *s)
+{
+	memset(s, 0, sizeof *s);
+	s->restart = CONFIG_RESTART_ALWAYS;
+	s->backoff_min_ms = 100;
+	s->backoff_max_ms = 5000;
+	s->backoff_reset_ms = 10000;
+	s->max_deaths = 5;
+	s->death_window_ms = 60000;
+	s->stop_signal = SIGTERM;
+	s->stop_timeout_ms = 5000;
+	s->exit_ok[0] = 1;
+	s->probe_timeout_ms = 2000;
+	s->probe_interval_ms = 1000;
+	s->required = true;
+}
+
 static int
 config_section(struct config_parser *p, char *line)
 {
@@ -824,20 +842,9 @@ config_section(struct config_parser *p, char *line)
 			return config_fail(
 			    p, "more than %d services", CONFIG_MAX_SERVICES);
 		p->svc = &c->services[c->nservices++];
+		config_service_init(p->svc);
 		p->svc->name = xstrdup(name);
 		p->svc->check = check;
-		p->svc->restart = CONFIG_RESTART_ALWAYS;
-		p->svc->backoff_min_ms = 100;
-		p->svc->backoff_max_ms = 5000;
-		p->svc->backoff_reset_ms = 10000;
-		p->svc->max_deaths = 5;
-		p->svc->death_window_ms = 60000;
-		p->svc->stop_signal = SIGTERM;
-		p->svc->stop_timeout_ms = 5000;
-		p->svc->exit_ok[0] = 1;
-		p->svc->probe_timeout_ms = 2000;
-		p->svc->probe_interval_ms = 1000;
-		p->svc->required = true;
 		p->svc->line = p->line;
 		p->sec = CONFIG_SEC_SERVICE;
 	} else

@@ -67,7 +67,7 @@ enum config_probe {
 };
 
 /* The bit of sig (1-64) in a set of signals. */
-#define CONFIG_SIGBIT(sig) (UINT64_C(1) << ((sig) - 1))
+#define CONFIG_SIGBIT(sig) (UINT64_C(1) << ((sig)-1))
 
 /* A service's scopes (scope = ...): Landlock domains it starts in. */
 #define CONFIG_SCOPE_ABSTRACT_UNIX 0x1u /* no abstract socket of others */
@@ -112,7 +112,7 @@ struct config_service {
 	 * restart = on-failure, a finished one-shot and berthd's own exit
 	 * status. Default {0}. */
 	uint64_t exit_ok[4];
-	bool forward; /* receives the signals of forward_signals */
+	bool forward;  /* receives the signals of forward_signals */
 	bool required; /* counts for /readyz */
 	bool main;     /* berthd's exit status is this service's */
 	int line;      /* where the section starts, for later errors */
@@ -132,7 +132,7 @@ struct config {
 	char *socket;     /* default <state_dir>/berthd.sock */
 	/* The signals berthd passes on to services: bit sig - 1. */
 	uint64_t forward_signals;
-	char *listen;     /* ADDR:PORT of the gateway */
+	char *listen; /* ADDR:PORT of the gateway */
 	char *gateway_command;
 	char *gateway_user; /* the gateway's and the probes' user */
 	uid_t gateway_uid;  /* gateway_user's, resolved at boot */
@@ -172,6 +172,8 @@ int config_set_listen(struct config *cfg, const char *listen, char **cause);
 /* The name of a probe type as written after "ready =". */
 const char *config_probe_name(enum config_probe probe);
 
+/* Every default of a [service] section (no name, no command). */
+void config_service_init(struct config_service *s);
 /* Whether code (0-255) counts as success for s (exit_codes_ok). */
 bool config_exit_ok(const struct config_service *s, int code);
 /* Whether sig is one of cfg's forward_signals. */

@@ -49,8 +49,8 @@ static bool berthd_sweeping;
 static struct service *berthd_main;
 static struct config_service berthd_gateway;
 static struct event *berthd_sweep_tick;
-static pid_t berthd_parent;               /* at start */
-static const char *berthd_pdeathsig_name; /* --pdeathsig */
+static pid_t berthd_parent;      /* at start */
+static int berthd_pdeathsig_sig; /* --pdeathsig, 0 if none */
 
 /* How long escapees may take to die after the final SIGKILL. */
 #define BERTHD_SWEEP_MS 2000
@@ -166,20 +166,15 @@ berthd_main_exit_cb(int status)
 /* berthd's exit status: the main service's, shell style, else 0; a code
  * in its exit_codes_ok is a success, 0 (tini's -e). */
 static int
-berthd_exit_status(const struct config *cfg)
+berthd_exit_status(void)
 {
-	size_t i;
 	int status;
 
 	if (berthd_main == NULL || !service_last_exit(berthd_main, &status))
 		return 0;
 	if (WIFSIGNALED(status))
 		return 128 + WTERMSIG(status);
-	for (i = 0; i < cfg->nservices; i++)
-		if (cfg->services[i].main &&
-		    config_exit_ok(&cfg->services[i], WEXITSTATUS(status)))
-			return 0;
-	return WEXITSTATUS(status);
+	return service_exit_ok(berthd_main, status) ? 0 : WEXITSTATUS(status);
 }
 
 /* The state directory: searchable by all (services running as other
@@ -243,16 +238,10 @@ berthd_gateway_config(const struct config *cfg, int debug)
 	if (debug)
 		argv[n++] = "--debug";
 	argv[n] = NULL;
-	memset(g, 0, sizeof *g);
+	config_service_init(g);
 	g->name = "gateway";
 	g->argv = argv;
-	g->restart = CONFIG_RESTART_ALWAYS;
-	g->backoff_min_ms = 100;
-	g->backoff_max_ms = 5000;
-	g->backoff_reset_ms = 10000;
-	g->stop_signal = SIGTERM;
-	g->stop_timeout_ms = 5000;
-	g->exit_ok[0] = 1;
+	g->max_deaths = 0; /* never failed for good */
 	g->confine = true;
 	g->uid = cfg->gateway_uid;
 	g->gid = cfg->gateway_gid;
@@ -303,16 +292,10 @@ berthd_add_services(const struct config *cfg, int debug)
 /* --pdeathsig SIG: berthd gets SIG when its parent dies. The parent may
  * have died already, before the request: then berthd acts at once. */
 static void
-berthd_pdeathsig(const char *name)
+berthd_pdeathsig(int sig)
 {
-	int sig;
-
-	if (name == NULL)
+	if (sig == 0)
 		return;
-	if (signame_parse(name, &sig) < 0)
-		log_fatal("--pdeathsig: \"%s\" is not a signal (" SIGNAME_LIST
-		          " or a number)",
-		    name);
 	if (prctl(PR_SET_PDEATHSIG, sig) != 0)
 		log_fatal("--pdeathsig: %s", strerror(errno));
 	if (getppid() != berthd_parent) {
@@ -374,7 +357,11 @@ berthd_parse_args(int argc, char **argv, struct config *cfg, int *debug)
 	}
 	if (config_finish(cfg, &cause) < 0)
 		log_fatal("%s", cause);
-	berthd_pdeathsig_name = pdeathsig;
+	if (pdeathsig != NULL &&
+	    signame_parse(pdeathsig, &berthd_pdeathsig_sig) < 0)
+		log_fatal("--pdeathsig: \"%s\" is not a signal (" SIGNAME_LIST
+		          " or a number)",
+		    pdeathsig);
 }
 
 /* PID 1 reaps orphans by nature; anywhere else berthd asks to. */
@@ -489,7 +476,7 @@ main(int argc, char **argv)
 	nsig = berthd_signals(&cfg, sigev);
 	for (i = 0; i < nsig; i++)
 		evsignal_add(sigev[i], NULL);
-	berthd_pdeathsig(berthd_pdeathsig_name);
+	berthd_pdeathsig(berthd_pdeathsig_sig);
 	ops_init(&cfg);
 	stream_setup(berthd_base);
 	provider_init();
@@ -512,7 +499,7 @@ main(int argc, char **argv)
 
 	event_base_dispatch(berthd_base);
 
-	status = berthd_exit_status(&cfg);
+	status = berthd_exit_status();
 	pty_shutdown();
 	proc_shutdown();
 	server_shutdown();

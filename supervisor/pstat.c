@@ -1,10 +1,13 @@
 /* pstat: a process as /proc/PID/stat tells it (see pstat.h). */
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "pstat.h"
+#include "xmalloc.h"
 
 /* The command name may hold spaces and parentheses, so the fields are read
  * after its last ')'. */
@@ -40,4 +43,30 @@ pstat_read(pid_t pid, struct pstat *p)
 	p->pgrp = (pid_t)pgrp;
 	p->sid = (pid_t)sid;
 	return 0;
+}
+
+size_t
+pstat_all(struct pstat **out)
+{
+	struct pstat *v = NULL;
+	size_t n = 0, cap = 0;
+	struct dirent *d;
+	pid_t self = getpid(), pid;
+	DIR *dir = opendir("/proc");
+
+	while (dir != NULL && (d = readdir(dir)) != NULL) {
+		pid = (pid_t)atol(d->d_name);
+		if (pid <= 0 || pid == self)
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 256;
+			v = xreallocarray(v, cap, sizeof *v);
+		}
+		if (pstat_read(pid, &v[n]) == 0)
+			n++;
+	}
+	if (dir != NULL)
+		closedir(dir);
+	*out = v;
+	return n;
 }

@@ -13,5 +13,8 @@ struct pstat {
 
 /* Reads pid's stat. Returns 0, or -1 if there is no such process. */
 int pstat_read(pid_t pid, struct pstat *p);
+/* Every process /proc shows but the caller, in no order: how many, in
+ * *out, which the caller frees. */
+size_t pstat_all(struct pstat **out);
 
 #endif

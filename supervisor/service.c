@@ -51,8 +51,10 @@ static const char *const service_state_names[] = {
 
 #define SERVICE_REASON_MAX 256
 #define SERVICE_MAX_GROUPS 64
-/* How often the rest of a tree whose leader is gone is looked at. */
-#define SERVICE_LINGER_POLL_MS 20
+/* How often the rest of a tree whose leader is gone is looked at, at
+ * the least: a reaped orphan, the usual last of it, wakes the look at
+ * once (service_orphans_cb), so this is the net under it. */
+#define SERVICE_LINGER_POLL_MS 100
 /* How long what SIGKILL did not end may take before berthd goes on. */
 #define SERVICE_KILL_GRACE_MS 2000
 
@@ -630,8 +632,7 @@ service_emit_exited(const struct service *s, pid_t pid, int status)
 	events_commit();
 }
 
-/* Whether status is a success by s's exit_codes_ok. */
-static bool
+bool
 service_exit_ok(const struct service *s, int status)
 {
 	return WIFEXITED(status) && config_exit_ok(s->cfg, WEXITSTATUS(status));

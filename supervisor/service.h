@@ -59,6 +59,8 @@ size_t service_forward(int sig);
 /* A check.report for s. -1 if s's probe is not "report". */
 int service_report(struct service *s, bool ok, const char *reason);
 
+/* Whether status (as from waitpid) is a success by s's exit_codes_ok. */
+bool service_exit_ok(const struct service *s, int status);
 /* Whether s has exited since berthd started, and its last status. */
 bool service_last_exit(const struct service *s, int *status);
 

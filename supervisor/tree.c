@@ -1,6 +1,5 @@
 /* tree: a service's processes by session, group and parentage (see
  * tree.h). */
-#include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -10,10 +9,10 @@
 
 #include "pstat.h"
 #include "tree.h"
+#include "xmalloc.h"
 
 /* How much of an orphan's environment is searched for the tag. */
 #define TREE_ENV_MAX (256 * 1024)
-#include "xmalloc.h"
 
 /* One live process, and whether it is of the tree. */
 struct tree_proc {
@@ -21,56 +20,35 @@ struct tree_proc {
 	bool member;
 };
 
-/* Reads pid. -1 if it is gone or a zombie (a zombie is its parent's to
- * reap, and signals reach it no more). */
-static int
-tree_read(pid_t pid, struct tree_proc *p)
-{
-	if (pstat_read(pid, &p->st) != 0 || p->st.state == 'Z' ||
-	    p->st.state == 'X')
-		return -1;
-	p->member = false;
-	return 0;
-}
-
 void
 tree_init(struct tree *t, pid_t leader, const char *run)
 {
-	struct tree_proc p;
+	struct pstat p;
 
 	memset(t, 0, sizeof *t);
 	t->leader = leader;
 	if (run != NULL)
 		snprintf(t->run, sizeof t->run, "%s", run);
-	if (tree_read(leader, &p) == 0)
-		t->leader_start = p.st.start;
+	if (pstat_read(leader, &p) == 0)
+		t->leader_start = p.start;
 }
 
-/* Every live process but berthd and PID 1. The caller frees *out. */
+/* Every live process but berthd and PID 1 (zombies are their parents'
+ * to reap, and signals reach them no more). The caller frees *out. */
 static size_t
 tree_snapshot(struct tree_proc **out)
 {
-	struct tree_proc *v = NULL;
-	size_t n = 0, cap = 0;
-	struct dirent *d;
-	pid_t self = getpid(), pid;
-	DIR *dir = opendir("/proc");
+	struct pstat *all;
+	size_t n = pstat_all(&all), i, m = 0;
+	struct tree_proc *v = n > 0 ? xreallocarray(NULL, n, sizeof *v) : NULL;
 
-	while (dir != NULL && (d = readdir(dir)) != NULL) {
-		pid = (pid_t)atol(d->d_name);
-		if (pid <= 1 || pid == self)
-			continue;
-		if (n == cap) {
-			cap = cap ? 2 * cap : 256;
-			v = xreallocarray(v, cap, sizeof *v);
-		}
-		if (tree_read(pid, &v[n]) == 0)
-			n++;
-	}
-	if (dir != NULL)
-		closedir(dir);
+	for (i = 0; i < n; i++)
+		if (all[i].pid > 1 && all[i].state != 'Z' &&
+		    all[i].state != 'X')
+			v[m++] = (struct tree_proc){all[i], false};
+	free(all);
 	*out = v;
-	return n;
+	return m;
 }
 
 /* Both tables are kept in pid order, so that a scan of thousands of
