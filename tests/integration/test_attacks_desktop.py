@@ -71,6 +71,7 @@ plan = [
     ("proc.start", {"argv": ["/bin/sh", "-c", "id > /tmp/pwned"]}),
     ("fs.read", {"path": "/etc/shadow"}),
     ("service.stop", {"name": "other"}),
+    ("service.signal", {"name": "other", "signal": "KILL"}),
     ("secrets.list", {}),
     ("desktop.emit", {"kind": "record.failed", "data": {"x": "y" * 20000}}),
     ("desktop.emit", {"kind": "service.failed", "data": {"name": "other"}}),
@@ -98,6 +99,7 @@ EXPECTED = [
     "forbidden",  # proc.start
     "forbidden",  # fs.read
     "forbidden",  # service.stop
+    "forbidden",  # service.signal
     "forbidden",  # secrets.list
     "too_large",  # an oversized event
     "bad_args",  # an event not the desktop's

@@ -228,9 +228,9 @@ def gateway_uid_session(path, token):
     c = UnixClient(path, hello=False, timeout=5.0)
     out["capabilities"] = sorted(c.hello()["capabilities"])
     attempt(c, "before")
-    for op in ("fs.read", "secrets.list", "service.list"):
+    for op in ("fs.read", "secrets.list", "service.list", "service.signal"):
         try:
-            c.call(op, {"path": "/etc/hostname"})
+            c.call(op, {"path": "/etc/hostname", "name": "gateway", "signal": "KILL"})
             out[op] = "ok"
         except ProtoError as e:
             out[op] = e.code
@@ -263,7 +263,7 @@ def gateway_uid_needs_credential():
         expect(isinstance(got, dict), "the session: %s" % got)
         expect_eq(got["capabilities"], GATEWAY_OPS, "what hello offers the gateway's uid")
         expect_eq(got["before"], "forbidden", "proc.start before gateway.attach")
-        for op in ("fs.read", "secrets.list", "service.list"):
+        for op in ("fs.read", "secrets.list", "service.list", "service.signal"):
             expect_eq(got[op], "forbidden", op + " before gateway.attach")
         expect_eq(got["attach_wrong"], "unauthorized", "gateway.attach with a wrong token")
         expect_eq(got["after_wrong"], "forbidden", "proc.start after a wrong gateway.attach")
