@@ -1,6 +1,7 @@
 /* server: the protocol on berthd's Unix socket (see server.h). Owns the
  * listener, every connection, and the reply buffer. */
 #include <errno.h>
+#include <limits.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/listener.h>
@@ -516,8 +517,14 @@ server_listen(struct event_base *base, const char *path, uid_t gw_uid,
 		return -1;
 	}
 	server_gw_uid = gw_uid;
+	/* The system's largest backlog: a connect beyond the backlog fails
+	 * with EAGAIN, and a burst of WebSocket clients brings one connect
+	 * each. listen() cuts the value down to net.core.somaxconn of the
+	 * socket's network namespace, read at this call: asking for the
+	 * most is that maximum without reading /proc, which PID 1 may not
+	 * have mounted yet. */
 	server_listener = evconnlistener_new(base, server_accept_cb, NULL,
-	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 128, fd);
+	    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, INT_MAX, fd);
 	if (server_listener == NULL) {
 		*cause = xasprintf("listen %s: %s", path, strerror(errno));
 		close(fd);
