@@ -1,10 +1,12 @@
 /* gw_client: one berth.v1 WebSocket client and its relay to berthd. Owns
  * the client's outgoing queue and reassembly buffer; its upstream is
  * owned by gw_upstream and only borrowed here. */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "backoff.h"
 #include "gw_check.h"
 #include "gw_client.h"
 #include "gw_mask.h"
@@ -19,6 +21,15 @@
 /* Close codes beyond RFC 6455's: the client fell too far behind and
  * must reconnect and resume from the last seq it saw. */
 #define GW_CLIENT_CLOSE_SLOW 4008
+/* What a client is told when berthd cannot take it now: a client that
+ * comes back later is served. */
+#define GW_CLIENT_UNAVAILABLE "berthd unavailable: retry"
+/* A connect to berthd whose backlog is full is tried again after
+ * GW_CLIENT_CONNECT_MIN_MS, doubling up to GW_CLIENT_CONNECT_MAX_MS,
+ * until GW_CLIENT_CONNECT_DEADLINE_MS after the first try. */
+#define GW_CLIENT_CONNECT_MIN_MS 10
+#define GW_CLIENT_CONNECT_MAX_MS 200
+#define GW_CLIENT_CONNECT_DEADLINE_MS 5000
 /* How long a closing client may take to accept its close frame. */
 #define GW_CLIENT_CLOSE_GRACE_S 5
 /* At most this many bytes go to one client per writeable callback, so
@@ -93,37 +104,21 @@ gw_client_error(
 	msgpack_sbuffer_destroy(&sb);
 }
 
+/* Marks the connection as remote before the client can say a word, so
+ * berthd refuses it what only local programs may do; berthd takes
+ * nothing from the gateway's uid without the client's own credential,
+ * which the upgrade's check let through. */
 static void
-gw_client_established(struct gw_client *c, struct lws *wsi)
+gw_client_attach(struct gw_client *c)
 {
 	char cred[TOKENFILE_MAX + 1];
 	msgpack_sbuffer sb;
 	msgpack_packer pk;
-	char *cause;
 	int n;
 
-	c->wsi = wsi;
-	gw_queue_init(&c->out, gateway.client_queue);
-	gateway_peer(wsi, c->peer, sizeof c->peer);
-	gw_metrics.connections_total++;
-	gw_metrics.connections_active++;
-	c->counted = 1;
-	c->up = gw_upstream_open(GW_UPSTREAM_CLIENT, &cause);
-	if (c->up == NULL) {
-		log_warn("client %s: berthd unreachable at %s: %s", c->peer,
-		    gateway.socket_path, cause);
-		free(cause);
-		gw_client_close(c, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION,
-		    "berthd unavailable", 1);
-		return;
-	}
 	c->up->client = c;
 	c->up->attach_pending = 1;
-	/* Marks the connection as remote before the client can say a word,
-	 * so berthd refuses it what only local programs may do; berthd
-	 * takes nothing from the gateway's uid without the client's own
-	 * credential, which the upgrade's check let through. */
-	n = gw_check_copy(wsi, cred, sizeof cred);
+	n = gw_check_copy(c->wsi, cred, sizeof cred);
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
 	proto_pack_request(&pk, 0, "gateway.attach");
@@ -138,10 +133,74 @@ gw_client_established(struct gw_client *c, struct lws *wsi)
 	msgpack_sbuffer_destroy(&sb);
 	if (n < 0) {
 		gw_client_close(c, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION,
-		    "berthd unavailable", 1);
+		    GW_CLIENT_UNAVAILABLE, 1);
 		return;
 	}
 	log_info("client %s connected", c->peer);
+}
+
+/*
+ * Connects the client's upstream. A full backlog is berthd busy, not
+ * gone: the connect is tried again on a timer, the client's messages
+ * wait in its socket meanwhile (reading is paused), and only past the
+ * deadline does the client get 1011.
+ */
+static void gw_client_connect_cb(lws_sorted_usec_list_t *sul);
+
+static void
+gw_client_connect(struct gw_client *c)
+{
+	char *cause;
+
+	if (c->close_code != 0)
+		return;
+	c->up = gw_upstream_open(GW_UPSTREAM_CLIENT, &cause);
+	if (c->up == NULL && errno == EAGAIN &&
+	    lws_now_usecs() < c->connect_deadline) {
+		free(cause);
+		gw_metrics.upstream_connect_retries++;
+		if (!c->rx_paused) {
+			lws_rx_flow_control(c->wsi, 0);
+			c->rx_paused = 1;
+		}
+		lws_sul_schedule(gateway.ctx, 0, &c->sul_connect,
+		    gw_client_connect_cb,
+		    (lws_usec_t)backoff_next(&c->connect_backoff) *
+		        LWS_US_PER_MS);
+		return;
+	}
+	if (c->up == NULL) {
+		log_warn("client %s: berthd unreachable at %s: %s", c->peer,
+		    gateway.socket_path, cause);
+		free(cause);
+		gw_client_close(c, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION,
+		    GW_CLIENT_UNAVAILABLE, 1);
+		return;
+	}
+	gw_client_attach(c);
+	gw_client_resume(c);
+}
+
+static void
+gw_client_connect_cb(lws_sorted_usec_list_t *sul)
+{
+	gw_client_connect(lws_container_of(sul, struct gw_client, sul_connect));
+}
+
+static void
+gw_client_established(struct gw_client *c, struct lws *wsi)
+{
+	c->wsi = wsi;
+	gw_queue_init(&c->out, gateway.client_queue);
+	gateway_peer(wsi, c->peer, sizeof c->peer);
+	gw_metrics.connections_total++;
+	gw_metrics.connections_active++;
+	c->counted = 1;
+	backoff_init(&c->connect_backoff, GW_CLIENT_CONNECT_MIN_MS,
+	    GW_CLIENT_CONNECT_MAX_MS);
+	c->connect_deadline = lws_now_usecs() +
+	    (lws_usec_t)GW_CLIENT_CONNECT_DEADLINE_MS * LWS_US_PER_MS;
+	gw_client_connect(c);
 }
 
 /* One whole message from the client: checked, then forwarded as is. */
@@ -278,6 +337,7 @@ gw_client_writeable(struct gw_client *c)
 static void
 gw_client_closed(struct gw_client *c)
 {
+	lws_sul_cancel(&c->sul_connect);
 	if (c->up != NULL) {
 		gw_upstream_close(c->up);
 		c->up = NULL;
@@ -323,7 +383,7 @@ gw_client_upstream_gone(struct gw_client *c)
 	if (gateway.stopping)
 		return;
 	gw_client_close(
-	    c, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, "berthd unavailable", 0);
+	    c, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, GW_CLIENT_UNAVAILABLE, 0);
 }
 
 void

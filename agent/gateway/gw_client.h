@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "backoff.h"
 #include "gateway.h"
 #include "gw_queue.h"
 
@@ -29,6 +30,11 @@ struct gw_client {
 	int in_message; /* fragments of one message are arriving */
 	int rx_paused;  /* reading stopped while berthd catches up */
 	int counted;    /* counted in connections_active */
+	/* While berthd's backlog is full: the next try to connect the
+	 * upstream, and the last moment to. */
+	lws_sorted_usec_list_t sul_connect;
+	struct backoff connect_backoff;
+	lws_usec_t connect_deadline;
 	/* A pending close: its code and reason, and whether it waits for
 	 * the queue to drain first. */
 	int close_code;

@@ -117,16 +117,18 @@ gw_limit_sweep(lws_sorted_usec_list_t *sul)
 		gw_limit_schedule();
 }
 
-/* The oldest waiting connection, of addr if it is not NULL. */
+/* The oldest waiting connection, of addr if it is not NULL, if it has
+ * waited GW_LIMIT_GRACE_MS at least. */
 static struct gw_limit_conn *
 gw_limit_oldest(const char *addr)
 {
+	lws_usec_t grace = (lws_usec_t)GW_LIMIT_GRACE_MS * LWS_US_PER_MS;
 	struct gw_limit_conn *c;
 
 	for (c = gw_limit_head; c != NULL; c = c->next)
 		if (c->since != 0 &&
 		    (addr == NULL || strcmp(c->addr, addr) == 0))
-			return c;
+			return lws_now_usecs() - c->since >= grace ? c : NULL;
 	return NULL;
 }
 

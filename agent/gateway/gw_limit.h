@@ -8,7 +8,10 @@
  * waiting (fewer than lws's header pool, GW_LIMIT_HEADER_POOL, so that a
  * newcomer always finds a header table), the oldest waiting one (of that
  * peer, for the peer's cap) is closed to make room: a slowloris cannot
- * starve /healthz and /readyz. */
+ * starve /healthz and /readyz. Only one that has waited GW_LIMIT_GRACE_MS
+ * is: a burst of clients arrives faster than the loop reads their heads
+ * (the ones beyond the header pool wait for a table), and none of them
+ * must be closed for the others; a dribbled head is older than that. */
 #ifndef BERTH_GW_LIMIT_H
 #define BERTH_GW_LIMIT_H
 
@@ -17,6 +20,7 @@
 #define GW_LIMIT_HEAD_S 5
 #define GW_LIMIT_HEADER_POOL 128
 #define GW_LIMIT_WAITING_MAX 96
+#define GW_LIMIT_GRACE_MS 1000
 /* Default of --peer-max: connections one peer address may hold. */
 #define GW_LIMIT_PEER_MAX_DEFAULT 256
 

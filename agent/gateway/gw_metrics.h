@@ -32,6 +32,7 @@ struct gw_metrics {
 	uint64_t auth_failures;
 	uint64_t slow_consumer_drops;
 	uint64_t events; /* events seen on the control subscription */
+	uint64_t upstream_connect_retries; /* connects to berthd retried */
 };
 
 extern struct gw_metrics gw_metrics;

@@ -36,8 +36,9 @@ class AsyncClient:
     the stream's last offset. What was received is kept by stream, so a
     test compares it with what was produced."""
 
-    def __init__(self, url, token, name=""):
+    def __init__(self, url, token, name="", local_host=None):
         self.url, self.token, self.name = url, token, name
+        self.local_host = local_host  # the loopback address to connect from
         self.ws = None
         self.next_id = 1
         self.waiting = {}
@@ -64,6 +65,7 @@ class AsyncClient:
             ping_interval=None,
             close_timeout=2,
             open_timeout=timeout,
+            **({"local_addr": (self.local_host, 0)} if self.local_host else {}),
         )
         self._reader = asyncio.ensure_future(self._read())
         await self.request("hello", {"version": VERSION, "client": "berth-load/1"}, timeout)
