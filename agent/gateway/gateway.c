@@ -65,7 +65,8 @@ gateway_usage(void)
 {
 	fprintf(stderr,
 	    "usage: berth-gateway --listen ADDR:PORT --socket PATH\n"
-	    "                     [--client-queue BYTES] [--vnc ADDR:PORT|unix:PATH] "
+	    "                     [--client-queue BYTES] [--vnc "
+	    "ADDR:PORT|unix:PATH] "
 	    "[--novnc-dir DIR]\n"
 	    "                     [--cdp ADDR:PORT] [--cdp-relay-listen "
 	    "ADDR:PORT]\n"
@@ -230,6 +231,8 @@ gateway_free(void)
 	free(b->healthz_head);
 	free(b->healthz_tail);
 	free(b->checks_json);
+	free(b->why_json);
+	free(b->failed_json);
 	free(gateway.socket_path);
 	free(gateway.vnc.host);
 	free(gateway.vnc.path);

@@ -30,26 +30,38 @@ enum gateway_protocol {
 };
 
 /*
- * berthd as the control connection last saw it. Written only by
- * gw_upstream.c; read by the probes (gw_http.c) and the metrics. Strings
- * are owned here and replaced whole when berthd answers anew.
+ * berthd as the gateway's own connections last saw it: whether it is up
+ * from the liveness connection, the checks and services from the control
+ * connection. Written only by gw_upstream.c; read by the probes
+ * (gw_http.c) and the metrics. Strings are owned here and replaced whole
+ * when berthd answers anew. Times called _at or _since are ms since the
+ * epoch.
  */
 struct gateway_berthd {
-	int connected;        /* the control socket is up */
+	int connected;        /* the liveness socket is up */
 	int hello_ok;         /* hello succeeded on it */
 	lws_usec_t last_pong; /* monotonic time of the last answer */
 	char reason[160];     /* why berthd does not answer, for 503s */
+	uint64_t answered_at; /* the last answer (the start, if none) */
+	uint64_t up_since;    /* it answers again since */
 
 	/* From hello: the start of /healthz's body up to uptime_ms, the
-	 * rest of it after, and berthd's start time (ms since the epoch). */
+	 * rest of it after, and berthd's start time. */
 	char *healthz_head;
 	char *healthz_tail;
 	uint64_t started_at;
 
-	/* From the last state: the checks as a JSON object, and whether
-	 * every one of them is ok. */
+	/* From the last state: the checks as a JSON object, whether every
+	 * one of them is ok, the failing ones as a JSON array of "check
+	 * NAME: REASON", the services in state failed as a JSON array of
+	 * names; the earliest since of the failing checks (the latest of
+	 * all, if none fails) and the latest since of them all. */
 	char *checks_json;
 	int checks_ok;
+	char *why_json;
+	char *failed_json;
+	uint64_t checks_unready_since;
+	uint64_t checks_ready_since;
 };
 
 /* An ADDR:PORT given on the command line: a numeric IPv4 or IPv6

@@ -220,29 +220,66 @@ gw_http_healthz(struct lws *wsi)
 	        "%s%" PRIu64 "%s", b->healthz_head, uptime, b->healthz_tail));
 }
 
+/* /readyz's "unready": since when, for how long and why the sandbox is
+ * not ready, and which services failed for good, so that a pool manager
+ * tells a sandbox that is coming back from a dead one. */
+static void
+gw_http_unready(FILE *f, uint64_t since, const char *why, const char *failed)
+{
+	uint64_t now = proto_now_ms();
+
+	fputs(",\"unready\":{\"since\":", f);
+	gw_upstream_rfc3339(f, since);
+	fprintf(f, ",\"for_ms\":%" PRIu64 ",\"why\":%s,\"failed\":%s}",
+	    now > since ? now - since : 0, why, failed != NULL ? failed : "[]");
+}
+
 /* The readiness probe: berthd answers and every check is ok. */
 static int
 gw_http_readyz(struct lws *wsi)
 {
 	const struct gateway_berthd *b = &gateway.berthd;
-	const char *reason, *checks;
-	char *r;
+	const char *reason;
+	char *body = NULL, *why, *r;
+	uint64_t since;
 	int up, ready;
+	size_t len;
+	FILE *f;
 
 	up = gw_upstream_berthd_up(&reason);
-	checks = b->checks_json != NULL ? b->checks_json : "{}";
 	ready = up && b->checks_json != NULL && b->checks_ok;
-	if (up)
-		return gw_http_reply_json(wsi,
-		    ready ? HTTP_STATUS_OK : HTTP_STATUS_SERVICE_UNAVAILABLE,
-		    xasprintf("{\"ready\":%s,\"checks\":%s}",
-		        ready ? "true" : "false", checks));
-	r = gw_http_json_str(reason);
-	gw_http_reply_json(wsi, HTTP_STATUS_SERVICE_UNAVAILABLE,
-	    xasprintf(
-	        "{\"ready\":false,\"checks\":%s,\"reason\":%s}", checks, r));
-	free(r);
-	return 0;
+	f = open_memstream(&body, &len);
+	if (f == NULL)
+		log_fatal("open_memstream: out of memory");
+	fprintf(f, "{\"ready\":%s,\"checks\":%s", ready ? "true" : "false",
+	    b->checks_json != NULL ? b->checks_json : "{}");
+	if (!up) {
+		fputs(",\"reason\":", f);
+		json_write_str(f, reason, strlen(reason));
+	}
+	if (ready) {
+		since = b->up_since > b->checks_ready_since
+		    ? b->up_since
+		    : b->checks_ready_since;
+		fputs(",\"ready_since\":", f);
+		gw_upstream_rfc3339(f, since);
+	} else if (!up) {
+		r = gw_http_json_str(reason);
+		why = xasprintf("[%s]", r);
+		gw_http_unready(f, b->answered_at, why, b->failed_json);
+		free(why);
+		free(r);
+	} else if (b->checks_json == NULL)
+		gw_http_unready(f, b->up_since,
+		    "[\"waiting for berthd's state\"]", b->failed_json);
+	else
+		gw_http_unready(
+		    f, b->checks_unready_since, b->why_json, b->failed_json);
+	fputc('}', f);
+	if (fclose(f) != 0 || body == NULL)
+		log_fatal("open_memstream: out of memory");
+	return gw_http_reply_json(wsi,
+	    ready ? HTTP_STATUS_OK : HTTP_STATUS_SERVICE_UNAVAILABLE, body);
 }
 
 static int

@@ -1,7 +1,8 @@
 /* gw_upstream: Unix-socket connections to berthd as lws raw sockets, and
- * the control connection (hello, ping, state, the event subscription).
- * Owns every struct gw_upstream and the control connection's state, and
- * writes gateway.berthd. */
+ * the gateway's own two: the control connection (hello, state, the
+ * subscription to the checks' events) and the liveness connection (hello
+ * and ping). Owns every struct gw_upstream and the state of those two,
+ * and writes gateway.berthd. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -26,20 +27,27 @@
 #include "proto.h"
 #include "xmalloc.h"
 
-/* berthd answers within this long of a ping, or it is not up. */
+/* A ping goes every GW_UPSTREAM_PING_US; berthd that answered none for
+ * GW_UPSTREAM_STALE_US is not up. */
 #define GW_UPSTREAM_PING_US (1 * LWS_USEC_PER_SEC)
 #define GW_UPSTREAM_STALE_US (3 * LWS_USEC_PER_SEC)
-/* Reconnect backoff for the control connection. */
+/* The control connection asks for the state this often besides after
+ * every check's change: a service failing for good changes no check if
+ * nothing requires it, and the gateway's uid sees only checks' events. */
+#define GW_UPSTREAM_STATE_US (5 * LWS_USEC_PER_SEC)
+/* Reconnect backoff for the gateway's own connections. */
 #define GW_UPSTREAM_BACKOFF_MIN_MS 100
 #define GW_UPSTREAM_BACKOFF_MAX_MS 2000
 /* What may wait to go to berthd on the control connection: refusals are
  * dropped beyond it, so a flood of bad upgrades cannot grow it. */
 #define GW_UPSTREAM_CONTROL_QUEUE (1024u * 1024)
+/* The liveness connection carries a hello and one ping at a time. */
+#define GW_UPSTREAM_LIVENESS_QUEUE (64u * 1024)
 
 /*
- * Requests on the control connection carry their kind in the low bits of
- * their id, so a response says what it answers without a table of
- * outstanding requests.
+ * Requests on the gateway's own connections carry their kind in the low
+ * bits of their id, so a response says what it answers without a table
+ * of outstanding requests.
  */
 enum gw_upstream_req {
 	GW_REQ_HELLO = 1,
@@ -51,22 +59,42 @@ enum gw_upstream_req {
 #define GW_REQ_BITS 3
 #define GW_REQ_MASK ((1u << GW_REQ_BITS) - 1)
 
-/* The control connection and its timers. */
-static struct {
+/* One of the gateway's own connections to berthd, which reconnects
+ * after its backoff whenever it is lost. */
+struct gw_link {
+	const char *name; /* for the logs */
+	enum gw_upstream_kind kind;
 	struct gw_upstream *up;
 	lws_sorted_usec_list_t sul_connect;
-	lws_sorted_usec_list_t sul_ping;
 	struct backoff backoff;
-	uint64_t counter;  /* makes request ids unique */
+	uint64_t counter; /* makes request ids unique */
+	int hello_ok;
+	int warned; /* a connect failure was logged since it was up */
+};
+
+/* The control connection: hello, state, the subscription to the checks'
+ * events, and the refusals the gateway journals. */
+static struct {
+	struct gw_link link;
+	lws_sorted_usec_list_t sul_state;
 	int subscribed;    /* events.subscribe sent on this connection */
 	int state_pending; /* a state request is outstanding */
 	int state_again;   /* ... and another is wanted after it */
+} gw_ctl = {.link = {"control", GW_UPSTREAM_CONTROL}};
+
+/* The liveness connection: hello and pings, nothing else. berthd answers
+ * a connection's requests in order, and events share the subscriber's
+ * output: a ping on the control connection waits behind every event and
+ * state queued there before it. Here nothing can be ahead of a pong. */
+static struct {
+	struct gw_link link;
+	lws_sorted_usec_list_t sul_ping;
 	int ping_pending;
-	int warned; /* a connect failure was logged since berthd was up */
-} gw_ctl;
+} gw_live = {.link = {"liveness", GW_UPSTREAM_LIVENESS}};
 
 static int gw_upstream_control_msg(const uint8_t *msg, size_t len);
-static void gw_upstream_control_lost(void);
+static int gw_upstream_live_msg(const uint8_t *msg, size_t len);
+static void gw_upstream_link_lost(struct gw_link *l);
 
 struct gw_upstream *
 gw_upstream_open(enum gw_upstream_kind kind, char **cause)
@@ -74,7 +102,7 @@ gw_upstream_open(enum gw_upstream_kind kind, char **cause)
 	struct sockaddr_un sun;
 	struct gw_upstream *up;
 	struct lws *wsi;
-	int fd;
+	int fd, err;
 
 	memset(&sun, 0, sizeof sun);
 	sun.sun_family = AF_UNIX;
@@ -89,16 +117,20 @@ gw_upstream_open(enum gw_upstream_kind kind, char **cause)
 		return NULL;
 	}
 	/* A Unix connect completes or fails at once; EAGAIN means berthd's
-	 * backlog is full, which counts as unreachable too. */
+	 * backlog is full, for the caller to try again. */
 	if (connect(fd, (struct sockaddr *)&sun, sizeof sun) != 0) {
-		*cause = xasprintf("connect: %s", strerror(errno));
+		err = errno;
+		*cause = xasprintf("connect: %s", strerror(err));
 		close(fd);
+		errno = err;
 		return NULL;
 	}
 	up = xcalloc(1, sizeof *up);
 	up->kind = kind;
 	gw_queue_init(&up->out,
-	    kind == GW_UPSTREAM_CONTROL ? GW_UPSTREAM_CONTROL_QUEUE : SIZE_MAX);
+	    kind == GW_UPSTREAM_CONTROL        ? GW_UPSTREAM_CONTROL_QUEUE
+	        : kind == GW_UPSTREAM_LIVENESS ? GW_UPSTREAM_LIVENESS_QUEUE
+	                                       : SIZE_MAX);
 	wsi = gw_sock_adopt(gateway.vhost, fd, "berth-upstream", up, cause);
 	if (wsi == NULL) {
 		free(up);
@@ -194,6 +226,8 @@ gw_upstream_dispatch(struct gw_upstream *up, const uint8_t *msg, size_t len)
 {
 	if (up->kind == GW_UPSTREAM_CONTROL)
 		return gw_upstream_control_msg(msg, len);
+	if (up->kind == GW_UPSTREAM_LIVENESS)
+		return gw_upstream_live_msg(msg, len);
 	if (up->client == NULL)
 		return 0;
 	if (up->attach_pending) {
@@ -283,8 +317,10 @@ gw_upstream_free(struct gw_upstream *up)
 {
 	if (up->client != NULL)
 		gw_client_upstream_gone(up->client);
-	if (up == gw_ctl.up)
-		gw_upstream_control_lost();
+	if (up == gw_ctl.link.up)
+		gw_upstream_link_lost(&gw_ctl.link);
+	else if (up == gw_live.link.up)
+		gw_upstream_link_lost(&gw_live.link);
 	gw_queue_clear(&up->out);
 	free(up->in);
 	free(up);
@@ -317,16 +353,16 @@ gw_upstream_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 }
 
 /*
- * The control connection.
+ * The gateway's own connections.
  */
 
-/* Starts a request of the given kind: *pk packs into *sb; the caller
- * packs the args map next and sends with gw_upstream_control_send. */
+/* Starts a request of the given kind on l: *pk packs into *sb; the
+ * caller packs the args map next and sends with gw_upstream_link_send. */
 static void
-gw_upstream_control_begin(msgpack_sbuffer *sb, msgpack_packer *pk,
+gw_upstream_begin(struct gw_link *l, msgpack_sbuffer *sb, msgpack_packer *pk,
     enum gw_upstream_req kind, const char *op)
 {
-	uint64_t id = ++gw_ctl.counter << GW_REQ_BITS | kind;
+	uint64_t id = ++l->counter << GW_REQ_BITS | kind;
 
 	msgpack_sbuffer_init(sb);
 	msgpack_packer_init(pk, sb, msgpack_sbuffer_write);
@@ -334,28 +370,28 @@ gw_upstream_control_begin(msgpack_sbuffer *sb, msgpack_packer *pk,
 }
 
 static int
-gw_upstream_control_send(msgpack_sbuffer *sb)
+gw_upstream_link_send(struct gw_link *l, msgpack_sbuffer *sb)
 {
 	int r = -1;
 
 	PACKCHECK_SENT(sb->data, sb->size, NULL);
-	if (gw_ctl.up != NULL)
-		r = gw_upstream_send(gw_ctl.up, sb->data, sb->size);
+	if (l->up != NULL)
+		r = gw_upstream_send(l->up, sb->data, sb->size);
 	msgpack_sbuffer_destroy(sb);
 	return r;
 }
 
 static void
-gw_upstream_control_hello(void)
+gw_upstream_link_hello(struct gw_link *l)
 {
 	msgpack_sbuffer sb;
 	msgpack_packer pk;
 
-	gw_upstream_control_begin(&sb, &pk, GW_REQ_HELLO, "hello");
+	gw_upstream_begin(l, &sb, &pk, GW_REQ_HELLO, "hello");
 	msgpack_pack_map(&pk, 2);
 	proto_pack_kv_str(&pk, "version", PROTO_VERSION);
 	proto_pack_kv_str(&pk, "client", "berth-gateway/" BERTH_VERSION);
-	gw_upstream_control_send(&sb);
+	gw_upstream_link_send(l, &sb);
 }
 
 static void
@@ -368,9 +404,9 @@ gw_upstream_control_state(void)
 		gw_ctl.state_again = 1;
 		return;
 	}
-	gw_upstream_control_begin(&sb, &pk, GW_REQ_STATE, "state");
+	gw_upstream_begin(&gw_ctl.link, &sb, &pk, GW_REQ_STATE, "state");
 	msgpack_pack_map(&pk, 0);
-	if (gw_upstream_control_send(&sb) == 0)
+	if (gw_upstream_link_send(&gw_ctl.link, &sb) == 0)
 		gw_ctl.state_pending = 1;
 }
 
@@ -380,11 +416,11 @@ gw_upstream_control_subscribe(uint64_t from_seq)
 	msgpack_sbuffer sb;
 	msgpack_packer pk;
 
-	gw_upstream_control_begin(
-	    &sb, &pk, GW_REQ_SUBSCRIBE, "events.subscribe");
+	gw_upstream_begin(
+	    &gw_ctl.link, &sb, &pk, GW_REQ_SUBSCRIBE, "events.subscribe");
 	msgpack_pack_map(&pk, 1);
 	proto_pack_kv_u64(&pk, "from_seq", from_seq);
-	if (gw_upstream_control_send(&sb) == 0)
+	if (gw_upstream_link_send(&gw_ctl.link, &sb) == 0)
 		gw_ctl.subscribed = 1;
 }
 
@@ -395,18 +431,18 @@ gw_upstream_auth_failed(const char *peer, const char *reason, uint64_t count)
 	msgpack_packer pk;
 
 	/* berthd takes nothing but hello before hello. */
-	if (gw_ctl.up == NULL || !gateway.berthd.hello_ok) {
+	if (gw_ctl.link.up == NULL || !gw_ctl.link.hello_ok) {
 		log_info(
 		    "refusal of %s not journaled: berthd not connected", peer);
 		return;
 	}
-	gw_upstream_control_begin(
-	    &sb, &pk, GW_REQ_AUTH_FAILED, "gateway.auth_failed");
+	gw_upstream_begin(
+	    &gw_ctl.link, &sb, &pk, GW_REQ_AUTH_FAILED, "gateway.auth_failed");
 	msgpack_pack_map(&pk, 3);
 	proto_pack_kv_str(&pk, "peer", peer);
 	proto_pack_kv_str(&pk, "reason", reason);
 	proto_pack_kv_u64(&pk, "count", count);
-	if (gw_upstream_control_send(&sb) < 0)
+	if (gw_upstream_link_send(&gw_ctl.link, &sb) < 0)
 		log_warn("refusal of %s not journaled: berthd is behind", peer);
 }
 
@@ -435,34 +471,46 @@ gw_upstream_json_field(FILE *f, const msgpack_object *map, const char *key)
 		fputs("\"\"", f);
 }
 
-/* hello's result becomes the body of /healthz, split where uptime_ms
- * goes, so that a probe costs one formatted number. */
+static FILE *
+gw_upstream_memstream(char **buf)
+{
+	size_t len;
+	FILE *f;
+
+	free(*buf);
+	*buf = NULL;
+	f = open_memstream(buf, &len);
+	if (f == NULL)
+		log_fatal("open_memstream: out of memory");
+	return f;
+}
+
+static void
+gw_upstream_memstream_done(FILE *f)
+{
+	if (fclose(f) != 0)
+		log_fatal("open_memstream: out of memory");
+}
+
+/* hello's result on the liveness connection becomes the body of
+ * /healthz, split where uptime_ms goes, so that a probe costs one
+ * formatted number. */
 static void
 gw_upstream_hello_done(const msgpack_object *result)
 {
 	struct gateway_berthd *b = &gateway.berthd;
 	const msgpack_object *labels;
 	uint64_t started_at = 0;
-	size_t len;
 	FILE *f;
 
-	free(b->healthz_head);
-	free(b->healthz_tail);
-	b->healthz_head = NULL;
-	b->healthz_tail = NULL;
-	f = open_memstream(&b->healthz_head, &len);
-	if (f == NULL)
-		log_fatal("open_memstream: out of memory");
+	f = gw_upstream_memstream(&b->healthz_head);
 	fputs("{\"status\":\"ok\",\"boot_id\":", f);
 	gw_upstream_json_field(f, result, "boot_id");
 	fputs(",\"version\":", f);
 	gw_upstream_json_field(f, result, "agent_version");
 	fputs(",\"uptime_ms\":", f);
-	if (fclose(f) != 0)
-		log_fatal("open_memstream: out of memory");
-	f = open_memstream(&b->healthz_tail, &len);
-	if (f == NULL)
-		log_fatal("open_memstream: out of memory");
+	gw_upstream_memstream_done(f);
+	f = gw_upstream_memstream(&b->healthz_tail);
 	fputs(",\"labels\":", f);
 	labels = proto_map_get(result, "labels");
 	if (labels != NULL && labels->type == MSGPACK_OBJECT_MAP)
@@ -470,19 +518,16 @@ gw_upstream_hello_done(const msgpack_object *result)
 	else
 		fputs("{}", f);
 	fputs("}", f);
-	if (fclose(f) != 0)
-		log_fatal("open_memstream: out of memory");
+	gw_upstream_memstream_done(f);
 	proto_arg_u64(result, "started_at", &started_at);
 	b->started_at = started_at;
 	b->hello_ok = 1;
 	b->last_pong = lws_now_usecs();
-	backoff_reset(&gw_ctl.backoff);
-	gw_ctl.warned = 0;
+	b->answered_at = b->up_since = proto_now_ms();
 	log_info("berthd answers");
 }
 
-/* An RFC 3339 UTC time, with milliseconds, of ms since the epoch. */
-static void
+void
 gw_upstream_rfc3339(FILE *f, uint64_t ms)
 {
 	time_t secs = (time_t)(ms / 1000);
@@ -497,28 +542,46 @@ gw_upstream_rfc3339(FILE *f, uint64_t ms)
 	fprintf(f, "\"%s.%03uZ\"", when, (unsigned)(ms % 1000));
 }
 
+/* One failing check as an entry of /readyz's "why". */
+static void
+gw_upstream_why(
+    FILE *f, const msgpack_object *name, const msgpack_object *reason)
+{
+	char *s;
+
+	if (reason != NULL && reason->type == MSGPACK_OBJECT_STR)
+		s = xasprintf("check %.*s: %.*s", (int)name->via.str.size,
+		    name->via.str.ptr, (int)reason->via.str.size,
+		    reason->via.str.ptr);
+	else
+		s = xasprintf("check %.*s: not ok", (int)name->via.str.size,
+		    name->via.str.ptr);
+	json_write_str(f, s, strlen(s));
+	free(s);
+}
+
 /*
- * state's checks become the JSON object /readyz returns. A check that
- * does not say ok=true counts as failing: readiness is strict.
+ * state's checks become the JSON object /readyz returns, and the failing
+ * ones its "why". A check that does not say ok=true counts as failing:
+ * readiness is strict. A check's since is when its verdict last changed:
+ * the sandbox is unready since the earliest of the failing ones, and
+ * ready since the latest of them all.
  */
 static void
 gw_upstream_checks(const msgpack_object *checks)
 {
 	struct gateway_berthd *b = &gateway.berthd;
 	const msgpack_object *k, *v, *reason;
-	uint64_t since;
-	int all_ok = 1;
+	uint64_t since, earliest = UINT64_MAX, latest = 0;
+	int all_ok = 1, nwhy = 0;
 	uint32_t i;
-	size_t len;
+	FILE *f, *why;
 	bool ok;
-	FILE *f;
 
-	free(b->checks_json);
-	b->checks_json = NULL;
-	f = open_memstream(&b->checks_json, &len);
-	if (f == NULL)
-		log_fatal("open_memstream: out of memory");
+	f = gw_upstream_memstream(&b->checks_json);
+	why = gw_upstream_memstream(&b->why_json);
 	fputc('{', f);
+	fputc('[', why);
 	for (i = 0; checks != NULL && checks->type == MSGPACK_OBJECT_MAP &&
 	     i < checks->via.map.size;
 	     i++) {
@@ -546,13 +609,54 @@ gw_upstream_checks(const msgpack_object *checks)
 		fputs(",\"since\":", f);
 		gw_upstream_rfc3339(f, since);
 		fputc('}', f);
-		if (!ok)
+		if (since > latest)
+			latest = since;
+		if (!ok) {
 			all_ok = 0;
+			if (since < earliest)
+				earliest = since;
+			if (nwhy++ != 0)
+				fputc(',', why);
+			gw_upstream_why(why, k, reason);
+		}
 	}
 	fputc('}', f);
-	if (fclose(f) != 0)
-		log_fatal("open_memstream: out of memory");
+	fputc(']', why);
+	gw_upstream_memstream_done(f);
+	gw_upstream_memstream_done(why);
 	b->checks_ok = all_ok;
+	b->checks_ready_since = latest;
+	b->checks_unready_since = earliest != UINT64_MAX ? earliest : latest;
+}
+
+/* The services in state "failed", as a JSON array of their names. */
+static void
+gw_upstream_failed(const msgpack_object *services)
+{
+	const msgpack_object *name, *st;
+	uint32_t i;
+	int n = 0;
+	FILE *f;
+
+	f = gw_upstream_memstream(&gateway.berthd.failed_json);
+	fputc('[', f);
+	for (i = 0;
+	     services != NULL && services->type == MSGPACK_OBJECT_ARRAY &&
+	     i < services->via.array.size;
+	     i++) {
+		name = proto_map_get(&services->via.array.ptr[i], "name");
+		st = proto_map_get(&services->via.array.ptr[i], "state");
+		if (name == NULL || name->type != MSGPACK_OBJECT_STR ||
+		    st == NULL || st->type != MSGPACK_OBJECT_STR ||
+		    st->via.str.size != 6 ||
+		    memcmp(st->via.str.ptr, "failed", 6) != 0)
+			continue;
+		if (n++ != 0)
+			fputc(',', f);
+		json_write_str(f, name->via.str.ptr, name->via.str.size);
+	}
+	fputc(']', f);
+	gw_upstream_memstream_done(f);
 }
 
 static void
@@ -561,6 +665,7 @@ gw_upstream_state_done(const msgpack_object *result)
 	uint64_t last_seq = 0;
 
 	gw_upstream_checks(proto_map_get(result, "checks"));
+	gw_upstream_failed(proto_map_get(result, "services"));
 	/* Subscribe after the first state, from just past what it saw, so
 	 * that no check change falls between the two. */
 	if (!gw_ctl.subscribed) {
@@ -569,19 +674,51 @@ gw_upstream_state_done(const msgpack_object *result)
 	}
 }
 
+/* The answer to a request whose refusal does no harm: logged. */
+static void
+gw_upstream_refused(const struct gw_link *l, const struct proto_msg *m)
+{
+	switch (m->id & GW_REQ_MASK) {
+	case GW_REQ_SUBSCRIBE:
+	case GW_REQ_AUTH_FAILED:
+		if (!m->ok)
+			log_warn("berthd refused a request of the gateway: "
+			         "%s: %s",
+			    m->err_code, m->err_message);
+		return;
+	default:
+		log_warn("berthd answered request %" PRIu64
+		         " on the %s connection, which the gateway never sent",
+		    m->id, l->name);
+		return;
+	}
+}
+
+/* hello's answer on l: -1 to close the connection if berthd refused. */
+static int
+gw_upstream_link_hello_done(struct gw_link *l, const struct proto_msg *m)
+{
+	if (!m->ok) {
+		log_warn("berthd refused the %s connection's hello: %s: %s",
+		    l->name, m->err_code, m->err_message);
+		if (l->kind == GW_UPSTREAM_LIVENESS)
+			gw_upstream_set_reason(
+			    "berthd refused hello: %s", m->err_code);
+		return -1;
+	}
+	l->hello_ok = 1;
+	backoff_reset(&l->backoff);
+	l->warned = 0;
+	return 0;
+}
+
 static int
 gw_upstream_control_response(const struct proto_msg *m)
 {
 	switch (m->id & GW_REQ_MASK) {
 	case GW_REQ_HELLO:
-		if (!m->ok) {
-			log_warn("berthd refused hello: %s: %s", m->err_code,
-			    m->err_message);
-			gw_upstream_set_reason(
-			    "berthd refused hello: %s", m->err_code);
+		if (gw_upstream_link_hello_done(&gw_ctl.link, m) < 0)
 			return -1;
-		}
-		gw_upstream_hello_done(m->result);
 		gw_upstream_control_state();
 		return 0;
 	case GW_REQ_STATE:
@@ -596,38 +733,31 @@ gw_upstream_control_response(const struct proto_msg *m)
 			gw_upstream_control_state();
 		}
 		return 0;
-	case GW_REQ_PING:
-		gw_ctl.ping_pending = 0;
-		if (m->ok)
-			gateway.berthd.last_pong = lws_now_usecs();
-		return 0;
-	case GW_REQ_SUBSCRIBE:
-	case GW_REQ_AUTH_FAILED:
-		if (!m->ok)
-			log_warn("berthd refused a request of the gateway: "
-			         "%s: %s",
-			    m->err_code, m->err_message);
-		return 0;
-	default:
-		log_warn("berthd answered request %" PRIu64
-		         ", which the gateway never sent",
-		    m->id);
-		return 0;
+	default: gw_upstream_refused(&gw_ctl.link, m); return 0;
 	}
+}
+
+static int
+gw_upstream_decode(const uint8_t *msg, size_t len, struct proto_msg *m)
+{
+	const char *code;
+	char err[256];
+
+	if (proto_decode(msg, len, m, &code, err, sizeof err) < 0) {
+		log_warn("bad message from berthd: %s", err);
+		return -1;
+	}
+	return 0;
 }
 
 static int
 gw_upstream_control_msg(const uint8_t *msg, size_t len)
 {
 	struct proto_msg m;
-	const char *code;
-	char err[256];
 	int r = 0;
 
-	if (proto_decode(msg, len, &m, &code, err, sizeof err) < 0) {
-		log_warn("bad message from berthd: %s", err);
+	if (gw_upstream_decode(msg, len, &m) < 0)
 		return -1;
-	}
 	switch (m.type) {
 	case PROTO_RESPONSE: r = gw_upstream_control_response(&m); break;
 	case PROTO_EVENT:
@@ -641,66 +771,119 @@ gw_upstream_control_msg(const uint8_t *msg, size_t len)
 	return r;
 }
 
+static void
+gw_upstream_pong(void)
+{
+	struct gateway_berthd *b = &gateway.berthd;
+	lws_usec_t now = lws_now_usecs();
+
+	/* berthd that was stale is up again from now. */
+	if (now - b->last_pong > GW_UPSTREAM_STALE_US)
+		b->up_since = proto_now_ms();
+	b->last_pong = now;
+	b->answered_at = proto_now_ms();
+}
+
+static int
+gw_upstream_live_msg(const uint8_t *msg, size_t len)
+{
+	struct proto_msg m;
+	int r = 0;
+
+	if (gw_upstream_decode(msg, len, &m) < 0)
+		return -1;
+	if (m.type != PROTO_RESPONSE) {
+		proto_msg_free(&m);
+		return 0;
+	}
+	switch (m.id & GW_REQ_MASK) {
+	case GW_REQ_HELLO:
+		r = gw_upstream_link_hello_done(&gw_live.link, &m);
+		if (r == 0)
+			gw_upstream_hello_done(m.result);
+		break;
+	case GW_REQ_PING:
+		gw_live.ping_pending = 0;
+		if (m.ok)
+			gw_upstream_pong();
+		break;
+	default: gw_upstream_refused(&gw_live.link, &m); break;
+	}
+	proto_msg_free(&m);
+	return r;
+}
+
 static void gw_upstream_connect_cb(lws_sorted_usec_list_t *sul);
 
-/* The next try to connect, after the backoff. */
+/* The next try to connect l, after its backoff. */
 static void
-gw_upstream_retry(void)
+gw_upstream_retry(struct gw_link *l)
 {
-	lws_sul_schedule(gateway.ctx, 0, &gw_ctl.sul_connect,
+	lws_sul_schedule(gateway.ctx, 0, &l->sul_connect,
 	    gw_upstream_connect_cb,
-	    (lws_usec_t)backoff_next(&gw_ctl.backoff) * LWS_US_PER_MS);
+	    (lws_usec_t)backoff_next(&l->backoff) * LWS_US_PER_MS);
 }
 
 static void
 gw_upstream_connect_cb(lws_sorted_usec_list_t *sul)
 {
-	struct gateway_berthd *b = &gateway.berthd;
+	struct gw_link *l = lws_container_of(sul, struct gw_link, sul_connect);
+	int live = l->kind == GW_UPSTREAM_LIVENESS;
 	char *cause;
 
-	(void)sul;
-	if (gateway.stopping || gw_ctl.up != NULL)
+	if (gateway.stopping || l->up != NULL)
 		return;
-	gw_ctl.up = gw_upstream_open(GW_UPSTREAM_CONTROL, &cause);
-	if (gw_ctl.up == NULL) {
-		gw_upstream_set_reason("berthd unreachable: %s", cause);
-		if (!gw_ctl.warned)
-			log_warn("berthd unreachable at %s: %s; retrying",
-			    gateway.socket_path, cause);
+	l->up = gw_upstream_open(l->kind, &cause);
+	if (l->up == NULL) {
+		if (live)
+			gw_upstream_set_reason("berthd unreachable: %s", cause);
+		if (!l->warned)
+			log_warn("berthd unreachable at %s (%s connection): "
+			         "%s; retrying",
+			    gateway.socket_path, l->name, cause);
 		else
 			log_debug("%s: %s", __func__, cause);
-		gw_ctl.warned = 1;
+		l->warned = 1;
 		free(cause);
-		gw_upstream_retry();
+		gw_upstream_retry(l);
 		return;
 	}
-	b->connected = 1;
-	gw_upstream_set_reason("waiting for berthd's hello");
-	gw_upstream_control_hello();
+	if (live) {
+		gateway.berthd.connected = 1;
+		gw_upstream_set_reason("waiting for berthd's hello");
+	}
+	gw_upstream_link_hello(l);
 }
 
-/* The control socket closed: forget what this connection set up and
- * try again after the backoff. */
+/* l's socket closed: forget what this connection set up and try again
+ * after the backoff. */
 static void
-gw_upstream_control_lost(void)
+gw_upstream_link_lost(struct gw_link *l)
 {
 	struct gateway_berthd *b = &gateway.berthd;
+	int was_ok = l->hello_ok;
 
-	gw_ctl.up = NULL;
-	gw_ctl.subscribed = 0;
-	gw_ctl.state_pending = 0;
-	gw_ctl.state_again = 0;
-	gw_ctl.ping_pending = 0;
-	b->connected = 0;
+	l->up = NULL;
+	l->hello_ok = 0;
+	if (l->kind == GW_UPSTREAM_CONTROL) {
+		gw_ctl.subscribed = 0;
+		gw_ctl.state_pending = 0;
+		gw_ctl.state_again = 0;
+	} else {
+		gw_live.ping_pending = 0;
+		b->connected = 0;
+		b->hello_ok = 0;
+		/* A refused hello says more than that the connection
+		 * closed. */
+		if (strncmp(b->reason, "berthd refused", 14) != 0)
+			gw_upstream_set_reason("connection to berthd lost");
+	}
 	if (gateway.stopping)
 		return;
-	if (b->hello_ok)
-		log_warn("lost the connection to berthd; reconnecting");
-	/* A refused hello says more than that the connection closed. */
-	if (strncmp(b->reason, "berthd refused", 14) != 0)
-		gw_upstream_set_reason("connection to berthd lost");
-	b->hello_ok = 0;
-	gw_upstream_retry();
+	if (was_ok)
+		log_warn(
+		    "lost the %s connection to berthd; reconnecting", l->name);
+	gw_upstream_retry(l);
 }
 
 /* One ping outstanding at most: a berthd that stopped answering gets no
@@ -714,33 +897,55 @@ gw_upstream_ping_cb(lws_sorted_usec_list_t *sul)
 	(void)sul;
 	if (gateway.stopping)
 		return;
-	if (gw_ctl.up != NULL && gateway.berthd.hello_ok &&
-	    !gw_ctl.ping_pending) {
-		gw_upstream_control_begin(&sb, &pk, GW_REQ_PING, "ping");
+	if (gw_live.link.up != NULL && gw_live.link.hello_ok &&
+	    !gw_live.ping_pending) {
+		gw_upstream_begin(&gw_live.link, &sb, &pk, GW_REQ_PING, "ping");
 		msgpack_pack_map(&pk, 0);
-		if (gw_upstream_control_send(&sb) == 0)
-			gw_ctl.ping_pending = 1;
+		if (gw_upstream_link_send(&gw_live.link, &sb) == 0)
+			gw_live.ping_pending = 1;
 	}
-	lws_sul_schedule(gateway.ctx, 0, &gw_ctl.sul_ping, gw_upstream_ping_cb,
+	lws_sul_schedule(gateway.ctx, 0, &gw_live.sul_ping, gw_upstream_ping_cb,
 	    GW_UPSTREAM_PING_US);
+}
+
+static void
+gw_upstream_state_cb(lws_sorted_usec_list_t *sul)
+{
+	(void)sul;
+	if (gateway.stopping)
+		return;
+	if (gw_ctl.link.up != NULL && gw_ctl.link.hello_ok)
+		gw_upstream_control_state();
+	lws_sul_schedule(gateway.ctx, 0, &gw_ctl.sul_state,
+	    gw_upstream_state_cb, GW_UPSTREAM_STATE_US);
 }
 
 void
 gw_upstream_control_start(void)
 {
-	backoff_init(&gw_ctl.backoff, GW_UPSTREAM_BACKOFF_MIN_MS,
-	    GW_UPSTREAM_BACKOFF_MAX_MS);
+	struct gw_link *links[] = {&gw_live.link, &gw_ctl.link};
+	size_t i;
+
+	gateway.berthd.answered_at = proto_now_ms();
 	gw_upstream_set_reason("not connected to berthd yet");
-	gw_upstream_connect_cb(NULL);
-	lws_sul_schedule(gateway.ctx, 0, &gw_ctl.sul_ping, gw_upstream_ping_cb,
+	for (i = 0; i < sizeof links / sizeof links[0]; i++) {
+		backoff_init(&links[i]->backoff, GW_UPSTREAM_BACKOFF_MIN_MS,
+		    GW_UPSTREAM_BACKOFF_MAX_MS);
+		gw_upstream_connect_cb(&links[i]->sul_connect);
+	}
+	lws_sul_schedule(gateway.ctx, 0, &gw_live.sul_ping, gw_upstream_ping_cb,
 	    GW_UPSTREAM_PING_US);
+	lws_sul_schedule(gateway.ctx, 0, &gw_ctl.sul_state,
+	    gw_upstream_state_cb, GW_UPSTREAM_STATE_US);
 }
 
 void
 gw_upstream_control_stop(void)
 {
-	lws_sul_cancel(&gw_ctl.sul_connect);
-	lws_sul_cancel(&gw_ctl.sul_ping);
+	lws_sul_cancel(&gw_ctl.link.sul_connect);
+	lws_sul_cancel(&gw_live.link.sul_connect);
+	lws_sul_cancel(&gw_live.sul_ping);
+	lws_sul_cancel(&gw_ctl.sul_state);
 }
 
 int

@@ -1,13 +1,16 @@
 /* gw_upstream: the gateway's Unix-socket connections to berthd, adopted
  * into lws as raw sockets so that they share the one service loop with
  * the WebSocket clients: one per client, plus the control connection,
- * which keeps the cached view of berthd that the probes answer from. */
+ * which keeps the cached view of the checks and services that /readyz
+ * answers from, and the liveness connection, whose pings alone say
+ * whether berthd is up. */
 #ifndef BERTH_GW_UPSTREAM_H
 #define BERTH_GW_UPSTREAM_H
 
 #include <libwebsockets.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "gw_queue.h"
 
@@ -20,6 +23,7 @@ struct gw_client;
 
 enum gw_upstream_kind {
 	GW_UPSTREAM_CONTROL,
+	GW_UPSTREAM_LIVENESS,
 	GW_UPSTREAM_CLIENT,
 };
 
@@ -41,7 +45,8 @@ struct gw_upstream {
 };
 
 /* Connects to berthd and adopts the socket. NULL with *cause if berthd
- * cannot be reached. */
+ * cannot be reached; errno is then EAGAIN if its backlog is full, which
+ * may clear at once. */
 struct gw_upstream *gw_upstream_open(enum gw_upstream_kind kind, char **cause);
 /* Queues one message (framed here) for berthd. -1 if the queue is full. */
 int gw_upstream_send(struct gw_upstream *up, const void *msg, size_t len);
@@ -59,15 +64,19 @@ void gw_upstream_close(struct gw_upstream *up);
 int gw_upstream_cb(struct lws *wsi, enum lws_callback_reasons reason,
     void *user, void *in, size_t len);
 
-/* The control connection: connects now and keeps reconnecting. */
+/* The control and liveness connections: connect now and keep
+ * reconnecting. */
 void gw_upstream_control_start(void);
 void gw_upstream_control_stop(void);
-/* Whether berthd answers: connected, hello done, and a ping answered
- * lately. If not, *reason says why. */
+/* Whether berthd answers on the liveness connection: connected, hello
+ * done, and a ping answered lately. If not, *reason says why. */
 int gw_upstream_berthd_up(const char **reason);
 /* Tells berthd that count requests of peer were refused (never with the
  * token). */
 void gw_upstream_auth_failed(
     const char *peer, const char *reason, uint64_t count);
+/* Writes ms since the epoch as a JSON string, RFC 3339 in UTC with
+ * milliseconds. */
+void gw_upstream_rfc3339(FILE *f, uint64_t ms);
 
 #endif

@@ -2,6 +2,7 @@
 check before any WebSocket upgrade (refusals journaled, the token never
 written anywhere)."""
 
+import datetime
 import os
 import re
 import signal
@@ -20,6 +21,7 @@ from harness import (  # noqa: E402
     note,
     parse_metrics,
     run,
+    scratch,
     wait_for,
     ws_upgrade,
 )
@@ -35,6 +37,7 @@ METRICS = [
     "berth_gateway_auth_failures_total",
     "berth_gateway_slow_consumer_drops_total",
     "berth_gateway_http_requests_total",
+    "berth_gateway_upstream_connect_retries_total",
     "berth_events_total",
     "berth_up",
 ]
@@ -57,12 +60,61 @@ def healthz():
         wait_for(lambda: http_json(sb.port, "/healthz")[1]["uptime_ms"] > h["uptime_ms"], 3, "uptime_ms to grow")
 
 
-@case("/readyz: 200 ready with no checks")
+def rfc3339(s):
+    """An RFC 3339 UTC time with milliseconds, as seconds since the epoch."""
+    return datetime.datetime.strptime(s, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=datetime.timezone.utc).timestamp()
+
+
+@case("/readyz: 200 ready with no checks, ready since berthd answered")
 def readyz():
+    t0 = time.time()
     with Sandbox() as sb:
         status, r = http_json(sb.port, "/readyz")
+        t1 = time.time()
         expect_eq(status, 200, "status")
-        expect_eq(r, {"ready": True, "checks": {}}, "body")
+        expect_eq(sorted(r), ["checks", "ready", "ready_since"], "fields")
+        expect_eq((r["ready"], r["checks"]), (True, {}), "ready and checks")
+        since = rfc3339(r["ready_since"])
+        expect(t0 - 0.01 <= since <= t1 + 0.01, "ready_since %s is not between the start and now" % r["ready_since"])
+
+
+@case("/readyz unready: since a failing check's start, growing; why is the check and its reason; "
+      "failed lists a service that failed for good; ready_since once ready")
+def readyz_unready():
+    gate = os.path.join(scratch(), "up")
+    extra = (
+        "[service web]\ncommand = sleep 1000\nready = exec /usr/bin/test -f %s\n\n"
+        "[service crasher]\ncommand = /bin/false\nrequired = no\nmax_deaths = 1\n" % gate
+    )
+    t0 = time.time()
+    with Sandbox(extra=extra, wait="socket") as sb:
+
+        def unready():
+            st, r = http_json(sb.port, "/readyz")
+            u = r.get("unready") or {}
+            return r if st == 503 and u.get("failed") and u.get("why") and "status" in u["why"][0] else None
+
+        r = wait_for(unready, 20, "/readyz unready with crasher failed and web's check failing", 0.1)
+        note("/readyz: %r" % r)
+        u = r["unready"]
+        expect_eq(r["ready"], False, "ready")
+        expect_eq(u["failed"], ["crasher"], "failed")
+        expect_eq(sb.state()["checks"]["web"]["ok"], False, "web's check")
+        reason = sb.state()["checks"]["web"]["reason"]
+        expect_eq(u["why"], ["check web: " + reason], "why")
+        since = rfc3339(u["since"])
+        expect_eq(since, rfc3339(r["checks"]["web"]["since"]), "since (web's check's since)")
+        expect(t0 - 0.01 <= since <= time.time(), "since %s is not between the start and now" % u["since"])
+        time.sleep(0.5)
+        later = http_json(sb.port, "/readyz")[1]["unready"]
+        expect_eq(later["since"], u["since"], "since, asked again")
+        expect(later["for_ms"] >= u["for_ms"] + 450, "for_ms did not grow: %d then %d" % (u["for_ms"], later["for_ms"]))
+        touched = time.time()
+        open(gate, "w").close()
+        r = wait_for(lambda: (lambda st_r: st_r[1] if st_r[0] == 200 else None)(http_json(sb.port, "/readyz")), 10, "/readyz 200")
+        expect("unready" not in r, "unready while ready: %r" % r)
+        expect(rfc3339(r["ready_since"]) >= touched - 0.01, "ready since %s, the gate was made at %.3f" % (r["ready_since"], touched))
+        expect_eq(r["ready_since"], r["checks"]["web"]["since"], "ready_since (web's check turned ok)")
 
 
 @case("/metrics: every metric is there and they move")
@@ -173,6 +225,7 @@ def healthz_follows_berthd():
     with Sandbox() as sb:
         pid = sb.berthd_pid()
         os.kill(pid, signal.SIGSTOP)
+        stopped_wall = time.time()
         try:
             stopped_at = time.monotonic()
             wait_for(lambda: http_get(sb.port, "/healthz")[0] == 503, 8, "/healthz 503 with berthd stopped", 0.1)
@@ -181,12 +234,33 @@ def healthz_follows_berthd():
             expect_eq(status, 503, "status")
             expect_eq(h.get("status"), "unavailable", "status field")
             expect(h.get("reason"), "no reason in %r" % h)
-            expect_eq(http_get(sb.port, "/readyz")[0], 503, "/readyz status")
+            st, r = http_json(sb.port, "/readyz")
+            expect_eq(st, 503, "/readyz status")
             expect_eq(sb.metrics()["berth_up"], 0, "berth_up")
+            # Unready since berthd's last answer, a ping at most a second
+            # (and a turn of the loop) before it stopped; why is the
+            # reason, and it grows.
+            u = r.get("unready")
+            expect(u is not None, "no unready in %r" % r)
+            note("/readyz with berthd stopped: %r" % r)
+            expect_eq(len(u["why"]), 1, "why: %r" % u["why"])
+            expect("ping" in u["why"][0] and "berthd" in u["why"][0], "why: %r" % u["why"])
+            expect_eq(u["failed"], [], "failed")
+            since = rfc3339(u["since"])
+            expect(stopped_wall - 1.6 <= since <= stopped_wall, "unready since %s, berthd stopped at %.3f" % (u["since"], stopped_wall))
+            expect(abs(u["for_ms"] / 1000 - (time.time() - since)) < 0.5, "for_ms %d from since %s" % (u["for_ms"], u["since"]))
+            time.sleep(0.3)
+            later = http_json(sb.port, "/readyz")[1]["unready"]
+            expect_eq(later["since"], u["since"], "since, asked again")
+            expect(later["for_ms"] >= u["for_ms"] + 250, "for_ms did not grow: %d then %d" % (u["for_ms"], later["for_ms"]))
         finally:
+            cont_wall = time.time()
             os.kill(pid, signal.SIGCONT)
         wait_for(lambda: http_get(sb.port, "/healthz")[0] == 200, 8, "/healthz 200 after SIGCONT", 0.05)
-        expect_eq(http_get(sb.port, "/readyz")[0], 200, "/readyz status after SIGCONT")
+        st, r = http_json(sb.port, "/readyz")
+        expect_eq(st, 200, "/readyz status after SIGCONT")
+        expect("unready" not in r, "unready while ready: %r" % r)
+        expect(rfc3339(r["ready_since"]) >= cont_wall - 0.01, "ready since %s, berthd went on at %.3f" % (r["ready_since"], cont_wall))
         sb.ws().call("ping")
 
 
