@@ -12,7 +12,16 @@ ASan): 200 readers; 50 PTYs of `seq 1 60000` (about 400 KB each); 20
 commands of `seq 1 100000` (about 590 KB each); auth.failed events in
 batches of 500 until the stalled client is dropped (at least 3000);
 client_queue 256K, so that the stalled client overflows it with a few
-thousand events."""
+thousand events.
+
+The second case pours events of 1 MB (proc.started of a command whose
+arguments are 1 MB, the largest caller-supplied part of any event) at
+1 MB/s into the journal while 20 clients follow every event and 10 of
+them read a flooding PTY each, and samples /healthz every 100 ms beside
+a ping of berthd on a Unix connection of its own: /healthz is never 503
+while berthd answers. It has fewer followers than the first: each
+event, 1 MB, goes to every one of them, and 200 would be 200 MB/s
+through one Python process."""
 
 import asyncio
 import os
@@ -33,7 +42,7 @@ from harness import (  # noqa: E402
     run,
     scratch,
 )
-from harness.load import AsyncClient, HealthPoller, Sampler, event_digest  # noqa: E402
+from harness.load import AsyncClient, BigEvents, HealthPoller, Pinger, Sampler, event_digest  # noqa: E402
 
 READERS = 200
 PTYS = 50
@@ -152,6 +161,7 @@ def load():
         stalled_seq = s.next_seq - 1
 
         sampler = Sampler({"berthd": sb.berthd_pid(), "gateway": sb.gateway_pid()})
+        pinger = Pinger(sb.socket)
         health = HealthPoller(sb.port)
         stats = {}
         try:
@@ -159,6 +169,7 @@ def load():
         finally:
             sampler.stop()
             health.stop()
+            pinger.stop()
 
         final = stats["final"]
         # The journal up to final: the readers' leaving journals more.
@@ -206,14 +217,101 @@ def load():
         for name in ("berthd", "gateway"):
             print("# %s: VmRSS first %d KiB, peak %d KiB, VmHWM %d KiB" % (
                 name, sampler.first[name], sampler.peak_rss[name], sampler.hwm[name]))
-        print("# /healthz: %d polls, by status %s, slowest %.2f s, unanswered %d" % (
-            health.polls(), health.status, health.slowest, len(health.failures)))
+        print("# /healthz: %d polls, by status %s, slowest %.3f s, unanswered %d; berthd's direct ping: %d, slowest %.3f s" % (
+            health.polls(), health.status, health.slowest, len(health.failures), pinger.count, pinger.slowest))
         for name in ("berthd", "gateway"):
             grew = sampler.hwm[name] - sampler.first[name]
             expect(grew < RSS_GROWTH_KIB, "%s's peak memory grew by %d KiB, past %d KiB" % (
                 name, grew, RSS_GROWTH_KIB))
         expect(health.polls() >= 10, "/healthz was polled %d times only" % health.polls())
         expect(not health.failures, "/healthz unanswered within 2 s: %s" % health.failures[:5])
+        expect_healthz_true(health, pinger)
+
+
+def expect_healthz_true(health, pinger):
+    """Every 503 of /healthz came while berthd did not answer the direct
+    pinger for about as long as /healthz waits."""
+    expect(not pinger.errors, "berthd's direct ping: %s" % pinger.errors[:3])
+    lies = [(round(t - health.unavailable[0][0], 1), why) for t, why in health.unavailable if pinger.answering(t, STALE_S + 0.5)]
+    expect(not lies, "/healthz said 503 %d times while berthd answered its direct pings: %s" % (len(lies), lies[:3]))
+
+
+BIG_FOLLOWERS = 20
+BIG_PTYS = 10
+BIG_SECONDS = 45
+# /healthz says 503 once no ping was answered for 3 s; pings go every
+# second. A 503 is a lie unless berthd itself did not answer the direct
+# pinger for about that long just before.
+STALE_S = 3.0
+
+
+async def big_phase(sb, pty_ids, gate, stats):
+    followers = [AsyncClient(sb.url, sb.token, "follower %d" % i) for i in range(BIG_FOLLOWERS)]
+    loop = asyncio.get_running_loop()
+    try:
+        await asyncio.gather(*(c.connect() for c in followers))
+        first = (await loop.run_in_executor(None, sb.state))["last_seq"] + 1
+        for c in followers:
+            c.first_seq = first
+        await asyncio.gather(*(c.request("events.subscribe", {"from_seq": first}) for c in followers))
+        for c, pty_id in zip(followers, pty_ids):
+            await c.request("pty.attach", {"id": pty_id, "from_offset": 0})
+        pour = BigEvents(sb.socket)
+        t0 = time.monotonic()
+        try:
+            with open(gate, "w"):
+                pass
+            await asyncio.sleep(BIG_SECONDS)
+        finally:
+            pour.stop()
+        stats["pour_s"] = time.monotonic() - t0
+        stats["poured"], stats["pour_errors"], stats["event_bytes"] = pour.started, pour.errors, pour.bytes_each()
+        final = (await loop.run_in_executor(None, sb.state))["last_seq"]
+        await asyncio.gather(*(c.wait(lambda c=c: c.next_seq > final or c.closed is not None, 120, "seq %d" % final) for c in followers))
+        for c, pty_id in zip(followers, pty_ids):
+            await c.wait(lambda c=c, s="pty/" + pty_id: s in c.eof or c.closed is not None, 60, "the end of pty/" + pty_id)
+        stats["first"], stats["final"] = first, final
+        stats["followers"] = [(c.name, c.closed, list(c.errors), list(c.events), {k: bytes(v) for k, v in c.streams.items()}) for c in followers]
+    finally:
+        await asyncio.gather(*(c.close() for c in followers))
+
+
+@case("1 MB events pouring in: /healthz, sampled every 100 ms, is never 503 while berthd answers", timeout=240)
+def big_events():
+    os.environ["ASAN_OPTIONS"] = ":".join(filter(None, [os.environ.get("ASAN_OPTIONS"), ASAN_QUARANTINE]))
+    with Sandbox() as sb:
+        gate = os.path.join(scratch(), "go")
+        u = UnixClient(sb.socket, timeout=10)
+        pty_ids = [u.call("pty.open", {"argv": gated(gate, PTY_LINES)})["id"] for _ in range(BIG_PTYS)]
+        u.close()
+        pinger = Pinger(sb.socket)
+        health = HealthPoller(sb.port)
+        stats = {}
+        try:
+            asyncio.run(big_phase(sb, pty_ids, gate, stats))
+        finally:
+            health.stop()
+            pinger.stop()
+
+        print("# %d events of %d bytes poured in %.1f s; events %d to %d to each of %d followers" % (
+            stats["poured"], stats["event_bytes"], stats["pour_s"], stats["first"], stats["final"], BIG_FOLLOWERS))
+        print("# /healthz: %d polls, by status %s, slowest %.3f s; berthd's direct ping: %d, slowest %.3f s" % (
+            health.polls(), health.status, health.slowest, pinger.count, pinger.slowest))
+        expect(not stats["pour_errors"], "pouring: %s" % stats["pour_errors"][:3])
+        expect(stats["poured"] >= BIG_SECONDS // 2, "only %d events of 1 MB poured in %d s" % (stats["poured"], BIG_SECONDS))
+        journal = [(e["seq"], e["kind"]) for e in sb.events(stats["first"]) if e["seq"] <= stats["final"]]
+        want = event_digest(journal)
+        expect(sum(1 for _, k in journal if k == "proc.started") >= stats["poured"], "the journal lacks the poured events")
+        pty_want = pty_expected()
+        for i, (name, closed, errors, events, streams) in enumerate(stats["followers"]):
+            expect(not errors, "%s: %s" % (name, errors[:5]))
+            expect(closed is None, "%s was dropped (close code %s)" % (name, closed))
+            expect_eq(event_digest(events), want, "%s: the digest of its %d events" % (name, len(events)))
+            if i < BIG_PTYS:
+                expect(streams.get("pty/" + pty_ids[i], b"") == pty_want, "%s: pty/%s differs from what seq printed" % (name, pty_ids[i]))
+        expect(health.polls() >= BIG_SECONDS * 5, "/healthz was polled %d times only" % health.polls())
+        expect(not health.failures, "/healthz unanswered within 2 s: %s" % health.failures[:5])
+        expect_healthz_true(health, pinger)
 
 
 run()

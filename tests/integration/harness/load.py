@@ -13,7 +13,7 @@ import time
 import msgpack
 import websockets
 
-from .clients import MAX_MSG, VERSION, http_get
+from .clients import MAX_MSG, VERSION, UnixClient, http_get
 from .procs import free_display, free_port
 from .runner import TestFailure, Timeout, expect
 from .sandbox import STATE_MARK
@@ -43,6 +43,7 @@ class AsyncClient:
         self.next_id = 1
         self.waiting = {}
         self.events = []  # (seq, kind)
+        self.first_seq = 1  # the seq of the first event expected
         self.streams = {}  # stream id -> bytearray
         self.eof = set()
         self.errors = []
@@ -52,7 +53,7 @@ class AsyncClient:
 
     @property
     def next_seq(self):
-        return self.events[-1][0] + 1 if self.events else 1
+        return self.events[-1][0] + 1 if self.events else self.first_seq
 
     async def connect(self, timeout=10.0):
         self.closed = None
@@ -198,13 +199,15 @@ class Sampler:
 
 class HealthPoller:
     """GET /healthz every interval seconds, in a thread, until stop():
-    counts the answers by status, and the polls that got no answer within
-    timeout (an error, or too slow)."""
+    counts the answers by status, keeps the time (monotonic) and reason
+    of each 503, and the polls that got no answer within timeout (an
+    error, or too slow)."""
 
     def __init__(self, port, interval=0.1, timeout=2.0):
         self.port, self.interval, self.timeout = port, interval, timeout
         self.status = {}
         self.failures = []
+        self.unavailable = []  # (monotonic time asked, reason)
         self.slowest = 0.0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -214,11 +217,13 @@ class HealthPoller:
         while not self._stop.is_set():
             t0 = time.monotonic()
             try:
-                st = http_get(self.port, "/healthz", timeout=self.timeout)[0]
+                st, _, body = http_get(self.port, "/healthz", timeout=self.timeout)
                 took = time.monotonic() - t0
                 self.slowest = max(self.slowest, took)
                 if took > self.timeout:
                     self.failures.append("answered %d after %.2f s" % (st, took))
+                if st == 503:
+                    self.unavailable.append((t0, body.decode(errors="replace")))
                 self.status[st] = self.status.get(st, 0) + 1
             except OSError as e:
                 self.failures.append("%r after %.2f s" % (e, time.monotonic() - t0))
@@ -230,6 +235,86 @@ class HealthPoller:
 
     def polls(self):
         return sum(self.status.values()) + len(self.failures)
+
+
+class Pinger:
+    """ping on a Unix connection of its own to berthd every interval
+    seconds, in a thread, until stop(): what berthd itself answers,
+    beside what /healthz says of it. Keeps the slowest answer and the
+    spans (monotonic start, end) of the pings slower than stall."""
+
+    def __init__(self, socket_path, interval=0.1, stall=2.5):
+        self.interval, self.stall = interval, stall
+        self.client = UnixClient(socket_path, timeout=30)
+        self.count = 0
+        self.slowest = 0.0
+        self.stalls = []
+        self.errors = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self):
+        while not self._stop.is_set():
+            t0 = time.monotonic()
+            try:
+                self.client.call("ping")
+            except Exception as e:  # the test reports it, the thread goes on
+                self.errors.append(repr(e))
+            t1 = time.monotonic()
+            self.count += 1
+            self.slowest = max(self.slowest, t1 - t0)
+            if t1 - t0 >= self.stall:
+                self.stalls.append((t0, t1))
+            self._stop.wait(max(self.interval - (t1 - t0), 0))
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join(35)
+        self.client.close()
+
+    def answering(self, t, window):
+        """Whether berthd answered throughout [t - window, t]: no ping of
+        this pinger was outstanding past stall in it."""
+        return not any(a <= t and b >= t - window for a, b in self.stalls)
+
+
+class BigEvents:
+    """Journals events of about size bytes each, every interval seconds,
+    in a thread, until stop(): proc.started carries the command's argv,
+    the largest caller-supplied part of any event (a command of
+    /bin/true whose arguments are each under the kernel's 128 KiB cap
+    on one argument)."""
+
+    ARG = 131000
+
+    def __init__(self, socket_path, size=1 << 20, interval=1.0):
+        self.argv = ["/bin/true"] + ["x" * self.ARG] * max(1, size // self.ARG)
+        self.interval = interval
+        self.client = UnixClient(socket_path, timeout=30)
+        self.started = 0
+        self.errors = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self):
+        while not self._stop.is_set():
+            t0 = time.monotonic()
+            try:
+                self.client.call("proc.start", {"argv": self.argv})
+                self.started += 1
+            except Exception as e:  # the test reports it, the thread goes on
+                self.errors.append(repr(e))
+            self._stop.wait(max(self.interval - (time.monotonic() - t0), 0))
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join(35)
+        self.client.close()
+
+    def bytes_each(self):
+        return sum(len(a) for a in self.argv)
 
 
 def shipped_desktop_config(srcdir):
