@@ -109,24 +109,21 @@ gw_client_error(
  * nothing from the gateway's uid without the client's own credential,
  * which the upgrade's check let through. */
 static void
-gw_client_attach(struct gw_client *c)
+gw_client_attach(struct gw_client *c, const char *cred)
 {
-	char cred[TOKENFILE_MAX + 1];
 	msgpack_sbuffer sb;
 	msgpack_packer pk;
 	int n;
 
 	c->up->client = c;
 	c->up->attach_pending = 1;
-	n = gw_check_copy(c->wsi, cred, sizeof cred);
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
 	proto_pack_request(&pk, 0, "gateway.attach");
 	msgpack_pack_map(&pk, 3);
 	proto_pack_kv_str(&pk, "peer", c->peer);
 	proto_pack_kv_str(&pk, "door", GW_CHECK_V1);
-	proto_pack_kv_str(&pk, "credential", n >= 0 ? cred : "");
-	explicit_bzero(cred, sizeof cred);
+	proto_pack_kv_str(&pk, "credential", cred);
 	PACKCHECK_SENT(sb.data, sb.size, NULL);
 	n = gw_upstream_send_secret(c->up, sb.data, sb.size);
 	explicit_bzero(sb.data, sb.size);
@@ -139,16 +136,29 @@ gw_client_attach(struct gw_client *c)
 	log_info("client %s connected", c->peer);
 }
 
-/*
- * Connects the client's upstream. A full backlog is berthd busy, not
- * gone: the connect is tried again on a timer, the client's messages
- * wait in its socket meanwhile (reading is paused), and only past the
- * deadline does the client get 1011.
- */
 static void gw_client_connect_cb(lws_sorted_usec_list_t *sul);
 
+/* Forgets the credential held for a delayed attach. */
 static void
-gw_client_connect(struct gw_client *c)
+gw_client_forget_cred(struct gw_client *c)
+{
+	if (c->cred == NULL)
+		return;
+	explicit_bzero(c->cred, strlen(c->cred));
+	free(c->cred);
+	c->cred = NULL;
+}
+
+/*
+ * Connects the client's upstream and attaches it with cred. A full
+ * backlog is berthd busy, not gone: the connect is tried again on a
+ * timer, the client's messages wait in its socket meanwhile (reading is
+ * paused), and only past the deadline does the client get 1011. lws
+ * frees the upgrade's headers once the client is established, so a
+ * delayed attach takes a copy of the credential along, wiped once used.
+ */
+static void
+gw_client_connect(struct gw_client *c, const char *cred)
 {
 	char *cause;
 
@@ -159,6 +169,8 @@ gw_client_connect(struct gw_client *c)
 	    lws_now_usecs() < c->connect_deadline) {
 		free(cause);
 		gw_metrics.upstream_connect_retries++;
+		if (c->cred == NULL)
+			c->cred = xstrdup(cred);
 		if (!c->rx_paused) {
 			lws_rx_flow_control(c->wsi, 0);
 			c->rx_paused = 1;
@@ -177,19 +189,27 @@ gw_client_connect(struct gw_client *c)
 		    GW_CLIENT_UNAVAILABLE, 1);
 		return;
 	}
-	gw_client_attach(c);
+	gw_client_attach(c, cred);
 	gw_client_resume(c);
 }
 
 static void
 gw_client_connect_cb(lws_sorted_usec_list_t *sul)
 {
-	gw_client_connect(lws_container_of(sul, struct gw_client, sul_connect));
+	struct gw_client *c =
+	    lws_container_of(sul, struct gw_client, sul_connect);
+
+	gw_client_connect(c, c->cred);
+	if (c->up != NULL || c->close_code != 0)
+		gw_client_forget_cred(c);
 }
 
 static void
 gw_client_established(struct gw_client *c, struct lws *wsi)
 {
+	char cred[TOKENFILE_MAX + 1];
+	int n;
+
 	c->wsi = wsi;
 	gw_queue_init(&c->out, gateway.client_queue);
 	gateway_peer(wsi, c->peer, sizeof c->peer);
@@ -200,7 +220,9 @@ gw_client_established(struct gw_client *c, struct lws *wsi)
 	    GW_CLIENT_CONNECT_MAX_MS);
 	c->connect_deadline = lws_now_usecs() +
 	    (lws_usec_t)GW_CLIENT_CONNECT_DEADLINE_MS * LWS_US_PER_MS;
-	gw_client_connect(c);
+	n = gw_check_copy(wsi, cred, sizeof cred);
+	gw_client_connect(c, n >= 0 ? cred : "");
+	explicit_bzero(cred, sizeof cred);
 }
 
 /* One whole message from the client: checked, then forwarded as is. */
@@ -338,6 +360,7 @@ static void
 gw_client_closed(struct gw_client *c)
 {
 	lws_sul_cancel(&c->sul_connect);
+	gw_client_forget_cred(c);
 	if (c->up != NULL) {
 		gw_upstream_close(c->up);
 		c->up = NULL;

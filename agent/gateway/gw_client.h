@@ -35,6 +35,7 @@ struct gw_client {
 	lws_sorted_usec_list_t sul_connect;
 	struct backoff connect_backoff;
 	lws_usec_t connect_deadline;
+	char *cred; /* the credential for the delayed attach; wiped */
 	/* A pending close: its code and reason, and whether it waits for
 	 * the queue to drain first. */
 	int close_code;

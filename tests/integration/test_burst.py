@@ -5,6 +5,7 @@ that would block); a client the gateway really cannot put through to
 berthd is closed with 1011 and told to retry."""
 
 import asyncio
+import errno
 import os
 import signal
 import socket
@@ -96,6 +97,87 @@ async def closed_with(sb):
     finally:
         await ws.close()
     return ws.close_rcvd
+
+
+class FullBacklog:
+    """In the place of berthd's socket, for as long as it is entered, a
+    socket whose backlog is full: nobody accepts on it, and one pending
+    connect fills its backlog of 0, so the gateway's next connect fails
+    with EAGAIN. put_back() moves berthd's socket back in its place
+    (over this one), as if berthd had caught up."""
+
+    def __init__(self, path):
+        self.path, self.aside = path, path + ".aside"
+
+    def __enter__(self):
+        os.rename(self.path, self.aside)
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.bind(self.path)
+        os.chmod(self.path, 0o666)
+        self.sock.listen(0)
+        self.filler = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.filler.connect(self.path)
+        probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        probe.setblocking(False)
+        err = probe.connect_ex(self.path)
+        probe.close()
+        expect_eq(err, errno.EAGAIN, "a connect to the full socket (%s)" % os.strerror(err))
+        return self
+
+    def put_back(self):
+        if os.path.exists(self.aside):
+            os.rename(self.aside, self.path)
+
+    def __exit__(self, *exc):
+        self.put_back()
+        self.filler.close()
+        self.sock.close()
+
+
+async def connect_while_full(sb, full, put_back_after):
+    """A client connecting while berthd's backlog is full, which it is no
+    more after put_back_after seconds: (seconds to hello, or the close
+    code and reason it got instead)."""
+    c = AsyncClient(sb.url, sb.token, "waiting client")
+    t0 = time.monotonic()
+
+    async def put_back():
+        await asyncio.sleep(put_back_after)
+        full.put_back()
+
+    task = asyncio.ensure_future(put_back())
+    try:
+        await c.connect(timeout=15)
+        return time.monotonic() - t0, None
+    except Exception:
+        await c.wait(lambda: c.closed is not None, 5, "the close")
+        rcvd = c.ws.close_rcvd
+        return time.monotonic() - t0, (rcvd.code, rcvd.reason) if rcvd else (c.closed, "")
+    finally:
+        task.cancel()
+        await c.close()
+
+
+@case("a connect that finds berthd's backlog full is retried: the client waits and gets in; past 5 s, 1011 and retry")
+def backlog_full_retried():
+    with Sandbox() as sb:
+        sb.ws().call("ping")
+        retries = sb.metrics()["berth_gateway_upstream_connect_retries_total"]
+        with FullBacklog(sb.socket) as full:
+            took, closed = asyncio.run(connect_while_full(sb, full, 0.7))
+        note("in after %.2f s" % took)
+        expect(closed is None, "the client was closed %r instead of waiting" % (closed,))
+        expect(took >= 0.6, "the client got in after %.2f s, before berthd's socket was back" % took)
+        expect(sb.metrics()["berth_gateway_upstream_connect_retries_total"] > retries, "no retry was counted")
+
+        with FullBacklog(sb.socket) as full:
+            took, closed = asyncio.run(connect_while_full(sb, full, 60))
+        note("closed %r after %.2f s" % (closed, took))
+        expect(closed is not None, "the client got in with berthd's backlog full")
+        expect_eq(closed[0], 1011, "close code")
+        expect("retry" in closed[1], "the close reason %r says nothing of retrying" % closed[1])
+        expect(4.5 <= took <= 9, "1011 came after %.2f s; the deadline is 5 s" % took)
+        sb.ws().call("ping")
 
 
 @case("a client whose connection to berthd cannot be made: 1011, and the reason says to retry")
