@@ -12,6 +12,7 @@
 #include "tap.h"
 
 #define SEC LWS_USEC_PER_SEC
+#define GRACE ((lws_usec_t)GW_LIMIT_GRACE_MS * LWS_US_PER_MS)
 #define CONNS_MAX 512
 
 static struct fake_conn conns[CONNS_MAX];
@@ -75,8 +76,10 @@ START_TEST(test_peer_cap_evicts_oldest_waiting)
 	fake_now += 1;
 	a3 = accept_of("10.0.0.1:3");
 	ck_assert_uint_eq(closed(), 0);
-	/* a1's head is whole: a2 is the oldest still waiting. */
+	/* a1's head is whole: a2 is the oldest still waiting, and has
+	 * waited long enough to be closed. */
 	gw_limit_head_done(FAKE_WSI(a1));
+	fake_now += GRACE;
 	a4 = accept_of("10.0.0.1:4");
 	ck_assert(a2->closed);
 	ck_assert(!a1->closed && !a3->closed && !a4->closed && !b->closed);
@@ -115,8 +118,10 @@ START_TEST(test_closed_count_for_no_one)
 {
 	int i;
 
-	for (i = 0; i < 20; i++)
+	for (i = 0; i < 20; i++) {
 		accept_of("[fd00::1]:5");
+		fake_now += GRACE;
+	}
 	/* Each newcomer beyond 3 closed one older: 3 stay open. */
 	ck_assert_uint_eq(closed(), 17);
 	ck_assert(!conns[17].closed && !conns[18].closed && !conns[19].closed);
@@ -188,6 +193,7 @@ START_TEST(test_waiting_max)
 		fake_now += 1;
 	}
 	ck_assert_uint_eq(closed(), 0);
+	fake_now += GRACE;
 	first = &conns[0];
 	second = &conns[1];
 	third = &conns[2];
@@ -205,6 +211,38 @@ START_TEST(test_waiting_max)
 	ck_assert_uint_eq(closed(), 1);
 	accept_of("10.2.0.3:80");
 	ck_assert(!third->closed && conns[3].closed);
+	ck_assert_uint_eq(closed(), 2);
+}
+END_TEST
+
+/* A burst arrives faster than heads are read: none of it is closed to
+ * make room for the rest of it, over the cap for a moment; a connection
+ * that waited the grace is, and then one of a peer over its cap is
+ * refused only if none of the peer's has waited that long. */
+START_TEST(test_burst_within_grace)
+{
+	char peer[GATEWAY_PEER_MAX];
+	struct fake_conn *late;
+	lws_usec_t t0 = fake_now;
+	size_t i;
+
+	gateway.peer_max = GW_LIMIT_PEER_MAX_DEFAULT;
+	for (i = 0; i < GW_LIMIT_WAITING_MAX + 50; i++) {
+		snprintf(peer, sizeof peer, "10.3.0.%zu:80", i % 100);
+		accept_of(peer);
+		fake_now += 1;
+	}
+	ck_assert_uint_eq(closed(), 0);
+	fake_now = t0 + GRACE;
+	late = accept_of("10.3.1.1:80");
+	ck_assert(conns[0].closed && !late->closed);
+	ck_assert_uint_eq(closed(), 1);
+	/* A peer at its cap within the grace: the newcomer is refused. */
+	gateway.peer_max = 2;
+	accept_of("10.4.0.1:1");
+	accept_of("10.4.0.1:2");
+	late = accept_of("10.4.0.1:3");
+	ck_assert(late->closed);
 	ck_assert_uint_eq(closed(), 2);
 }
 END_TEST
@@ -235,6 +273,7 @@ main(void)
 	tcase_add_test(tc, test_head_deadline);
 	tcase_add_test(tc, test_idle_restarts_deadline);
 	tcase_add_test(tc, test_waiting_max);
+	tcase_add_test(tc, test_burst_within_grace);
 	tcase_add_test(tc, test_unknown);
 	suite_add_tcase(s, tc);
 	return tap_run(s);
