@@ -471,15 +471,16 @@ gw_upstream_json_field(FILE *f, const msgpack_object *map, const char *key)
 		fputs("\"\"", f);
 }
 
+/* A stream that replaces *buf; *len is written as it is, so it must
+ * outlive the stream. */
 static FILE *
-gw_upstream_memstream(char **buf)
+gw_upstream_memstream(char **buf, size_t *len)
 {
-	size_t len;
 	FILE *f;
 
 	free(*buf);
 	*buf = NULL;
-	f = open_memstream(buf, &len);
+	f = open_memstream(buf, len);
 	if (f == NULL)
 		log_fatal("open_memstream: out of memory");
 	return f;
@@ -501,16 +502,17 @@ gw_upstream_hello_done(const msgpack_object *result)
 	struct gateway_berthd *b = &gateway.berthd;
 	const msgpack_object *labels;
 	uint64_t started_at = 0;
+	size_t len;
 	FILE *f;
 
-	f = gw_upstream_memstream(&b->healthz_head);
+	f = gw_upstream_memstream(&b->healthz_head, &len);
 	fputs("{\"status\":\"ok\",\"boot_id\":", f);
 	gw_upstream_json_field(f, result, "boot_id");
 	fputs(",\"version\":", f);
 	gw_upstream_json_field(f, result, "agent_version");
 	fputs(",\"uptime_ms\":", f);
 	gw_upstream_memstream_done(f);
-	f = gw_upstream_memstream(&b->healthz_tail);
+	f = gw_upstream_memstream(&b->healthz_tail, &len);
 	fputs(",\"labels\":", f);
 	labels = proto_map_get(result, "labels");
 	if (labels != NULL && labels->type == MSGPACK_OBJECT_MAP)
@@ -574,12 +576,13 @@ gw_upstream_checks(const msgpack_object *checks)
 	const msgpack_object *k, *v, *reason;
 	uint64_t since, earliest = UINT64_MAX, latest = 0;
 	int all_ok = 1, nwhy = 0;
+	size_t len, wlen;
 	uint32_t i;
 	FILE *f, *why;
 	bool ok;
 
-	f = gw_upstream_memstream(&b->checks_json);
-	why = gw_upstream_memstream(&b->why_json);
+	f = gw_upstream_memstream(&b->checks_json, &len);
+	why = gw_upstream_memstream(&b->why_json, &wlen);
 	fputc('{', f);
 	fputc('[', why);
 	for (i = 0; checks != NULL && checks->type == MSGPACK_OBJECT_MAP &&
@@ -635,10 +638,11 @@ gw_upstream_failed(const msgpack_object *services)
 {
 	const msgpack_object *name, *st;
 	uint32_t i;
+	size_t len;
 	int n = 0;
 	FILE *f;
 
-	f = gw_upstream_memstream(&gateway.berthd.failed_json);
+	f = gw_upstream_memstream(&gateway.berthd.failed_json, &len);
 	fputc('[', f);
 	for (i = 0;
 	     services != NULL && services->type == MSGPACK_OBJECT_ARRAY &&
