@@ -40,7 +40,6 @@ enum gateway_protocol {
 struct gateway_berthd {
 	int connected;        /* the liveness socket is up */
 	int hello_ok;         /* hello succeeded on it */
-	lws_usec_t last_pong; /* monotonic time of the last answer */
 	char reason[160];     /* why berthd does not answer, for 503s */
 	uint64_t answered_at; /* the last answer (the start, if none) */
 	uint64_t up_since;    /* it answers again since */

@@ -27,8 +27,8 @@
 #include "proto.h"
 #include "xmalloc.h"
 
-/* A ping goes every GW_UPSTREAM_PING_US; berthd that answered none for
- * GW_UPSTREAM_STALE_US is not up. */
+/* A ping goes every GW_UPSTREAM_PING_US; berthd that has not answered
+ * one for GW_UPSTREAM_STALE_US is not up. */
 #define GW_UPSTREAM_PING_US (1 * LWS_USEC_PER_SEC)
 #define GW_UPSTREAM_STALE_US (3 * LWS_USEC_PER_SEC)
 /* The control connection asks for the state this often besides after
@@ -89,7 +89,7 @@ static struct {
 static struct {
 	struct gw_link link;
 	lws_sorted_usec_list_t sul_ping;
-	int ping_pending;
+	lws_usec_t ping_sent; /* the outstanding ping went then; 0: none */
 } gw_live = {.link = {"liveness", GW_UPSTREAM_LIVENESS}};
 
 static int gw_upstream_control_msg(const uint8_t *msg, size_t len);
@@ -524,7 +524,6 @@ gw_upstream_hello_done(const msgpack_object *result)
 	proto_arg_u64(result, "started_at", &started_at);
 	b->started_at = started_at;
 	b->hello_ok = 1;
-	b->last_pong = lws_now_usecs();
 	b->answered_at = b->up_since = proto_now_ms();
 	log_info("berthd answers");
 }
@@ -775,16 +774,15 @@ gw_upstream_control_msg(const uint8_t *msg, size_t len)
 	return r;
 }
 
+/* The answer to the ping sent at sent. */
 static void
-gw_upstream_pong(void)
+gw_upstream_pong(lws_usec_t sent)
 {
 	struct gateway_berthd *b = &gateway.berthd;
-	lws_usec_t now = lws_now_usecs();
 
-	/* berthd that was stale is up again from now. */
-	if (now - b->last_pong > GW_UPSTREAM_STALE_US)
+	/* berthd that was not up is up again from now. */
+	if (lws_now_usecs() - sent > GW_UPSTREAM_STALE_US)
 		b->up_since = proto_now_ms();
-	b->last_pong = now;
 	b->answered_at = proto_now_ms();
 }
 
@@ -807,9 +805,9 @@ gw_upstream_live_msg(const uint8_t *msg, size_t len)
 			gw_upstream_hello_done(m.result);
 		break;
 	case GW_REQ_PING:
-		gw_live.ping_pending = 0;
-		if (m.ok)
-			gw_upstream_pong();
+		if (m.ok && gw_live.ping_sent != 0)
+			gw_upstream_pong(gw_live.ping_sent);
+		gw_live.ping_sent = 0;
 		break;
 	default: gw_upstream_refused(&gw_live.link, &m); break;
 	}
@@ -874,7 +872,7 @@ gw_upstream_link_lost(struct gw_link *l)
 		gw_ctl.state_pending = 0;
 		gw_ctl.state_again = 0;
 	} else {
-		gw_live.ping_pending = 0;
+		gw_live.ping_sent = 0;
 		b->connected = 0;
 		b->hello_ok = 0;
 		/* A refused hello says more than that the connection
@@ -891,7 +889,9 @@ gw_upstream_link_lost(struct gw_link *l)
 }
 
 /* One ping outstanding at most: a berthd that stopped answering gets no
- * pile of pings, only a stale last_pong. */
+ * pile of pings, only an old one. It is written to the socket at once,
+ * as a secret is, not at the loop's next turn: its age is then berthd's
+ * alone. */
 static void
 gw_upstream_ping_cb(lws_sorted_usec_list_t *sul)
 {
@@ -902,11 +902,16 @@ gw_upstream_ping_cb(lws_sorted_usec_list_t *sul)
 	if (gateway.stopping)
 		return;
 	if (gw_live.link.up != NULL && gw_live.link.hello_ok &&
-	    !gw_live.ping_pending) {
+	    gw_live.ping_sent == 0) {
 		gw_upstream_begin(&gw_live.link, &sb, &pk, GW_REQ_PING, "ping");
 		msgpack_pack_map(&pk, 0);
-		if (gw_upstream_link_send(&gw_live.link, &sb) == 0)
-			gw_live.ping_pending = 1;
+		PACKCHECK_SENT(sb.data, sb.size, NULL);
+		if (gw_upstream_send_secret(
+		        gw_live.link.up, sb.data, sb.size) == 0)
+			gw_live.ping_sent = lws_now_usecs();
+		else
+			gw_upstream_close(gw_live.link.up);
+		msgpack_sbuffer_destroy(&sb);
 	}
 	lws_sul_schedule(gateway.ctx, 0, &gw_live.sul_ping, gw_upstream_ping_cb,
 	    GW_UPSTREAM_PING_US);
@@ -952,6 +957,29 @@ gw_upstream_control_stop(void)
 	lws_sul_cancel(&gw_ctl.sul_state);
 }
 
+/*
+ * Reads what berthd sent on the liveness socket now, outside lws's turn:
+ * a loop busy with clients' traffic may not have read a pong that came
+ * in time, and that pong counts. What is not a whole frame stays in the
+ * connection's buffer for lws's next read.
+ */
+static void
+gw_upstream_live_drain(void)
+{
+	struct gw_upstream *up = gw_live.link.up;
+	uint8_t buf[4096];
+	ssize_t n;
+
+	while (up != NULL && gw_live.ping_sent != 0 &&
+	    (n = recv(lws_get_socket_fd(up->wsi), buf, sizeof buf,
+	         MSG_DONTWAIT)) > 0) {
+		if (gw_upstream_rx(up, buf, (size_t)n) < 0) {
+			gw_upstream_close(up);
+			return;
+		}
+	}
+}
+
 int
 gw_upstream_berthd_up(const char **reason)
 {
@@ -962,7 +990,10 @@ gw_upstream_berthd_up(const char **reason)
 		*reason = b->reason;
 		return 0;
 	}
-	age = lws_now_usecs() - b->last_pong;
+	if (gw_live.ping_sent != 0 &&
+	    lws_now_usecs() - gw_live.ping_sent > GW_UPSTREAM_STALE_US)
+		gw_upstream_live_drain();
+	age = gw_live.ping_sent != 0 ? lws_now_usecs() - gw_live.ping_sent : 0;
 	if (age > GW_UPSTREAM_STALE_US) {
 		gw_upstream_set_reason("berthd has not answered a ping for "
 		                       "%lld ms",
