@@ -74,6 +74,9 @@ static const char *const allowlist_calls[] = {
     "rt_sigaction",
     "rt_sigprocmask",
     "rt_sigreturn",
+    /* A poll or sleep with a timeout that a SIGSTOP interrupted goes on
+     * through this after SIGCONT (a frozen and thawed cgroup too). */
+    "restart_syscall",
     "sigaltstack",
     "getpid",
     "gettid",

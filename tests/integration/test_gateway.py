@@ -6,6 +6,7 @@ import datetime
 import os
 import re
 import signal
+import socket
 import sys
 import time
 
@@ -262,6 +263,34 @@ def healthz_follows_berthd():
         expect("unready" not in r, "unready while ready: %r" % r)
         expect(rfc3339(r["ready_since"]) >= cont_wall - 0.01, "ready since %s, berthd went on at %.3f" % (r["ready_since"], cont_wall))
         sb.ws().call("ping")
+
+
+@case("/healthz after the gateway's loop stood still for 4 s: 200, berthd answered the ping meanwhile")
+def healthz_after_gateway_stall():
+    with Sandbox() as sb:
+        gw = sb.gateway_pid()
+        # The gateway stopped is its loop busy elsewhere: berthd's pong
+        # waits unread in the liveness socket, and the probe's request in
+        # the HTTP one, both read at the same turn once it goes on.
+        statuses = []
+        for _ in range(3):
+            os.kill(gw, signal.SIGSTOP)
+            try:
+                time.sleep(4)
+                s = socket.create_connection(("127.0.0.1", sb.port), timeout=10)
+                s.sendall(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            finally:
+                os.kill(gw, signal.SIGCONT)
+            data = b""
+            while True:
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                data += chunk
+            s.close()
+            statuses.append(data.split(b"\r\n", 1)[0].decode())
+            note("after the stall: %r" % data[-200:])
+        expect_eq(statuses, ["HTTP/1.1 200 OK"] * 3, "/healthz's answers after each stall")
 
 
 @case("an upgrade while berthd cannot check the token: 503 within the check's deadline, never 101 or 401")
