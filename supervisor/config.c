@@ -628,10 +628,33 @@ config_service_deaths(
 {
 	size_t n;
 
+	if (strcmp(val, "unlimited") == 0) {
+		s->max_deaths = 0;
+		return 0;
+	}
 	if (config_parse_size(val, &n) < 0 || n < 1 || n > 1000 ||
 	    strpbrk(val, "KkMmGg") != NULL)
-		return config_fail(p, "max_deaths must be 1-1000");
+		return config_fail(p, "max_deaths must be 1-1000 or unlimited");
 	s->max_deaths = (unsigned)n;
+	return 0;
+}
+
+/* retry_failed_ms = 0 (never) or at least CONFIG_MIN_RETRY_FAILED_MS:
+ * a retry is a fresh start after the service proved it cannot run, not
+ * one more restart, so it must not come as often as one. */
+static int
+config_service_retry(
+    struct config_parser *p, struct config_service *s, const char *val)
+{
+	unsigned ms;
+
+	if (config_parse_ms(val, &ms) < 0 ||
+	    (ms != 0 && ms < CONFIG_MIN_RETRY_FAILED_MS))
+		return config_fail(p,
+		    "retry_failed_ms must be 0 (never) or %u-86400000 "
+		    "milliseconds",
+		    CONFIG_MIN_RETRY_FAILED_MS);
+	s->retry_failed_ms = ms;
 	return 0;
 }
 
@@ -758,6 +781,8 @@ config_key_service(struct config_parser *p, const char *key, const char *val)
 		return config_service_restart(p, s, val);
 	if (strcmp(key, "max_deaths") == 0)
 		return config_service_deaths(p, s, val);
+	if (strcmp(key, "retry_failed_ms") == 0)
+		return config_service_retry(p, s, val);
 	if (strcmp(key, "stop_signal") == 0) {
 		if (signame_parse(val, &s->stop_signal) < 0)
 			return config_fail(p,
@@ -788,6 +813,7 @@ config_service_init(struct config_service *s)
 	s->backoff_reset_ms = 10000;
 	s->max_deaths = 5;
 	s->death_window_ms = 60000;
+	s->retry_failed_ms = 300000;
 	s->stop_signal = SIGTERM;
 	s->stop_timeout_ms = 5000;
 	s->exit_ok[0] = 1;

@@ -10,7 +10,8 @@
  *                   requires, ready, ready_timeout_ms, ready_interval_ms,
  *                   required, main, restart, backoff_min_ms,
  *                   backoff_max_ms, backoff_reset_ms, max_deaths,
- *                   death_window_ms, stop_signal, stop_timeout_ms
+ *                   death_window_ms, retry_failed_ms, stop_signal,
+ *                   stop_timeout_ms
  *   [check NAME]    ready, after, requires, required, ready_timeout_ms,
  *                   ready_interval_ms: a readiness check with no process
  *
@@ -40,6 +41,8 @@
 #define CONFIG_MAX_NAME 64
 /* A Unix socket's path is shorter than this (sun_path). */
 #define CONFIG_MAX_SOCKET 108
+/* The shortest retry_failed_ms other than 0. */
+#define CONFIG_MIN_RETRY_FAILED_MS 1000u
 
 enum config_restart {
 	CONFIG_RESTART_ALWAYS,
@@ -104,8 +107,11 @@ struct config_service {
 	unsigned backoff_min_ms;
 	unsigned backoff_max_ms;
 	unsigned backoff_reset_ms; /* ready this long: backoff starts over */
-	unsigned max_deaths;       /* this many exits within death_window_ms */
-	unsigned death_window_ms;  /* ... and the service has failed */
+	/* This many exits within death_window_ms and the service has failed;
+	 * 0: never (max_deaths = unlimited). */
+	unsigned max_deaths;
+	unsigned death_window_ms;
+	unsigned retry_failed_ms; /* failed: started afresh after; 0 never */
 	int stop_signal;
 	unsigned stop_timeout_ms;
 	/* Exit codes that count as success (bit n of word n / 64): for
