@@ -1,6 +1,7 @@
 /* config: berthd's configuration file, a small INI dialect.
  *
- *   [berthd]   state_dir, token_file, socket
+ *   [berthd]   state_dir, token_file, socket, forward_signals,
+ *              retry_failed_ms (the services' default)
  *   [gateway]  listen, client_queue, command, user, vnc, novnc_dir, cdp,
  *              cdp_relay_listen
  *   [journal]  max_bytes, segment_bytes, sync
@@ -41,7 +42,8 @@
 #define CONFIG_MAX_NAME 64
 /* A Unix socket's path is shorter than this (sun_path). */
 #define CONFIG_MAX_SOCKET 108
-/* The shortest retry_failed_ms other than 0. */
+/* The default retry_failed_ms, and the shortest other than 0. */
+#define CONFIG_RETRY_FAILED_MS 300000u
 #define CONFIG_MIN_RETRY_FAILED_MS 1000u
 
 enum config_restart {
@@ -112,6 +114,7 @@ struct config_service {
 	unsigned max_deaths;
 	unsigned death_window_ms;
 	unsigned retry_failed_ms; /* failed: started afresh after; 0 never */
+	bool retry_failed_set;    /* by its section, not [berthd]'s default */
 	int stop_signal;
 	unsigned stop_timeout_ms;
 	/* Exit codes that count as success (bit n of word n / 64): for
@@ -138,7 +141,8 @@ struct config {
 	char *socket;     /* default <state_dir>/berthd.sock */
 	/* The signals berthd passes on to services: bit sig - 1. */
 	uint64_t forward_signals;
-	char *listen; /* ADDR:PORT of the gateway */
+	unsigned retry_failed_ms; /* of every service that sets none */
+	char *listen;             /* ADDR:PORT of the gateway */
 	char *gateway_command;
 	char *gateway_user; /* the gateway's and the probes' user */
 	uid_t gateway_uid;  /* gateway_user's, resolved at boot */

@@ -339,6 +339,32 @@ START_TEST(test_defaults)
 	parse_good(&cfg, "[berthd]\nstate_dir = /s\n");
 	ck_assert_str_eq(cfg.token_file, "/s/token");
 	ck_assert_str_eq(cfg.socket, "/s/berthd.sock");
+	ck_assert_uint_eq(cfg.retry_failed_ms, 300000);
+	config_free(&cfg);
+}
+END_TEST
+
+/* [berthd] retry_failed_ms is the default of every service that sets
+ * none, wherever the sections stand; a service's own wins. */
+START_TEST(test_retry_default)
+{
+	struct config cfg;
+
+	parse_good(&cfg,
+	    "[service early]\ncommand = e\n"
+	    "[berthd]\nretry_failed_ms = 0\n"
+	    "[service own]\ncommand = o\nretry_failed_ms = 1000\n"
+	    "[service late]\ncommand = l\n");
+	ck_assert_uint_eq(cfg.retry_failed_ms, 0);
+	ck_assert_uint_eq(service_named(&cfg, "early")->retry_failed_ms, 0);
+	ck_assert_uint_eq(service_named(&cfg, "own")->retry_failed_ms, 1000);
+	ck_assert_uint_eq(service_named(&cfg, "late")->retry_failed_ms, 0);
+	config_free(&cfg);
+
+	parse_good(&cfg,
+	    "[berthd]\nretry_failed_ms = 86400000\n"
+	    "[service s]\ncommand = s\n");
+	ck_assert_uint_eq(service_named(&cfg, "s")->retry_failed_ms, 86400000);
 	config_free(&cfg);
 }
 END_TEST
@@ -593,6 +619,8 @@ START_TEST(test_bad_values)
 	        {"retry_failed_ms must be 0 (never) or 1000-86400000"}},
 	    {"[service s]\nretry_failed_ms = 5m\n", 2,
 	        {"retry_failed_ms must be 0 (never)"}},
+	    {"[berthd]\nretry_failed_ms = 1\n", 2,
+	        {"retry_failed_ms must be 0 (never) or 1000-86400000"}},
 	    {"[check c]\nready = report\nretry_failed_ms = 1000\n", 3,
 	        {"unknown key \"retry_failed_ms\" in [check c]"}},
 	    {"[service s]\nstop_signal = BOGUS\n", 2,
@@ -1138,6 +1166,7 @@ main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_every_key);
 	tcase_add_test(tc, test_defaults);
+	tcase_add_test(tc, test_retry_default);
 	tcase_add_test(tc, test_layout);
 	tcase_add_test(tc, test_command_split);
 	tcase_add_test(tc, test_probe_kinds);
