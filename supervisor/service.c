@@ -750,11 +750,28 @@ service_schedule_restart(struct service *s, const char *exit_desc)
 	evtimer_add(s->timer, &tv);
 }
 
+/* Whether s's leader has exited and is not reaped yet. The X server and
+ * its clients die together; when a client's exit is handled first, the
+ * server's death is already known to the kernel, if not to berthd: the
+ * exit is still the server's doing. WNOWAIT leaves it to be reaped. */
+static bool
+service_leader_exited(const struct service *s)
+{
+	siginfo_t si;
+
+	if (s->pid <= 0)
+		return false;
+	memset(&si, 0, sizeof si);
+	return waitid(P_PID, (id_t)s->pid, &si, WEXITED | WNOHANG | WNOWAIT) ==
+	    0 &&
+	    si.si_pid == s->pid;
+}
+
 /* The dependency whose going away explains s's exit, or NULL: one of its
- * after/requires targets left ready since s last started, or is not
- * ready now and will be waited for. Such an exit is not s's own fault,
- * and it excuses one exit per departure: s starts again only once that
- * target is back, which a next run must then outlive. */
+ * after/requires targets left ready since s last started, is not ready
+ * now and will be waited for, or has died unreaped. Such an exit is not
+ * s's own fault, and it excuses one exit per departure: s starts again
+ * only once that target is back, which a next run must then outlive. */
 static const struct service *
 service_dep_gone(const struct service *s)
 {
@@ -771,7 +788,8 @@ service_dep_gone(const struct service *s)
 			if (dep->left_ready_at != 0 &&
 			    dep->left_ready_at >= s->started_at)
 				return dep;
-			if (service_waits_for(dep, l == 1))
+			if (service_waits_for(dep, l == 1) ||
+			    service_leader_exited(dep))
 				return dep;
 		}
 	return NULL;
