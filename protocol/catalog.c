@@ -21,12 +21,14 @@ const struct catalog_event catalog_events[] = {
 	{ EV_SERVICE_EXITED,
 	    "a service exited (name, pid, code or signal, core)" },
 	{ EV_SERVICE_RESTARTING,
-	    "a service will be restarted (name, delay_ms, restarts)" },
+	    "a service will be restarted (name, delay_ms, restarts; "
+	    "dependency, retry)" },
 	{ EV_SERVICE_KILLED,
 	    "processes of a service did not stop in time and got SIGKILL "
 	    "(name, count)" },
 	{ EV_SERVICE_FAILED,
-	    "a service failed for good and will not restart (name, reason)" },
+	    "a service failed: not restarted until its retry (name, reason, "
+	    "retry_ms)" },
 	{ EV_CHECK_CHANGED,
 	    "a readiness check changed its verdict (name, ok, reason)" },
 	{ EV_AUTH_FAILED, "a WebSocket upgrade was refused (peer, reason)" },

@@ -66,6 +66,7 @@ config_init(struct config *cfg)
 	 * to ask for status, or to say the window changed. */
 	cfg->forward_signals = CONFIG_SIGBIT(SIGHUP) | CONFIG_SIGBIT(SIGUSR1) |
 	    CONFIG_SIGBIT(SIGUSR2) | CONFIG_SIGBIT(SIGWINCH);
+	cfg->retry_failed_ms = CONFIG_RETRY_FAILED_MS;
 }
 
 int
@@ -295,6 +296,24 @@ config_forwards(const struct config *cfg, int sig)
 	    (cfg->forward_signals & CONFIG_SIGBIT(sig)) != 0;
 }
 
+/* retry_failed_ms = 0 (never) or at least CONFIG_MIN_RETRY_FAILED_MS:
+ * a retry is a fresh start after the service proved it cannot run, not
+ * one more restart, so it must not come as often as one. */
+static int
+config_retry_ms(struct config_parser *p, const char *val, unsigned *out)
+{
+	unsigned ms;
+
+	if (config_parse_ms(val, &ms) < 0 ||
+	    (ms != 0 && ms < CONFIG_MIN_RETRY_FAILED_MS))
+		return config_fail(p,
+		    "retry_failed_ms must be 0 (never) or %u-86400000 "
+		    "milliseconds",
+		    CONFIG_MIN_RETRY_FAILED_MS);
+	*out = ms;
+	return 0;
+}
+
 static int
 config_key_berthd(struct config_parser *p, const char *key, const char *val)
 {
@@ -308,6 +327,8 @@ config_key_berthd(struct config_parser *p, const char *key, const char *val)
 		return config_set_str(p, &c->socket, val);
 	if (strcmp(key, "forward_signals") == 0)
 		return config_forward_signals(p, val);
+	if (strcmp(key, "retry_failed_ms") == 0)
+		return config_retry_ms(p, val, &c->retry_failed_ms);
 	return config_fail(p, "unknown key \"%s\" in [berthd]", key);
 }
 
@@ -628,10 +649,24 @@ config_service_deaths(
 {
 	size_t n;
 
+	if (strcmp(val, "unlimited") == 0) {
+		s->max_deaths = 0;
+		return 0;
+	}
 	if (config_parse_size(val, &n) < 0 || n < 1 || n > 1000 ||
 	    strpbrk(val, "KkMmGg") != NULL)
-		return config_fail(p, "max_deaths must be 1-1000");
+		return config_fail(p, "max_deaths must be 1-1000 or unlimited");
 	s->max_deaths = (unsigned)n;
+	return 0;
+}
+
+static int
+config_service_retry(
+    struct config_parser *p, struct config_service *s, const char *val)
+{
+	if (config_retry_ms(p, val, &s->retry_failed_ms) < 0)
+		return -1;
+	s->retry_failed_set = true;
 	return 0;
 }
 
@@ -758,6 +793,8 @@ config_key_service(struct config_parser *p, const char *key, const char *val)
 		return config_service_restart(p, s, val);
 	if (strcmp(key, "max_deaths") == 0)
 		return config_service_deaths(p, s, val);
+	if (strcmp(key, "retry_failed_ms") == 0)
+		return config_service_retry(p, s, val);
 	if (strcmp(key, "stop_signal") == 0) {
 		if (signame_parse(val, &s->stop_signal) < 0)
 			return config_fail(p,
@@ -788,6 +825,7 @@ config_service_init(struct config_service *s)
 	s->backoff_reset_ms = 10000;
 	s->max_deaths = 5;
 	s->death_window_ms = 60000;
+	s->retry_failed_ms = CONFIG_RETRY_FAILED_MS;
 	s->stop_signal = SIGTERM;
 	s->stop_timeout_ms = 5000;
 	s->exit_ok[0] = 1;
@@ -1094,6 +1132,8 @@ config_finish(struct config *cfg, char **cause)
 
 	for (i = 0; i < cfg->nservices; i++) {
 		struct config_service *s = &cfg->services[i];
+		if (!s->retry_failed_set)
+			s->retry_failed_ms = cfg->retry_failed_ms;
 		if (s->argv == NULL && !s->check) {
 			*cause =
 			    xasprintf("%s:%d: service \"%s\" has no command",

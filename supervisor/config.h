@@ -1,6 +1,7 @@
 /* config: berthd's configuration file, a small INI dialect.
  *
- *   [berthd]   state_dir, token_file, socket
+ *   [berthd]   state_dir, token_file, socket, forward_signals,
+ *              retry_failed_ms (the services' default)
  *   [gateway]  listen, client_queue, command, user, vnc, novnc_dir, cdp,
  *              cdp_relay_listen
  *   [journal]  max_bytes, segment_bytes, sync
@@ -10,7 +11,8 @@
  *                   requires, ready, ready_timeout_ms, ready_interval_ms,
  *                   required, main, restart, backoff_min_ms,
  *                   backoff_max_ms, backoff_reset_ms, max_deaths,
- *                   death_window_ms, stop_signal, stop_timeout_ms
+ *                   death_window_ms, retry_failed_ms, stop_signal,
+ *                   stop_timeout_ms
  *   [check NAME]    ready, after, requires, required, ready_timeout_ms,
  *                   ready_interval_ms: a readiness check with no process
  *
@@ -40,6 +42,9 @@
 #define CONFIG_MAX_NAME 64
 /* A Unix socket's path is shorter than this (sun_path). */
 #define CONFIG_MAX_SOCKET 108
+/* The default retry_failed_ms, and the shortest other than 0. */
+#define CONFIG_RETRY_FAILED_MS 300000u
+#define CONFIG_MIN_RETRY_FAILED_MS 1000u
 
 enum config_restart {
 	CONFIG_RESTART_ALWAYS,
@@ -104,8 +109,12 @@ struct config_service {
 	unsigned backoff_min_ms;
 	unsigned backoff_max_ms;
 	unsigned backoff_reset_ms; /* ready this long: backoff starts over */
-	unsigned max_deaths;       /* this many exits within death_window_ms */
-	unsigned death_window_ms;  /* ... and the service has failed */
+	/* This many exits within death_window_ms and the service has failed;
+	 * 0: never (max_deaths = unlimited). */
+	unsigned max_deaths;
+	unsigned death_window_ms;
+	unsigned retry_failed_ms; /* failed: started afresh after; 0 never */
+	bool retry_failed_set;    /* by its section, not [berthd]'s default */
 	int stop_signal;
 	unsigned stop_timeout_ms;
 	/* Exit codes that count as success (bit n of word n / 64): for
@@ -132,7 +141,8 @@ struct config {
 	char *socket;     /* default <state_dir>/berthd.sock */
 	/* The signals berthd passes on to services: bit sig - 1. */
 	uint64_t forward_signals;
-	char *listen; /* ADDR:PORT of the gateway */
+	unsigned retry_failed_ms; /* of every service that sets none */
+	char *listen;             /* ADDR:PORT of the gateway */
 	char *gateway_command;
 	char *gateway_user; /* the gateway's and the probes' user */
 	uid_t gateway_uid;  /* gateway_user's, resolved at boot */

@@ -56,6 +56,9 @@ static int berthd_pdeathsig_sig; /* --pdeathsig, 0 if none */
 #define BERTHD_SWEEP_MS 2000
 /* How often the sweep looks again for what was re-parented to berthd. */
 #define BERTHD_SWEEP_TICK_MS 20
+/* The longest the gateway waits to start again after it exited: its
+ * restart delay doubles from the services' floor to this. */
+#define BERTHD_GATEWAY_BACKOFF_MAX_MS 250
 
 static void
 berthd_usage(FILE *f)
@@ -241,7 +244,11 @@ berthd_gateway_config(const struct config *cfg, int debug)
 	config_service_init(g);
 	g->name = "gateway";
 	g->argv = argv;
-	g->max_deaths = 0; /* never failed for good */
+	/* The door of every probe: never failed for good, and back within
+	 * BERTHD_GATEWAY_BACKOFF_MAX_MS of any exit however often it dies,
+	 * since a fleet recycles a sandbox whose /healthz stays down. */
+	g->max_deaths = 0;
+	g->backoff_max_ms = BERTHD_GATEWAY_BACKOFF_MAX_MS;
 	g->confine = true;
 	g->uid = cfg->gateway_uid;
 	g->gid = cfg->gateway_gid;

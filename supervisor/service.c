@@ -35,7 +35,9 @@ enum service_state {
 	SERVICE_BACKOFF, /* exited; will start again */
 	SERVICE_STOPPING,
 	SERVICE_STOPPED,
-	SERVICE_FAILED, /* for good: too many exits, or a requirement failed */
+	/* Too many exits, or a requirement failed: tried again after
+	 * retry_failed_ms, if set, or with its requirement. */
+	SERVICE_FAILED,
 };
 
 static const char *const service_state_names[] = {
@@ -67,6 +69,7 @@ struct service {
 	pid_t pid;
 	uint64_t started_at; /* monotonic ms of the last spawn */
 	uint64_t ready_at;   /* monotonic ms it last became ready, 0 if not */
+	uint64_t left_ready_at; /* monotonic ms it last left ready, 0 never */
 	uint64_t restarts;
 	bool exited; /* last_status is valid */
 	int last_status;
@@ -80,6 +83,10 @@ struct service {
 	uint64_t check_since;
 	char check_reason[SERVICE_REASON_MAX];
 	char dep_failed[SERVICE_REASON_MAX]; /* fail, not stop, once down */
+	/* The requirement whose failure failed it (it comes back with its
+	 * retry); NULL if it failed by its own exits. */
+	const struct service *failed_by;
+	const struct service *dep_failed_by; /* dep_failed's requirement */
 	struct event *timer; /* the restart delay, or the SIGKILL deadline */
 	/* The processes it started (tree.h). Once the leader has exited, the
 	 * service lingers in "stopping" until the rest of them are gone too:
@@ -174,6 +181,8 @@ service_set(struct service *s, enum service_state st, const char *fmt, ...)
 	va_end(ap);
 	if (st != s->state)
 		s->since = proto_now_ms();
+	if (s->state == SERVICE_READY && st != SERVICE_READY)
+		s->left_ready_at = clock_mono_ms();
 	s->state = st;
 	service_update_check(s);
 }
@@ -483,10 +492,20 @@ service_dep_ok(const struct service *dep)
 	    dep->done;
 }
 
+/* Whether s waits for dep (of its after list if after, else of
+ * requires) to start: dep is not ready and will come, or may. */
+static bool
+service_waits_for(const struct service *dep, bool after)
+{
+	return !service_dep_ok(dep) && dep->state != SERVICE_FAILED &&
+	    !(after && dep->state == SERVICE_STOPPED);
+}
+
 /* Checks s's dependencies: 1 all met, 0 still waiting (reason set), -1 a
- * requirement failed (reason set). */
+ * requirement failed (reason set, *failed the requirement). */
 static int
-service_deps(struct service *s, char *why, size_t len)
+service_deps(
+    struct service *s, char *why, size_t len, const struct service **failed)
 {
 	const struct config_list *lists[2] = {
 	    &s->cfg->requires, &s->cfg->after};
@@ -503,10 +522,10 @@ service_deps(struct service *s, char *why, size_t len)
 			if (dep->state == SERVICE_FAILED && l == 0) {
 				snprintf(why, len, "requires %s, which failed",
 				    dep->cfg->name);
+				*failed = dep;
 				return -1;
 			}
-			if (dep->state == SERVICE_FAILED ||
-			    (l == 1 && dep->state == SERVICE_STOPPED))
+			if (!service_waits_for(dep, l == 1))
 				continue;
 			snprintf(why, len, "waiting for %s", dep->cfg->name);
 			return 0;
@@ -516,19 +535,47 @@ service_deps(struct service *s, char *why, size_t len)
 
 static void service_signal_stop(struct service *s);
 
-/* Fails s for good, and with it every service that requires it: a waiting
- * or backing-off one at once, a running one once it has stopped. */
+/* The delay of a failed service's retry; 0: none of its own (never, or
+ * with the requirement that failed it). */
+static unsigned
+service_retry_ms(const struct service *s)
+{
+	return s->failed_by == NULL ? s->cfg->retry_failed_ms : 0;
+}
+
 static void
-service_fail(struct service *s, const char *reason)
+service_emit_failed(const struct service *s)
+{
+	msgpack_packer *pk = events_begin(EV_SERVICE_FAILED);
+
+	msgpack_pack_map(pk, 3);
+	proto_pack_kv_str(pk, "name", s->cfg->name);
+	proto_pack_kv_str(pk, "reason", s->reason);
+	proto_pack_kv_u64(pk, "retry_ms", service_retry_ms(s));
+	events_commit();
+}
+
+/* Fails s (by its own exits if by is NULL, else because it requires by,
+ * which failed), and with it every service that requires it: a waiting
+ * or backing-off one at once, a running one once it has stopped. A
+ * failure of its own is tried again after retry_failed_ms. */
+static void
+service_fail(struct service *s, const char *reason, const struct service *by)
 {
 	char why[SERVICE_REASON_MAX];
 	struct service *o;
+	struct timeval tv;
 	size_t i;
 
 	evtimer_del(s->timer);
+	s->failed_by = by;
 	service_set(s, SERVICE_FAILED, "%s", reason);
 	log_warn("service %s failed: %s", s->cfg->name, reason);
-	service_emit_reason(EV_SERVICE_FAILED, s);
+	service_emit_failed(s);
+	if (service_retry_ms(s) != 0 && !service_stopping_all) {
+		tv = clock_tv(service_retry_ms(s));
+		evtimer_add(s->timer, &tv);
+	}
 	snprintf(why, sizeof why, "requires %s, which failed", s->cfg->name);
 	for (o = service_list; o != NULL; o = o->next) {
 		if (o->state == SERVICE_FAILED || o->state == SERVICE_STOPPED)
@@ -539,10 +586,11 @@ service_fail(struct service *s, const char *reason)
 		if (i == o->cfg->requires.n)
 			continue;
 		if (o->state == SERVICE_WAITING || o->state == SERVICE_BACKOFF)
-			service_fail(o, why);
+			service_fail(o, why, s);
 		else {
 			snprintf(
 			    o->dep_failed, sizeof o->dep_failed, "%s", why);
+			o->dep_failed_by = s;
 			service_signal_stop(o);
 		}
 	}
@@ -554,6 +602,7 @@ static void
 service_schedule(void)
 {
 	char why[SERVICE_REASON_MAX];
+	const struct service *failed = NULL;
 	struct service *s;
 	bool again = true;
 
@@ -564,13 +613,13 @@ service_schedule(void)
 		for (s = service_list; s != NULL; s = s->next) {
 			if (s->state != SERVICE_WAITING)
 				continue;
-			switch (service_deps(s, why, sizeof why)) {
+			switch (service_deps(s, why, sizeof why, &failed)) {
 			case 1:
 				service_spawn(s);
 				again = true;
 				break;
 			case -1:
-				service_fail(s, why);
+				service_fail(s, why, failed);
 				again = true;
 				break;
 			default:
@@ -668,23 +717,98 @@ service_too_many_deaths(struct service *s)
 	    now - s->deaths[0] <= s->cfg->death_window_ms;
 }
 
+/* service.restarting: after delay_ms; dep, if not NULL, the dependency
+ * whose going away excused the exit; retry, a failed service tried
+ * again. */
+static void
+service_emit_restarting(const struct service *s, unsigned delay_ms,
+    const struct service *dep, bool retry)
+{
+	msgpack_packer *pk = events_begin(EV_SERVICE_RESTARTING);
+
+	msgpack_pack_map(pk, 3 + (dep != NULL) + retry);
+	proto_pack_kv_str(pk, "name", s->cfg->name);
+	proto_pack_kv_u64(pk, "delay_ms", delay_ms);
+	proto_pack_kv_u64(pk, "restarts", s->restarts);
+	if (dep != NULL)
+		proto_pack_kv_str(pk, "dependency", dep->cfg->name);
+	if (retry)
+		proto_pack_kv_bool(pk, "retry", true);
+	events_commit();
+}
+
 static void
 service_schedule_restart(struct service *s, const char *exit_desc)
 {
 	unsigned delay_ms = backoff_next(&s->backoff);
 	struct timeval tv = clock_tv(delay_ms);
-	msgpack_packer *pk;
 
 	s->restarts++;
 	service_set(
 	    s, SERVICE_BACKOFF, "%s; restarting in %u ms", exit_desc, delay_ms);
-	pk = events_begin(EV_SERVICE_RESTARTING);
-	msgpack_pack_map(pk, 3);
-	proto_pack_kv_str(pk, "name", s->cfg->name);
-	proto_pack_kv_u64(pk, "delay_ms", delay_ms);
-	proto_pack_kv_u64(pk, "restarts", s->restarts);
-	events_commit();
+	service_emit_restarting(s, delay_ms, NULL, false);
 	evtimer_add(s->timer, &tv);
+}
+
+/* Whether s's leader has exited and is not reaped yet. The X server and
+ * its clients die together; when a client's exit is handled first, the
+ * server's death is already known to the kernel, if not to berthd: the
+ * exit is still the server's doing. WNOWAIT leaves it to be reaped. */
+static bool
+service_leader_exited(const struct service *s)
+{
+	siginfo_t si;
+
+	if (s->pid <= 0)
+		return false;
+	memset(&si, 0, sizeof si);
+	return waitid(P_PID, (id_t)s->pid, &si, WEXITED | WNOHANG | WNOWAIT) ==
+	    0 &&
+	    si.si_pid == s->pid;
+}
+
+/* The dependency whose going away explains s's exit, or NULL: one of its
+ * after/requires targets left ready since s last started, is not ready
+ * now and will be waited for, or has died unreaped. Such an exit is not
+ * s's own fault, and it excuses one exit per departure: s starts again
+ * only once that target is back, which a next run must then outlive. */
+static const struct service *
+service_dep_gone(const struct service *s)
+{
+	const struct config_list *lists[2] = {
+	    &s->cfg->requires, &s->cfg->after};
+	const struct service *dep;
+	size_t l, i;
+
+	for (l = 0; l < 2; l++)
+		for (i = 0; i < lists[l]->n; i++) {
+			dep = service_find(lists[l]->v[i]);
+			if (dep == NULL || dep == s)
+				continue;
+			if (dep->left_ready_at != 0 &&
+			    dep->left_ready_at >= s->started_at)
+				return dep;
+			if (service_waits_for(dep, l == 1) ||
+			    service_leader_exited(dep))
+				return dep;
+		}
+	return NULL;
+}
+
+/* An exit dep's going away caused: not counted toward max_deaths, no
+ * step of the backoff; s waits for dep, and starts the moment its
+ * dependencies are ready, as at boot. */
+static void
+service_wait_dep(
+    struct service *s, const char *exit_desc, const struct service *dep)
+{
+	s->restarts++;
+	log_info("service %s %s after %s went away: not counted", s->cfg->name,
+	    exit_desc, dep->cfg->name);
+	service_set(s, SERVICE_WAITING, "%s after %s went away (not counted)",
+	    exit_desc, dep->cfg->name);
+	service_emit_restarting(s, 0, dep, false);
+	service_schedule();
 }
 
 /* What happens after s's process is gone, or never came (why says why). */
@@ -692,6 +816,7 @@ static void
 service_after_exit(struct service *s, int status, const char *why)
 {
 	char desc[SERVICE_REASON_MAX];
+	const struct service *dep;
 	bool again;
 
 	s->exited = true;
@@ -714,7 +839,7 @@ service_after_exit(struct service *s, int status, const char *why)
 		s->stop_wanted = s->restart_wanted = false;
 		snprintf(desc, sizeof desc, "%s", s->dep_failed);
 		s->dep_failed[0] = '\0';
-		service_fail(s, desc);
+		service_fail(s, desc, s->dep_failed_by);
 		service_schedule();
 		return;
 	}
@@ -728,11 +853,16 @@ service_after_exit(struct service *s, int status, const char *why)
 		service_shutdown_step();
 		return;
 	}
+	if (service_policy_restarts(s, status) &&
+	    (dep = service_dep_gone(s)) != NULL) {
+		service_wait_dep(s, desc, dep);
+		return;
+	}
 	if (service_too_many_deaths(s)) {
 		snprintf(desc + strlen(desc), sizeof desc - strlen(desc),
 		    " (%u exits within %u ms)", s->cfg->max_deaths,
 		    s->cfg->death_window_ms);
-		service_fail(s, desc);
+		service_fail(s, desc, NULL);
 	} else if (service_policy_restarts(s, status)) {
 		service_schedule_restart(s, desc);
 		return;
@@ -895,6 +1025,49 @@ service_exit_cb(pid_t pid, int status, void *arg)
 	service_after_exit(s, status, NULL);
 }
 
+/* A fresh start, as at boot or service.start: no exit counted, the
+ * backoff at its floor; it starts once its dependencies are ready. */
+static void
+service_revive(struct service *s, const char *reason)
+{
+	evtimer_del(s->timer);
+	s->ndeaths = 0;
+	s->done = false;
+	s->dep_failed[0] = '\0';
+	s->failed_by = s->dep_failed_by = NULL;
+	backoff_reset(&s->backoff);
+	service_set(s, SERVICE_WAITING, "%s", reason);
+}
+
+/* s, failed, is tried again: and with it what failed because it
+ * requires s. */
+static void
+service_retry_one(struct service *s, const char *reason)
+{
+	struct service *o;
+
+	s->restarts++;
+	log_info("service %s: %s", s->cfg->name, reason);
+	service_emit_restarting(s, 0, NULL, true);
+	service_revive(s, reason);
+	for (o = service_list; o != NULL; o = o->next)
+		if (o->state == SERVICE_FAILED && o->failed_by == s)
+			service_retry_one(
+			    o, "tried again with what it requires");
+}
+
+/* retry_failed_ms after s failed by its own exits. */
+static void
+service_retry(struct service *s)
+{
+	char why[SERVICE_REASON_MAX];
+
+	snprintf(why, sizeof why, "tried again %u ms after it failed",
+	    s->cfg->retry_failed_ms);
+	service_retry_one(s, why);
+	service_schedule();
+}
+
 static void
 service_timer_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -910,6 +1083,8 @@ service_timer_cb(evutil_socket_t fd, short what, void *arg)
 		service_schedule();
 	} else if (s->state == SERVICE_STOPPING && (s->pid > 0 || s->lingering))
 		service_kill(s);
+	else if (s->state == SERVICE_FAILED && !service_stopping_all)
+		service_retry(s);
 }
 
 static void
@@ -1041,12 +1216,7 @@ service_start(struct service *s, const char **code, char **cause)
 	}
 	if (s->state == SERVICE_STOPPED || s->state == SERVICE_FAILED ||
 	    s->state == SERVICE_BACKOFF) {
-		evtimer_del(s->timer);
-		s->ndeaths = 0;
-		s->done = false;
-		s->dep_failed[0] = '\0';
-		backoff_reset(&s->backoff);
-		service_set(s, SERVICE_WAITING, "starting");
+		service_revive(s, "starting");
 		service_schedule();
 	}
 	return 0;

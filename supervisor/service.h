@@ -7,8 +7,12 @@
  * start at once. Its probe (probe.h) says when it is ready and whether it
  * stays so. When it exits it is restarted by its policy with exponential
  * backoff (floor, doubling, cap; back to the floor after it stayed ready
- * backoff_reset_ms), until max_deaths exits within death_window_ms make
- * it failed for good — which fails every service that requires it.
+ * backoff_reset_ms), until max_deaths exits within death_window_ms (none
+ * if unlimited) make it failed — which fails every service that requires
+ * it — and retry_failed_ms later it is started afresh, with them. An exit
+ * a dependency caused (one of its after/requires targets left ready
+ * since it started, or is not ready now) is not counted: the service
+ * waits for its dependencies and starts as at boot.
  *
  * Ownership: services borrow their config_service (the config outlives
  * them); service_free_all frees everything else. */

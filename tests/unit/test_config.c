@@ -204,6 +204,7 @@ START_TEST(test_every_key)
 	                           "backoff_reset_ms = 700\n"
 	                           "max_deaths = 9\n"
 	                           "death_window_ms = 9000\n"
+	                           "retry_failed_ms = 60000\n"
 	                           "stop_signal = INT\n"
 	                           "stop_timeout_ms = 1500\n"
 	                           "[service db]\n"
@@ -263,17 +264,18 @@ START_TEST(test_every_key)
 	ck_assert_uint_eq(s->backoff_reset_ms, 700);
 	ck_assert_uint_eq(s->max_deaths, 9);
 	ck_assert_uint_eq(s->death_window_ms, 9000);
+	ck_assert_uint_eq(s->retry_failed_ms, 60000);
 	ck_assert_int_eq(s->stop_signal, SIGINT);
 	ck_assert_uint_eq(s->stop_timeout_ms, 1500);
 
 	s = service_named(&cfg, "db");
-	ck_assert_int_eq(s->line, 43);
+	ck_assert_int_eq(s->line, 44);
 	ck_assert_int_eq(s->restart, CONFIG_RESTART_NEVER);
 	ck_assert_int_eq(s->probe, CONFIG_PROBE_NONE);
 
 	s = service_named(&cfg, "cache");
 	ck_assert(s->check);
-	ck_assert_int_eq(s->line, 46);
+	ck_assert_int_eq(s->line, 47);
 	ck_assert_ptr_null(s->argv);
 	ck_assert_int_eq(s->probe, CONFIG_PROBE_TCP);
 	expect_list(
@@ -325,6 +327,7 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(s->backoff_reset_ms, 10000);
 	ck_assert_uint_eq(s->max_deaths, 5);
 	ck_assert_uint_eq(s->death_window_ms, 60000);
+	ck_assert_uint_eq(s->retry_failed_ms, 300000);
 	ck_assert_int_eq(s->stop_signal, SIGTERM);
 	ck_assert_uint_eq(s->stop_timeout_ms, 5000);
 	s = service_named(&cfg, "c");
@@ -336,6 +339,32 @@ START_TEST(test_defaults)
 	parse_good(&cfg, "[berthd]\nstate_dir = /s\n");
 	ck_assert_str_eq(cfg.token_file, "/s/token");
 	ck_assert_str_eq(cfg.socket, "/s/berthd.sock");
+	ck_assert_uint_eq(cfg.retry_failed_ms, 300000);
+	config_free(&cfg);
+}
+END_TEST
+
+/* [berthd] retry_failed_ms is the default of every service that sets
+ * none, wherever the sections stand; a service's own wins. */
+START_TEST(test_retry_default)
+{
+	struct config cfg;
+
+	parse_good(&cfg,
+	    "[service early]\ncommand = e\n"
+	    "[berthd]\nretry_failed_ms = 0\n"
+	    "[service own]\ncommand = o\nretry_failed_ms = 1000\n"
+	    "[service late]\ncommand = l\n");
+	ck_assert_uint_eq(cfg.retry_failed_ms, 0);
+	ck_assert_uint_eq(service_named(&cfg, "early")->retry_failed_ms, 0);
+	ck_assert_uint_eq(service_named(&cfg, "own")->retry_failed_ms, 1000);
+	ck_assert_uint_eq(service_named(&cfg, "late")->retry_failed_ms, 0);
+	config_free(&cfg);
+
+	parse_good(&cfg,
+	    "[berthd]\nretry_failed_ms = 86400000\n"
+	    "[service s]\ncommand = s\n");
+	ck_assert_uint_eq(service_named(&cfg, "s")->retry_failed_ms, 86400000);
 	config_free(&cfg);
 }
 END_TEST
@@ -469,11 +498,15 @@ START_TEST(test_limits_taken)
 	parse_good(&cfg,
 	    "[service a]\ncommand = a\nmax_deaths = 1\nbackoff_min_ms = 0\n"
 	    "backoff_max_ms = 0\nstop_signal = 9\n"
+	    "retry_failed_ms = 1000\n"
 	    "[service b]\ncommand = b\nmax_deaths = 1000\n"
 	    "backoff_max_ms = 86400000\nstop_timeout_ms = 86400000\n"
-	    "stop_signal = SIGHUP\n");
+	    "stop_signal = SIGHUP\nretry_failed_ms = 86400000\n"
+	    "[service c]\ncommand = c\nmax_deaths = unlimited\n"
+	    "retry_failed_ms = 0\n");
 	s = service_named(&cfg, "a");
 	ck_assert_uint_eq(s->max_deaths, 1);
+	ck_assert_uint_eq(s->retry_failed_ms, 1000);
 	ck_assert_uint_eq(s->backoff_min_ms, 0);
 	ck_assert_uint_eq(s->backoff_max_ms, 0);
 	ck_assert_int_eq(s->stop_signal, SIGKILL);
@@ -482,6 +515,10 @@ START_TEST(test_limits_taken)
 	ck_assert_uint_eq(s->backoff_max_ms, 86400000);
 	ck_assert_uint_eq(s->stop_timeout_ms, 86400000);
 	ck_assert_int_eq(s->stop_signal, SIGHUP);
+	ck_assert_uint_eq(s->retry_failed_ms, 86400000);
+	s = service_named(&cfg, "c");
+	ck_assert_uint_eq(s->max_deaths, 0);
+	ck_assert_uint_eq(s->retry_failed_ms, 0);
 	config_free(&cfg);
 }
 END_TEST
@@ -567,11 +604,25 @@ START_TEST(test_bad_values)
 	        {"scope must be abstract-unix or none, not \"abstract\""}},
 	    {"[service s]\nrestart = sometimes\n", 2,
 	        {"restart must be always, on-failure or never"}},
-	    {"[service s]\nmax_deaths = 0\n", 2, {"max_deaths must be 1-1000"}},
+	    {"[service s]\nmax_deaths = 0\n", 2,
+	        {"max_deaths must be 1-1000 or unlimited"}},
 	    {"[service s]\nmax_deaths = 1001\n", 2,
-	        {"max_deaths must be 1-1000"}},
+	        {"max_deaths must be 1-1000 or unlimited"}},
 	    {"[service s]\nmax_deaths = 1K\n", 2,
-	        {"max_deaths must be 1-1000"}},
+	        {"max_deaths must be 1-1000 or unlimited"}},
+	    {"[service s]\nmax_deaths = Unlimited\n", 2,
+	        {"max_deaths must be 1-1000 or unlimited"}},
+	    {"[service s]\nretry_failed_ms = 999\n", 2,
+	        {"retry_failed_ms must be 0 (never) or 1000-86400000 "
+	         "milliseconds"}},
+	    {"[service s]\nretry_failed_ms = 86400001\n", 2,
+	        {"retry_failed_ms must be 0 (never) or 1000-86400000"}},
+	    {"[service s]\nretry_failed_ms = 5m\n", 2,
+	        {"retry_failed_ms must be 0 (never)"}},
+	    {"[berthd]\nretry_failed_ms = 1\n", 2,
+	        {"retry_failed_ms must be 0 (never) or 1000-86400000"}},
+	    {"[check c]\nready = report\nretry_failed_ms = 1000\n", 3,
+	        {"unknown key \"retry_failed_ms\" in [check c]"}},
 	    {"[service s]\nstop_signal = BOGUS\n", 2,
 	        {"stop_signal \"BOGUS\" is not a signal (TERM, INT, HUP, "
 	         "QUIT, KILL, USR1, USR2, WINCH, TSTP, CONT, ALRM, PIPE, CHLD, "
@@ -1115,6 +1166,7 @@ main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_every_key);
 	tcase_add_test(tc, test_defaults);
+	tcase_add_test(tc, test_retry_default);
 	tcase_add_test(tc, test_layout);
 	tcase_add_test(tc, test_command_split);
 	tcase_add_test(tc, test_probe_kinds);
