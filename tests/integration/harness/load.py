@@ -169,7 +169,30 @@ def vm_kib(pid, field):
     return None
 
 
-class Sampler:
+class Ticker:
+    """Calls self.tick() every self.interval seconds (from one call's start
+    to the next), in a thread, from start() until stop(), which waits
+    join_s for the last call."""
+
+    join_s = 5
+
+    def start(self):
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self):
+        while not self._stop.is_set():
+            t0 = time.monotonic()
+            self.tick()
+            self._stop.wait(max(self.interval - (time.monotonic() - t0), 0))
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join(self.join_s)
+
+
+class Sampler(Ticker):
     """Reads VmRSS and VmHWM of named pids every interval seconds, in a
     thread, keeping each one's peak, until stop()."""
 
@@ -179,25 +202,17 @@ class Sampler:
         self.peak_rss = dict.fromkeys(self.pids, 0)
         self.hwm = dict.fromkeys(self.pids, 0)
         self.first = {name: vm_kib(pid, "VmRSS") or 0 for name, pid in self.pids.items()}
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
+        self.start()
 
-    def _run(self):
-        while not self._stop.is_set():
-            for name, pid in self.pids.items():
-                rss, hwm = vm_kib(pid, "VmRSS"), vm_kib(pid, "VmHWM")
-                if rss is not None:
-                    self.peak_rss[name] = max(self.peak_rss[name], rss)
-                    self.hwm[name] = max(self.hwm[name], hwm)
-            self._stop.wait(self.interval)
-
-    def stop(self):
-        self._stop.set()
-        self._thread.join(5)
+    def tick(self):
+        for name, pid in self.pids.items():
+            rss, hwm = vm_kib(pid, "VmRSS"), vm_kib(pid, "VmHWM")
+            if rss is not None:
+                self.peak_rss[name] = max(self.peak_rss[name], rss)
+                self.hwm[name] = max(self.hwm[name], hwm)
 
 
-class HealthPoller:
+class HealthPoller(Ticker):
     """GET /healthz every interval seconds, in a thread, until stop():
     counts the answers by status, keeps the time (monotonic) and reason
     of each 503, and the polls that got no answer within timeout (an
@@ -209,35 +224,28 @@ class HealthPoller:
         self.failures = []
         self.unavailable = []  # (monotonic time asked, reason)
         self.slowest = 0.0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
+        self.join_s = timeout + 3
+        self.start()
 
-    def _run(self):
-        while not self._stop.is_set():
-            t0 = time.monotonic()
-            try:
-                st, _, body = http_get(self.port, "/healthz", timeout=self.timeout)
-                took = time.monotonic() - t0
-                self.slowest = max(self.slowest, took)
-                if took > self.timeout:
-                    self.failures.append("answered %d after %.2f s" % (st, took))
-                if st == 503:
-                    self.unavailable.append((t0, body.decode(errors="replace")))
-                self.status[st] = self.status.get(st, 0) + 1
-            except OSError as e:
-                self.failures.append("%r after %.2f s" % (e, time.monotonic() - t0))
-            self._stop.wait(max(self.interval - (time.monotonic() - t0), 0))
-
-    def stop(self):
-        self._stop.set()
-        self._thread.join(self.timeout + 3)
+    def tick(self):
+        t0 = time.monotonic()
+        try:
+            st, _, body = http_get(self.port, "/healthz", timeout=self.timeout)
+            took = time.monotonic() - t0
+            self.slowest = max(self.slowest, took)
+            if took > self.timeout:
+                self.failures.append("answered %d after %.2f s" % (st, took))
+            if st == 503:
+                self.unavailable.append((t0, body.decode(errors="replace")))
+            self.status[st] = self.status.get(st, 0) + 1
+        except OSError as e:
+            self.failures.append("%r after %.2f s" % (e, time.monotonic() - t0))
 
     def polls(self):
         return sum(self.status.values()) + len(self.failures)
 
 
-class Pinger:
+class Pinger(Ticker):
     """ping on a Unix connection of its own to berthd every interval
     seconds, in a thread, until stop(): what berthd itself answers,
     beside what /healthz says of it. Keeps the slowest answer and the
@@ -250,27 +258,23 @@ class Pinger:
         self.slowest = 0.0
         self.stalls = []
         self.errors = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
+        self.join_s = 35
+        self.start()
 
-    def _run(self):
-        while not self._stop.is_set():
-            t0 = time.monotonic()
-            try:
-                self.client.call("ping")
-            except Exception as e:  # the test reports it, the thread goes on
-                self.errors.append(repr(e))
-            t1 = time.monotonic()
-            self.count += 1
-            self.slowest = max(self.slowest, t1 - t0)
-            if t1 - t0 >= self.stall:
-                self.stalls.append((t0, t1))
-            self._stop.wait(max(self.interval - (t1 - t0), 0))
+    def tick(self):
+        t0 = time.monotonic()
+        try:
+            self.client.call("ping")
+        except Exception as e:  # the test reports it, the thread goes on
+            self.errors.append(repr(e))
+        t1 = time.monotonic()
+        self.count += 1
+        self.slowest = max(self.slowest, t1 - t0)
+        if t1 - t0 >= self.stall:
+            self.stalls.append((t0, t1))
 
     def stop(self):
-        self._stop.set()
-        self._thread.join(35)
+        Ticker.stop(self)
         self.client.close()
 
     def answering(self, t, window):
@@ -279,7 +283,7 @@ class Pinger:
         return not any(a <= t and b >= t - window for a, b in self.stalls)
 
 
-class BigEvents:
+class BigEvents(Ticker):
     """Journals events of about size bytes each, every interval seconds,
     in a thread, until stop(): proc.started carries the command's argv,
     the largest caller-supplied part of any event (a command of
@@ -294,23 +298,18 @@ class BigEvents:
         self.client = UnixClient(socket_path, timeout=30)
         self.started = 0
         self.errors = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
+        self.join_s = 35
+        self.start()
 
-    def _run(self):
-        while not self._stop.is_set():
-            t0 = time.monotonic()
-            try:
-                self.client.call("proc.start", {"argv": self.argv})
-                self.started += 1
-            except Exception as e:  # the test reports it, the thread goes on
-                self.errors.append(repr(e))
-            self._stop.wait(max(self.interval - (time.monotonic() - t0), 0))
+    def tick(self):
+        try:
+            self.client.call("proc.start", {"argv": self.argv})
+            self.started += 1
+        except Exception as e:  # the test reports it, the thread goes on
+            self.errors.append(repr(e))
 
     def stop(self):
-        self._stop.set()
-        self._thread.join(35)
+        Ticker.stop(self)
         self.client.close()
 
     def bytes_each(self):
