@@ -199,15 +199,21 @@ async def follow_events(c, stop, stats):
             await c.connect(timeout=5)
             await c.request("events.subscribe", {"from_seq": c.next_seq})
         except Exception as e:
-            stats["connect_errors"] += 1
-            stats["last_error"] = repr(e)
-            await c.close()
-            await asyncio.sleep(0.2)
+            await connect_failed(c, stats, e)
             continue
         await c.wait(lambda: c.closed is not None or stop.is_set(), 1e6, "a drop")
         if c.closed is not None:
             stats["reconnects"] += 1
     await c.close()
+
+
+async def connect_failed(c, stats, e):
+    """A connect or its first request failed (the gateway is down, say):
+    counted, and tried again shortly."""
+    stats["connect_errors"] += 1
+    stats["last_error"] = repr(e)
+    await c.close()
+    await asyncio.sleep(0.2)
 
 
 async def follow_pty(c, pty_id, stop, stats):
@@ -218,20 +224,10 @@ async def follow_pty(c, pty_id, stop, stats):
         try:
             await c.connect(timeout=5)
             r = await c.request("pty.attach", {"id": pty_id, "from_offset": len(c.streams.get(stream, b""))})
-            expect_eq(r["lost"], 0, "bytes of %s the ring no longer held" % stream)
-        except TestFailure as e:
-            if "lost" in str(e):
-                raise
-            stats["connect_errors"] += 1
-            await c.close()
-            await asyncio.sleep(0.2)
-            continue
         except Exception as e:
-            stats["connect_errors"] += 1
-            stats["last_error"] = repr(e)
-            await c.close()
-            await asyncio.sleep(0.2)
+            await connect_failed(c, stats, e)
             continue
+        expect_eq(r["lost"], 0, "bytes of %s the ring no longer held" % stream)
         await c.wait(lambda: c.closed is not None or stream in c.eof, 1e6, "a drop")
         if c.closed is not None and stream not in c.eof:
             stats["pty_reconnects"] += 1
