@@ -44,6 +44,9 @@ class Sandbox:
     expected to fail, see wait_exit). args: more berthd options.
     listen: pass --listen (default True). pid1: run berthd as PID 1 of a
     new PID namespace (default), or as a plain process, a child subreaper.
+    offline: also in a new network namespace with only loopback, up: what
+    runs in the sandbox reaches nothing beyond it (the gateway's port is
+    then inside it too: wait is "socket", and netns() runs a program there).
     """
 
     def __init__(
@@ -57,6 +60,7 @@ class Sandbox:
         listen=True,
         debug=False,
         pid1=True,
+        offline=False,
     ):
         self.dir = tempfile.mkdtemp(prefix="berth-it-")
         # Searchable, as the state directory's parent is in an install:
@@ -73,6 +77,9 @@ class Sandbox:
         self.listen = listen
         self.debug = debug
         self.pid1 = pid1
+        self.offline = offline
+        if offline and wait == "healthz":
+            wait = "socket"
         self.clients = []
         self._log_saved = None
         track_sandbox(self)
@@ -100,6 +107,10 @@ class Sandbox:
 
     def command(self):
         cmd = ["unshare", "-p", "-f", "--mount-proc"] if self.pid1 else []
+        if self.offline:
+            # lo is down in a new network namespace; the shell brings it up
+            # and execs berthd, which stays the namespace's PID 1.
+            cmd += ["-n", "/bin/sh", "-c", 'ip link set lo up && exec "$0" "$@"']
         cmd += [BERTHD, "--config", self.config_path]
         if self.listen:
             cmd += ["--listen", "127.0.0.1:%d" % self.port]
@@ -110,6 +121,8 @@ class Sandbox:
 
     def start(self, wait="healthz"):
         """Starts berthd (again) on this state directory."""
+        if self.offline and wait == "healthz":
+            wait = "socket"
         expect(os.access(BERTHD, os.X_OK), "no berthd program at %s" % BERTHD)
         if wait == "healthz":
             expect(os.access(GATEWAY, os.X_OK), "no berth-gateway program at %s" % GATEWAY)
@@ -165,6 +178,11 @@ class Sandbox:
             return self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
             raise Timeout("berthd still runs after %.1f s" % timeout)
+
+    def netns(self, argv):
+        """argv, to run in berthd's network namespace (offline sandboxes:
+        a server the sandbox's programs reach on its loopback)."""
+        return ["nsenter", "-t", str(self.berthd_pid()), "-n"] + list(argv)
 
     def running(self):
         return self.proc is not None and self.proc.poll() is None
