@@ -55,6 +55,15 @@ const struct catalog_event catalog_events[] = {
 	{ EV_RECORD_PUBLISHED,
 	    "a recording ended and was published (id, artifact, duration)" },
 	{ EV_RECORD_FAILED, "a recording ended without a file (id, reason)" },
+	{ EV_RUNTIME_STARTED,
+	    "a runtime was started (name, mode, pid, pty or proc, port, "
+	    "workspace)" },
+	{ EV_RUNTIME_READY, "a runtime is ready (name, mode, port, ready_ms)" },
+	{ EV_RUNTIME_EXITED,
+	    "a runtime exited (name, mode, pid, code or signal, core)" },
+	{ EV_RUNTIME_RESTARTING,
+	    "a runtime will be restarted (name, delay_ms, restarts)" },
+	{ EV_RUNTIME_STOPPED, "runtime.stop ended a runtime (name)" },
 	{ EV_EVENTS_GAP, "the journal no longer holds the requested seqs" },
 };
 const size_t catalog_nevents = sizeof catalog_events / sizeof catalog_events[0];

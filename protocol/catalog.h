@@ -71,6 +71,11 @@ struct catalog_event {
 #define EV_RECORD_STARTED "record.started"
 #define EV_RECORD_PUBLISHED "record.published"
 #define EV_RECORD_FAILED "record.failed"
+#define EV_RUNTIME_STARTED "runtime.started"
+#define EV_RUNTIME_READY "runtime.ready"
+#define EV_RUNTIME_EXITED "runtime.exited"
+#define EV_RUNTIME_RESTARTING "runtime.restarting"
+#define EV_RUNTIME_STOPPED "runtime.stopped"
 /* Not journaled: sent to one subscriber whose from_seq the journal no
  * longer holds. Carries seq 0, which no journaled event has. */
 #define EV_EVENTS_GAP "events.gap"

@@ -25,6 +25,7 @@ enum config_section {
 	CONFIG_SEC_JOURNAL,
 	CONFIG_SEC_LABELS,
 	CONFIG_SEC_SERVICE,
+	CONFIG_SEC_RUNTIME,
 };
 
 struct config_parser {
@@ -33,6 +34,7 @@ struct config_parser {
 	int line;
 	enum config_section sec;
 	struct config_service *svc;
+	struct config_runtime *rt;
 	char *cause;
 };
 
@@ -600,21 +602,29 @@ config_service_list(struct config_parser *p, struct config_list *l,
 	return 0;
 }
 
+/* Adds one env = KEY=VALUE line to env. */
 static int
-config_service_env(
-    struct config_parser *p, struct config_service *s, const char *val)
+config_env_add(
+    struct config_parser *p, struct config_list *env, const char *val)
 {
 	const char *eq = strchr(val, '=');
 
 	if (eq == NULL || eq == val ||
 	    strcspn(val, "= \t") != (size_t)(eq - val))
 		return config_fail(p, "env wants KEY=VALUE");
-	if (s->env.n == CONFIG_MAX_ENV)
+	if (env->n == CONFIG_MAX_ENV)
 		return config_fail(p, "more than %d env lines", CONFIG_MAX_ENV);
-	s->env.v = xreallocarray(s->env.v, s->env.n + 2, sizeof *s->env.v);
-	s->env.v[s->env.n++] = xstrdup(val);
-	s->env.v[s->env.n] = NULL;
+	env->v = xreallocarray(env->v, env->n + 2, sizeof *env->v);
+	env->v[env->n++] = xstrdup(val);
+	env->v[env->n] = NULL;
 	return 0;
+}
+
+static int
+config_service_env(
+    struct config_parser *p, struct config_service *s, const char *val)
+{
+	return config_env_add(p, &s->env, val);
 }
 
 static int
@@ -627,15 +637,15 @@ config_service_flag(
 }
 
 static int
-config_service_restart(
-    struct config_parser *p, struct config_service *s, const char *val)
+config_parse_restart(
+    struct config_parser *p, enum config_restart *restart, const char *val)
 {
 	if (strcmp(val, "always") == 0)
-		s->restart = CONFIG_RESTART_ALWAYS;
+		*restart = CONFIG_RESTART_ALWAYS;
 	else if (strcmp(val, "on-failure") == 0)
-		s->restart = CONFIG_RESTART_ON_FAILURE;
+		*restart = CONFIG_RESTART_ON_FAILURE;
 	else if (strcmp(val, "never") == 0)
-		s->restart = CONFIG_RESTART_NEVER;
+		*restart = CONFIG_RESTART_NEVER;
 	else
 		return config_fail(p,
 		    "restart must be always, on-failure or "
@@ -790,7 +800,7 @@ config_key_service(struct config_parser *p, const char *key, const char *val)
 	if (strcmp(key, "exit_codes_ok") == 0)
 		return config_service_exit_ok(p, s, val);
 	if (strcmp(key, "restart") == 0)
-		return config_service_restart(p, s, val);
+		return config_parse_restart(p, &s->restart, val);
 	if (strcmp(key, "max_deaths") == 0)
 		return config_service_deaths(p, s, val);
 	if (strcmp(key, "retry_failed_ms") == 0)
@@ -813,6 +823,239 @@ config_key_service(struct config_parser *p, const char *key, const char *val)
 	}
 	return config_fail(
 	    p, "unknown key \"%s\" in [service %s]", key, s->name);
+}
+
+/* [A-Za-z_][A-Za-z0-9_]*: a name fit for the environment. */
+static bool
+config_env_name(const char *s)
+{
+	if (!isalpha((unsigned char)*s) && *s != '_')
+		return false;
+	return config_valid_name(s, CONFIG_MAX_NAME * 2, "_");
+}
+
+/* A mode's arguments after command: like a command, but may be empty. */
+static int
+config_runtime_args(struct config_parser *p, struct config_list *l, bool *has,
+    const char *key, const char *val)
+{
+	char **v;
+
+	if (*has)
+		return config_fail(p, "%s set twice", key);
+	if (*val == '\0')
+		v = xcalloc(1, sizeof *v);
+	else if (config_split(p, val, &v) < 0)
+		return -1;
+	config_list_take(l, v);
+	*has = true;
+	return 0;
+}
+
+static bool
+config_list_has(const struct config_list *l, const char *needle)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (strstr(l->v[i], needle) != NULL)
+			return true;
+	return false;
+}
+
+/* server_ready = tcp ADDR:{port} | http URL [STATUS [BODY]] | exec CMD...:
+ * the probes berth-probe runs against a port. */
+static int
+config_runtime_ready(
+    struct config_parser *p, struct config_runtime *r, const char *val)
+{
+	struct config_list w;
+	char **v;
+	int err = 0;
+
+	if (r->server_ready != NULL)
+		return config_fail(p, "server_ready set twice");
+	if (config_split(p, val, &v) < 0)
+		return -1;
+	config_list_take(&w, v);
+	if (strcmp(w.v[0], "tcp") == 0 || strcmp(w.v[0], "http") == 0) {
+		if (w.n < 2 || !config_list_has(&w, "{port}"))
+			err = config_fail(p,
+			    "server_ready = %s wants an address with {port}",
+			    w.v[0]);
+	} else if (strcmp(w.v[0], "exec") == 0) {
+		if (w.n < 2)
+			err = config_fail(
+			    p, "server_ready = exec wants a command");
+	} else
+		err = config_fail(p,
+		    "server_ready: unknown probe \"%s\" (tcp, http or exec)",
+		    w.v[0]);
+	config_list_free(&w);
+	if (err == 0)
+		r->server_ready = xstrdup(val);
+	return err;
+}
+
+static int
+config_runtime_secrets(
+    struct config_parser *p, struct config_runtime *r, const char *val)
+{
+	size_t i;
+
+	if (config_service_list(p, &r->secrets, "secrets", val) < 0)
+		return -1;
+	for (i = 0; i < r->secrets.n; i++)
+		if (!config_env_name(r->secrets.v[i]))
+			return config_fail(p,
+			    "secrets: \"%s\" is not a secret name (letters, "
+			    "digits and _, not starting with a digit)",
+			    r->secrets.v[i]);
+	return 0;
+}
+
+static int
+config_runtime_busy(
+    struct config_parser *p, struct config_runtime *r, const char *val)
+{
+	if (strcmp(val, "reject") == 0)
+		r->busy = CONFIG_BUSY_REJECT;
+	else if (strcmp(val, "queue") == 0)
+		r->busy = CONFIG_BUSY_QUEUE;
+	else
+		return config_fail(p, "busy must be reject or queue");
+	return 0;
+}
+
+/* The keys of a runtime whose value is milliseconds. */
+static unsigned *
+config_runtime_ms(struct config_runtime *r, const char *key)
+{
+	if (strcmp(key, "backoff_min_ms") == 0)
+		return &r->backoff_min_ms;
+	if (strcmp(key, "backoff_max_ms") == 0)
+		return &r->backoff_max_ms;
+	if (strcmp(key, "stop_timeout_ms") == 0)
+		return &r->stop_timeout_ms;
+	return NULL;
+}
+
+/* The keys of a runtime that are a mode's arguments. */
+static struct config_list *
+config_runtime_mode(struct config_runtime *r, const char *key, bool **has)
+{
+	if (strcmp(key, "tui") == 0)
+		return *has = &r->has_tui, &r->tui_args;
+	if (strcmp(key, "server") == 0)
+		return *has = &r->has_server, &r->server_args;
+	if (strcmp(key, "rpc") == 0)
+		return *has = &r->has_rpc, &r->rpc_args;
+	if (strcmp(key, "resume") == 0)
+		return *has = &r->has_resume, &r->resume_args;
+	return NULL;
+}
+
+static int
+config_key_runtime(struct config_parser *p, const char *key, const char *val)
+{
+	struct config_runtime *r = p->rt;
+	struct config_list *args;
+	unsigned *ms;
+	bool *has, version_set = r->version_args.v != NULL;
+
+	if (strcmp(key, "version") == 0)
+		return config_runtime_args(
+		    p, &r->version_args, &version_set, key, val);
+	if (strcmp(key, "command") == 0) {
+		if (r->command != NULL)
+			return config_fail(p, "command set twice");
+		return config_set_str(p, &r->command, val);
+	}
+	if ((args = config_runtime_mode(r, key, &has)) != NULL)
+		return config_runtime_args(p, args, has, key, val);
+	if (strcmp(key, "user") == 0)
+		return config_set_str(p, &r->user, val);
+	if (strcmp(key, "group") == 0)
+		return config_set_str(p, &r->group, val);
+	if (strcmp(key, "workspace") == 0) {
+		if (val[0] != '/')
+			return config_fail(
+			    p, "workspace must be an absolute path");
+		return config_set_str(p, &r->workspace, val);
+	}
+	if (strcmp(key, "env") == 0)
+		return config_env_add(p, &r->env, val);
+	if (strcmp(key, "secrets") == 0)
+		return config_runtime_secrets(p, r, val);
+	if (strcmp(key, "server_ready") == 0)
+		return config_runtime_ready(p, r, val);
+	if (strcmp(key, "server_password_env") == 0) {
+		if (!config_env_name(val))
+			return config_fail(p,
+			    "server_password_env \"%s\" is not a variable name",
+			    val);
+		return config_set_str(p, &r->server_password_env, val);
+	}
+	if (strcmp(key, "tasks") == 0)
+		return config_service_flag(p, &r->tasks, key, val);
+	if (strcmp(key, "busy") == 0)
+		return config_runtime_busy(p, r, val);
+	if (strcmp(key, "restart") == 0)
+		return config_parse_restart(p, &r->restart, val);
+	if ((ms = config_runtime_ms(r, key)) != NULL) {
+		if (config_parse_ms(val, ms) < 0)
+			return config_fail(
+			    p, "%s must be milliseconds (0-86400000)", key);
+		return 0;
+	}
+	return config_fail(
+	    p, "unknown key \"%s\" in [runtime %s]", key, r->name);
+}
+
+static void
+config_runtime_init(struct config_runtime *r)
+{
+	memset(r, 0, sizeof *r);
+	r->busy = CONFIG_BUSY_REJECT;
+	r->restart = CONFIG_RESTART_NEVER;
+	r->backoff_min_ms = 100;
+	r->backoff_max_ms = 5000;
+	r->stop_timeout_ms = 3000;
+}
+
+static int
+config_section_runtime(struct config_parser *p, const char *name)
+{
+	struct config *c = p->cfg;
+
+	while (*name == ' ')
+		name++;
+	if (!config_valid_name(name, CONFIG_MAX_NAME, "._-"))
+		return config_fail(p,
+		    "runtime name \"%s\" must be 1-%d of A-Z a-z 0-9 . _ -",
+		    name, CONFIG_MAX_NAME);
+	if (config_runtime_find(c, name) != NULL)
+		return config_fail(p, "runtime \"%s\" defined twice", name);
+	if (c->nruntimes == CONFIG_MAX_RUNTIMES)
+		return config_fail(
+		    p, "more than %d runtimes", CONFIG_MAX_RUNTIMES);
+	p->rt = &c->runtimes[c->nruntimes++];
+	config_runtime_init(p->rt);
+	p->rt->name = xstrdup(name);
+	p->rt->line = p->line;
+	p->sec = CONFIG_SEC_RUNTIME;
+	return 0;
+}
+
+const struct config_runtime *
+config_runtime_find(const struct config *cfg, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->nruntimes; i++)
+		if (strcmp(cfg->runtimes[i].name, name) == 0)
+			return &cfg->runtimes[i];
+	return NULL;
 }
 
 void
@@ -847,6 +1090,7 @@ config_section(struct config_parser *p, char *line)
 	*end = '\0';
 	line++;
 	p->svc = NULL;
+	p->rt = NULL;
 	if (strcmp(line, "berthd") == 0)
 		p->sec = CONFIG_SEC_BERTHD;
 	else if (strcmp(line, "gateway") == 0)
@@ -855,6 +1099,8 @@ config_section(struct config_parser *p, char *line)
 		p->sec = CONFIG_SEC_JOURNAL;
 	else if (strcmp(line, "labels") == 0)
 		p->sec = CONFIG_SEC_LABELS;
+	else if (strncmp(line, "runtime ", 8) == 0)
+		return config_section_runtime(p, line + 8);
 	else if (strncmp(line, "service ", 8) == 0 ||
 	    strncmp(line, "check ", 6) == 0) {
 		check = line[0] == 'c';
@@ -930,6 +1176,7 @@ config_line(struct config_parser *p, char *line)
 	case CONFIG_SEC_JOURNAL: return config_key_journal(p, key, val);
 	case CONFIG_SEC_LABELS: return config_key_label(p, key, val);
 	case CONFIG_SEC_SERVICE: return config_key_service(p, key, val);
+	case CONFIG_SEC_RUNTIME: return config_key_runtime(p, key, val);
 	case CONFIG_SEC_NONE: break;
 	}
 	return config_fail(p, "\"%s\" outside any section", key);
@@ -1124,6 +1371,53 @@ config_check_desktop(const struct config *cfg, const char *name, char **cause)
 	return 0;
 }
 
+/* What only the whole section can tell: the keys it must have, and the
+ * keys that only mean something with another. */
+static const char *
+config_runtime_missing(const struct config_runtime *r)
+{
+	if (r->command == NULL)
+		return "has no command";
+	if (r->user == NULL)
+		return "has no user (a runtime never runs as root)";
+	if (r->workspace == NULL)
+		return "has no workspace";
+	if (!r->has_tui && !r->has_server && !r->has_rpc)
+		return "offers no mode (tui, server or rpc)";
+	if (!r->has_server && r->server_ready != NULL)
+		return "has server_ready but no server mode";
+	if (!r->has_server && r->server_password_env != NULL)
+		return "has server_password_env but no server mode";
+	if (r->has_server && !config_list_has(&r->server_args, "{port}"))
+		return "server has no {port} to listen on";
+	if (r->backoff_min_ms > r->backoff_max_ms)
+		return "backoff_min_ms exceeds backoff_max_ms";
+	return NULL;
+}
+
+static int
+config_finish_runtimes(struct config *cfg, const char *name, char **cause)
+{
+	struct config_runtime *r;
+	const char *why;
+	size_t i;
+
+	for (i = 0; i < cfg->nruntimes; i++) {
+		r = &cfg->runtimes[i];
+		if ((why = config_runtime_missing(r)) != NULL) {
+			*cause = xasprintf("%s:%d: runtime \"%s\" %s", name,
+			    r->line, r->name, why);
+			return -1;
+		}
+		if (r->version_args.v == NULL) {
+			r->version_args.v = xcalloc(2, sizeof(char *));
+			r->version_args.v[0] = xstrdup("--version");
+			r->version_args.n = 1;
+		}
+	}
+	return 0;
+}
+
 int
 config_finish(struct config *cfg, char **cause)
 {
@@ -1157,6 +1451,8 @@ config_finish(struct config *cfg, char **cause)
 	if (config_check_graph(cfg, cause) < 0)
 		return -1;
 	if (config_check_desktop(cfg, name, cause) < 0)
+		return -1;
+	if (config_finish_runtimes(cfg, name, cause) < 0)
 		return -1;
 	if (cfg->cdp_relay_listen != NULL && cfg->cdp == NULL) {
 		*cause = xasprintf("%s: [gateway] cdp_relay_listen needs cdp "
@@ -1192,10 +1488,66 @@ config_set_listen(struct config *cfg, const char *listen, char **cause)
 	return 0;
 }
 
+static void
+config_runtime_free(struct config_runtime *r)
+{
+	free(r->name);
+	free(r->command);
+	config_list_free(&r->version_args);
+	config_list_free(&r->tui_args);
+	config_list_free(&r->server_args);
+	config_list_free(&r->rpc_args);
+	config_list_free(&r->resume_args);
+	free(r->server_ready);
+	free(r->server_password_env);
+	free(r->user);
+	free(r->group);
+	free(r->workspace);
+	config_list_free(&r->env);
+	config_list_free(&r->secrets);
+}
+
+void
+config_service_clear(struct config_service *s)
+{
+	size_t j;
+
+	free(s->name);
+	for (j = 0; s->argv != NULL && s->argv[j] != NULL; j++)
+		free(s->argv[j]);
+	free(s->argv);
+	free(s->user);
+	free(s->group);
+	free(s->desktop_check);
+	free(s->cwd);
+	config_list_free(&s->env);
+	config_list_free(&s->after);
+	config_list_free(&s->requires);
+	config_list_free(&s->probe_args);
+	memset(s, 0, sizeof *s);
+}
+
+int
+config_runtime_check(const struct config_runtime *r, const char *ready,
+    struct config_service *s, char **cause)
+{
+	struct config_parser p = {.name = "server_ready", .line = r->line};
+
+	config_service_init(s);
+	s->name = xasprintf("runtime/%s", r->name);
+	s->check = true;
+	if (config_service_ready(&p, s, ready) < 0) {
+		*cause = p.cause;
+		config_service_clear(s);
+		return -1;
+	}
+	return 0;
+}
+
 void
 config_free(struct config *cfg)
 {
-	size_t i, j;
+	size_t i;
 
 	free(cfg->path);
 	free(cfg->state_dir);
@@ -1212,20 +1564,9 @@ config_free(struct config *cfg)
 		free(cfg->labels[i].key);
 		free(cfg->labels[i].value);
 	}
-	for (i = 0; i < cfg->nservices; i++) {
-		struct config_service *s = &cfg->services[i];
-		free(s->name);
-		for (j = 0; s->argv != NULL && s->argv[j] != NULL; j++)
-			free(s->argv[j]);
-		free(s->argv);
-		free(s->user);
-		free(s->group);
-		free(s->desktop_check);
-		free(s->cwd);
-		config_list_free(&s->env);
-		config_list_free(&s->after);
-		config_list_free(&s->requires);
-		config_list_free(&s->probe_args);
-	}
+	for (i = 0; i < cfg->nservices; i++)
+		config_service_clear(&cfg->services[i]);
+	for (i = 0; i < cfg->nruntimes; i++)
+		config_runtime_free(&cfg->runtimes[i]);
 	memset(cfg, 0, sizeof *cfg);
 }

@@ -15,6 +15,11 @@
  *                   stop_timeout_ms
  *   [check NAME]    ready, after, requires, required, ready_timeout_ms,
  *                   ready_interval_ms: a readiness check with no process
+ *   [runtime NAME]  command, version, user, group, workspace, env
+ *                   (repeatable), secrets, tui, server, server_ready,
+ *                   server_password_env, rpc, resume, tasks, busy, restart,
+ *                   backoff_min_ms, backoff_max_ms, stop_timeout_ms: an
+ *                   agent runtime berthd starts on request, never at boot
  *
  * One "key = value" per line; "#" or ";" starts a comment line; values run
  * to the end of the line (no inline comments). A command is split on
@@ -32,6 +37,7 @@
 
 #define CONFIG_MAX_LABELS 64
 #define CONFIG_MAX_SERVICES 64
+#define CONFIG_MAX_RUNTIMES 16
 #define CONFIG_MAX_ARGS 64
 #define CONFIG_MAX_ENV 64
 /* The longest value of any key, and the longest label key or value. */
@@ -127,6 +133,33 @@ struct config_service {
 	int line;      /* where the section starts, for later errors */
 };
 
+/* What a runtime does with a request while it is busy. */
+enum config_busy {
+	CONFIG_BUSY_REJECT,
+	CONFIG_BUSY_QUEUE,
+};
+
+/* An agent runtime of the catalog. Its mode lines are argument lists that
+ * follow command; "{port}" in server_args and server_ready stands for the
+ * server's port. A mode is offered iff its has_ flag is set. */
+struct config_runtime {
+	char *name;
+	char *command; /* argv[0]: a name looked up in PATH, or absolute */
+	struct config_list version_args, tui_args, server_args, rpc_args,
+	    resume_args;
+	bool has_tui, has_server, has_rpc, has_resume;
+	char *server_ready;        /* probe line with {port}; NULL: tcp */
+	char *server_password_env; /* NULL: none */
+	char *user, *group, *workspace;
+	struct config_list env;     /* KEY=VALUE */
+	struct config_list secrets; /* names */
+	bool tasks;
+	enum config_busy busy;
+	enum config_restart restart;
+	unsigned backoff_min_ms, backoff_max_ms, stop_timeout_ms;
+	int line;
+};
+
 /* The gateway's user when [gateway] user is not set; when no such user
  * exists, the gateway runs as CONFIG_GATEWAY_UID:CONFIG_GATEWAY_GID,
  * ids no name stands for (never root's, never nobody's). */
@@ -160,6 +193,8 @@ struct config {
 	size_t nlabels;
 	struct config_service services[CONFIG_MAX_SERVICES];
 	size_t nservices;
+	struct config_runtime runtimes[CONFIG_MAX_RUNTIMES];
+	size_t nruntimes;
 };
 
 /* Sets every default. */
@@ -184,6 +219,18 @@ const char *config_probe_name(enum config_probe probe);
 
 /* Every default of a [service] section (no name, no command). */
 void config_service_init(struct config_service *s);
+/* The runtime called name, or NULL. */
+const struct config_runtime *config_runtime_find(
+    const struct config *cfg, const char *name);
+
+/* Fills s (config_service_init first) as a check named "runtime/NAME"
+ * whose probe is ready, r's server_ready with {port} filled in. Returns 0,
+ * or -1 with *cause. The caller releases s with config_service_clear. */
+int config_runtime_check(const struct config_runtime *r, const char *ready,
+    struct config_service *s, char **cause);
+/* Frees what a service's section holds and zeroes it. */
+void config_service_clear(struct config_service *s);
+
 /* Whether code (0-255) counts as success for s (exit_codes_ok). */
 bool config_exit_ok(const struct config_service *s, int code);
 /* Whether sig is one of cfg's forward_signals. */

@@ -35,6 +35,7 @@
 #include "nodump.h"
 #include "provider.h"
 #include "pty.h"
+#include "runtime.h"
 #include "secrets.h"
 #include "server.h"
 #include "service.h"
@@ -489,6 +490,7 @@ main(int argc, char **argv)
 	provider_init();
 	pty_init(berthd_base);
 	proc_init(berthd_base);
+	runtime_init(berthd_base, &cfg);
 	fswatch_init(berthd_base);
 	if (artifact_init(berthd_base, cfg.state_dir, &cause) < 0)
 		log_fatal("%s", cause);
@@ -507,6 +509,7 @@ main(int argc, char **argv)
 	event_base_dispatch(berthd_base);
 
 	status = berthd_exit_status();
+	runtime_shutdown();
 	pty_shutdown();
 	proc_shutdown();
 	server_shutdown();

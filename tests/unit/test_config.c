@@ -1157,6 +1157,206 @@ START_TEST(test_parse_size)
 }
 END_TEST
 
+static const struct config_runtime *
+runtime_named(const struct config *cfg, const char *name)
+{
+	const struct config_runtime *r = config_runtime_find(cfg, name);
+
+	ck_assert_msg(r != NULL, "no runtime \"%s\"", name);
+	return r;
+}
+
+/* Every key of a [runtime] section lands where it says; a mode absent is
+ * not offered, and an empty mode line offers the mode with no arguments. */
+START_TEST(test_runtime_keys)
+{
+	static const char text[] =
+	    "[runtime opencode]\n"
+	    "command = /opt/bin/opencode\n"
+	    "version = --version --json\n"
+	    "user = agent\n"
+	    "group = staff\n"
+	    "workspace = /home/agent/ws\n"
+	    "env = HOME=/home/agent\n"
+	    "env = A=b=c\n"
+	    "secrets = OPENAI_API_KEY ANTHROPIC_API_KEY\n"
+	    "tui =\n"
+	    "server = serve --hostname 127.0.0.1 --port {port}\n"
+	    "server_ready = http http://127.0.0.1:{port}/ 200\n"
+	    "server_password_env = OPENCODE_SERVER_PASSWORD\n"
+	    "resume = --continue\n"
+	    "tasks = yes\n"
+	    "busy = queue\n"
+	    "restart = on-failure\n"
+	    "backoff_min_ms = 10\n"
+	    "backoff_max_ms = 20\n"
+	    "stop_timeout_ms = 700\n"
+	    "[runtime pi]\n"
+	    "command = pi\n"
+	    "user = agent\n"
+	    "workspace = /w\n"
+	    "rpc = --mode rpc\n";
+	static const char *const version[] = {"--version", "--json", NULL};
+	static const char *const server[] = {
+	    "serve", "--hostname", "127.0.0.1", "--port", "{port}", NULL};
+	static const char *const env[] = {"HOME=/home/agent", "A=b=c", NULL};
+	static const char *const secrets[] = {
+	    "OPENAI_API_KEY", "ANTHROPIC_API_KEY", NULL};
+	static const char *const resume[] = {"--continue", NULL};
+	static const char *const rpc[] = {"--mode", "rpc", NULL};
+	static const char *const dflt_version[] = {"--version", NULL};
+	static const char *const none[] = {NULL};
+	const struct config_runtime *r;
+	struct config cfg;
+
+	parse_good(&cfg, text);
+	ck_assert_uint_eq(cfg.nruntimes, 2);
+	r = runtime_named(&cfg, "opencode");
+	ck_assert_str_eq(r->command, "/opt/bin/opencode");
+	expect_list(&r->version_args, version);
+	ck_assert_str_eq(r->user, "agent");
+	ck_assert_str_eq(r->group, "staff");
+	ck_assert_str_eq(r->workspace, "/home/agent/ws");
+	expect_list(&r->env, env);
+	expect_list(&r->secrets, secrets);
+	ck_assert(r->has_tui && r->has_server && !r->has_rpc && r->has_resume);
+	expect_list(&r->tui_args, none);
+	expect_list(&r->server_args, server);
+	expect_list(&r->resume_args, resume);
+	ck_assert_str_eq(r->server_ready, "http http://127.0.0.1:{port}/ 200");
+	ck_assert_str_eq(r->server_password_env, "OPENCODE_SERVER_PASSWORD");
+	ck_assert(r->tasks);
+	ck_assert_int_eq(r->busy, CONFIG_BUSY_QUEUE);
+	ck_assert_int_eq(r->restart, CONFIG_RESTART_ON_FAILURE);
+	ck_assert_uint_eq(r->backoff_min_ms, 10);
+	ck_assert_uint_eq(r->backoff_max_ms, 20);
+	ck_assert_uint_eq(r->stop_timeout_ms, 700);
+	ck_assert_int_eq(r->line, 1);
+
+	r = runtime_named(&cfg, "pi");
+	ck_assert_int_eq(r->line, 21);
+	ck_assert(
+	    !r->has_tui && !r->has_server && r->has_rpc && !r->has_resume);
+	expect_list(&r->rpc_args, rpc);
+	expect_list(&r->version_args, dflt_version);
+	ck_assert_ptr_null(r->group);
+	ck_assert_ptr_null(r->server_ready);
+	ck_assert_ptr_null(r->server_password_env);
+	ck_assert_uint_eq(r->env.n, 0);
+	ck_assert_uint_eq(r->secrets.n, 0);
+	ck_assert(!r->tasks);
+	ck_assert_int_eq(r->busy, CONFIG_BUSY_REJECT);
+	ck_assert_int_eq(r->restart, CONFIG_RESTART_NEVER);
+	ck_assert_uint_eq(r->stop_timeout_ms, 3000);
+	ck_assert_ptr_null(config_runtime_find(&cfg, "opencode2"));
+	ck_assert_ptr_null(config_runtime_find(&cfg, "open"));
+	/* Runtimes are no services: berthd starts none of them at boot. */
+	ck_assert_uint_eq(cfg.nservices, 0);
+	config_free(&cfg);
+}
+END_TEST
+
+START_TEST(test_runtime_errors)
+{
+	static const struct bad cases[] = {
+	    {"[runtime a b]\n", 1, {"runtime name \"a b\""}},
+	    {"[runtime ]\n", 1, {"runtime name"}},
+	    {"[runtime x]\n[runtime x]\n", 2, {"runtime \"x\" defined twice"}},
+	    {"[runtime x]\ncolor = red\n", 2,
+	        {"unknown key \"color\" in [runtime x]"}},
+	    {"[runtime x]\ncommand = a\ncommand = b\n", 3,
+	        {"command set twice"}},
+	    {"[runtime x]\ncommand =\n", 2, {"empty value"}},
+	    {"[runtime x]\ntui = a\ntui = b\n", 3, {"tui set twice"}},
+	    {"[runtime x]\nrpc =\nrpc =\n", 3, {"rpc set twice"}},
+	    {"[runtime x]\nversion = -V\nversion = -v\n", 3,
+	        {"version set twice"}},
+	    {"[runtime x]\nserver = serve 'a\n", 2, {"unterminated ' quote"}},
+	    {"[runtime x]\nworkspace = ws\n", 2, {"workspace", "absolute"}},
+	    {"[runtime x]\nenv = A\n", 2, {"env wants KEY=VALUE"}},
+	    {"[runtime x]\nsecrets = GOOD 1BAD\n", 2,
+	        {"\"1BAD\" is not a secret name"}},
+	    {"[runtime x]\nsecrets = A-B\n", 2, {"\"A-B\" is not a secret"}},
+	    {"[runtime x]\nsecrets = A\nsecrets = B\n", 3,
+	        {"secrets set twice"}},
+	    {"[runtime x]\nserver_password_env = A=B\n", 2,
+	        {"server_password_env \"A=B\" is not a variable name"}},
+	    {"[runtime x]\nserver_ready = rfb 127.0.0.1:{port}\n", 2,
+	        {"unknown probe \"rfb\""}},
+	    {"[runtime x]\nserver_ready = tcp 127.0.0.1:80\n", 2,
+	        {"tcp wants an address with {port}"}},
+	    {"[runtime x]\nserver_ready = exec\n", 2, {"exec wants a command"}},
+	    {"[runtime x]\nserver_ready = tcp :{port}\nserver_ready = tcp "
+	     ":{port}\n",
+	        3, {"server_ready set twice"}},
+	    {"[runtime x]\ntasks = maybe\n", 2, {"tasks must be yes or no"}},
+	    {"[runtime x]\nbusy = wait\n", 2, {"busy must be reject or queue"}},
+	    {"[runtime x]\nrestart = sometimes\n", 2,
+	        {"restart must be always, on-failure or never"}},
+	    {"[runtime x]\nstop_timeout_ms = 1s\n", 2,
+	        {"stop_timeout_ms must be milliseconds"}},
+	    {"[runtime x]\nready = report\n", 2,
+	        {"unknown key \"ready\" in [runtime x]"}},
+	};
+
+	expect_errors(cases, sizeof cases / sizeof cases[0], false);
+}
+END_TEST
+
+/* What a section lacks is only known at its end: config_finish names the
+ * section's first line. */
+START_TEST(test_runtime_finish_errors)
+{
+	static const struct bad cases[] = {
+	    {"[runtime x]\nuser = u\nworkspace = /w\ntui =\n", 1,
+	        {"runtime \"x\" has no command"}},
+	    {"[runtime x]\ncommand = c\nworkspace = /w\ntui =\n", 1,
+	        {"runtime \"x\" has no user"}},
+	    {"[runtime x]\ncommand = c\nuser = u\ntui =\n", 1,
+	        {"runtime \"x\" has no workspace"}},
+	    {"[runtime x]\ncommand = c\nuser = u\nworkspace = /w\n", 1,
+	        {"runtime \"x\" offers no mode"}},
+	    {"[runtime x]\ncommand = c\nuser = u\nworkspace = /w\ntui =\n"
+	     "server_ready = tcp 127.0.0.1:{port}\n",
+	        1, {"server_ready but no server mode"}},
+	    {"[runtime x]\ncommand = c\nuser = u\nworkspace = /w\ntui =\n"
+	     "server_password_env = P\n",
+	        1, {"server_password_env but no server mode"}},
+	    {"[runtime x]\ncommand = c\nuser = u\nworkspace = /w\n"
+	     "server = serve --port 80\n",
+	        1, {"server has no {port}"}},
+	    {"[runtime x]\ncommand = c\nuser = u\nworkspace = /w\ntui =\n"
+	     "backoff_min_ms = 9\nbackoff_max_ms = 8\n",
+	        1, {"backoff_min_ms exceeds backoff_max_ms"}},
+	};
+
+	expect_errors(cases, sizeof cases / sizeof cases[0], true);
+}
+END_TEST
+
+START_TEST(test_runtime_limit)
+{
+	char *text = xstrdup(""), *next, *cause = NULL;
+	struct config cfg;
+	int i;
+
+	for (i = 0; i <= CONFIG_MAX_RUNTIMES; i++) {
+		next = xasprintf("%s[runtime r%d]\ncommand = c\nuser = u\n"
+		                 "workspace = /w\ntui =\n",
+		    text, i);
+		free(text);
+		text = next;
+	}
+	config_init(&cfg);
+	ck_assert_int_eq(config_parse_string(&cfg, text, "t.conf", &cause), -1);
+	expect_says(cause,
+	    "t.conf:81: ", (const char *const[]){"more than 16 runtimes"}, 1);
+	free(cause);
+	config_free(&cfg);
+	free(text);
+}
+END_TEST
+
 int
 main(void)
 {
@@ -1187,6 +1387,10 @@ main(void)
 	tcase_add_test(tc, test_set_listen);
 	tcase_add_test(tc, test_parse_size);
 	tcase_add_test(tc, test_signals_and_codes);
+	tcase_add_test(tc, test_runtime_keys);
+	tcase_add_test(tc, test_runtime_errors);
+	tcase_add_test(tc, test_runtime_finish_errors);
+	tcase_add_test(tc, test_runtime_limit);
 	suite_add_tcase(s, tc);
 	return tap_run(s);
 }
