@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The real agent runtimes run a real task, started by berthd: each is
+"""The real agent runtimes run a real task, started by runtime.start: each is
 pointed at a scripted model on the sandbox's loopback (the sandbox is
 offline: nothing reaches beyond it, no model is downloaded), which first
 has the agent call its write tool on a file of the workspace, then
@@ -12,9 +12,9 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Sandbox, case, expect, expect_eq, expect_in, note, run, wait_for  # noqa: E402
+from harness import Sandbox, case, expect, expect_eq, expect_in, note, run  # noqa: E402
 from harness.model import ScriptedModel, call_id, netns_http, text, tool_call  # noqa: E402
-from harness.runtimes import OPENCODE, OPENCODE_ENV, PI, AgentDirs, JsonLines, need_program  # noqa: E402
+from harness.runtimes import OPENCODE, PI, AgentDirs, JsonLines, need_program, opencode_auth, runtime_sections, start_ready  # noqa: E402
 
 FINAL = "The file now says what you asked."
 EDITED = "edited by the agent, through berth\n"
@@ -39,23 +39,24 @@ def expect_task_done(dirs, model, target, result_word):
     model.check()
 
 
-def start_pi_rpc(c, dirs):
-    p = c.call("proc.start", {"argv": [PI, "--mode", "rpc"], "user": dirs.user, "cwd": dirs.workspace,
-                              "env": {"HOME": dirs.home}, "stdin": "pipe"})
-    return p["id"], p["pid"]
+def events_of(sb, name):
+    """The journal's runtime.* events of runtime name: [(kind, data)]."""
+    return [(e["kind"], e["data"]) for e in sb.events()
+            if e["kind"].startswith("runtime.") and e["data"].get("name") == name]
 
 
-@case("Pi in rpc mode, started by berthd, runs a task: the scripted model's write reaches the workspace", 180)
+@case("Pi in rpc mode, started by runtime.start, runs a task: the scripted model's write reaches the workspace", 180)
 def pi_rpc_task():
     need_program(PI, "Pi")
     dirs = AgentDirs()
-    with Sandbox(offline=True) as sb:
+    with Sandbox(extra=runtime_sections(dirs), offline=True) as sb:
         target, script = task(dirs)
         model = ScriptedModel(script, netns_of=sb.berthd_pid())
         dirs.point_at(model)
         c = sb.unix(timeout=30)
-        proc_id, pid = start_pi_rpc(c, dirs)
-        rpc = JsonLines(c, proc_id)
+        st = start_ready(c, "pi", "rpc")
+        expect_eq((st["workspace"], st.get("port")), (dirs.workspace, None), "Pi's status")
+        rpc = JsonLines(c, st["proc"])
         rpc.send({"id": "task-1", "type": "prompt", "message": "Rewrite hello.txt."})
         r = rpc.until(lambda m: m.get("type") == "response" and m.get("id") == "task-1", 60)
         expect_eq(r.get("success"), True, "Pi's answer to the prompt command: %r" % r)
@@ -66,46 +67,47 @@ def pi_rpc_task():
         expect_eq(said, FINAL, "the agent's final message, on Pi's stdout")
         tools = [m for m in rpc.seen if m.get("type") == "tool_execution_end"]
         expect_eq([(m.get("toolName"), m.get("isError")) for m in tools], [("write", False)], "the tools Pi ran")
+        expect_eq(c.call("runtime.stop", {"name": "pi"}, timeout=30), {}, "runtime.stop's answer")
+        after = c.call("runtime.status", {"name": "pi"})
+        expect(after["state"] == "exited" and after["exit"], "Pi's status after runtime.stop: %r" % after)
+        kinds = [k for k, _ in events_of(sb, "pi")]
+        expect_eq([k for k in kinds if k in ("runtime.started", "runtime.exited", "runtime.stopped")],
+                  ["runtime.started", "runtime.exited", "runtime.stopped"], "Pi's runtime events")
+        started = dict(events_of(sb, "pi"))["runtime.started"]
+        expect_eq((started["pid"], started["proc"], started["mode"]), (st["pid"], st["proc"], "rpc"),
+                  "runtime.started")
 
 
-def start_opencode_server(c, sb, dirs):
-    from harness import free_port
-
-    port = free_port()
-    p = c.call("proc.start", {"argv": [OPENCODE, "serve", "--hostname", "127.0.0.1", "--port", str(port)],
-                              "user": dirs.user, "cwd": dirs.workspace,
-                              "env": dict(OPENCODE_ENV, HOME=dirs.home)})
-    pid = sb.berthd_pid()
-
-    def answers():
-        try:
-            return netns_http(pid, port, "GET", "/path", timeout=5)[0] == 200
-        except OSError:
-            return False
-
-    wait_for(answers, 60, "OpenCode answering on port %d" % port, 0.2)
-    return p["id"], port
-
-
-@case("OpenCode in server mode, started by berthd, answers its HTTP API and runs a task through a session", 240)
+@case("OpenCode in server mode, started by runtime.start, passes its readiness check, answers its HTTP API "
+      "on its port and runs a task through a session", 240)
 def opencode_server_task():
     need_program(OPENCODE, "OpenCode")
     dirs = AgentDirs()
-    with Sandbox(offline=True) as sb:
+    with Sandbox(extra=runtime_sections(dirs), offline=True) as sb:
         target, script = task(dirs)
         model = ScriptedModel(script, netns_of=sb.berthd_pid())
         dirs.point_at(model)
         c = sb.unix(timeout=30)
-        proc_id, port = start_opencode_server(c, sb, dirs)
+        st = start_ready(c, "opencode", "server")
+        port = st["port"]
+        note("OpenCode ready on port %d after %s ms" % (port, st.get("ready_ms")))
+        expect(isinstance(st.get("ready_ms"), int), "ready_ms in the status of a ready server: %r" % st)
+        ready = dict(events_of(sb, "opencode")).get("runtime.ready")
+        expect(ready is not None and ready["port"] == port, "runtime.ready with the port: %r" % ready)
         ns = sb.berthd_pid()
-        status, _, body = netns_http(ns, port, "GET", "/path")
-        expect_eq(status, 200, "GET /path on OpenCode's port")
+        expect_eq(netns_http(ns, port, "GET", "/path")[0], 401, "GET /path on OpenCode's port without the password")
+        wrong = dict(st, password="not-" + st["password"])
+        expect_eq(netns_http(ns, port, "GET", "/path", headers=opencode_auth(wrong))[0], 401,
+                  "GET /path with a wrong password")
+        auth = opencode_auth(st)
+        status, _, body = netns_http(ns, port, "GET", "/path", headers=auth)
+        expect_eq(status, 200, "GET /path on OpenCode's port with the password of runtime.status")
         expect_eq(json.loads(body).get("directory"), dirs.workspace, "the directory OpenCode serves")
-        status, _, body = netns_http(ns, port, "POST", "/session", {})
+        status, _, body = netns_http(ns, port, "POST", "/session", {}, headers=auth)
         expect_eq(status, 200, "POST /session: %r" % body[:300])
         session = json.loads(body)["id"]
         status, _, body = netns_http(ns, port, "POST", "/session/%s/message" % session,
-                                     {"parts": [{"type": "text", "text": "Rewrite hello.txt."}]}, timeout=120)
+                                     {"parts": [{"type": "text", "text": "Rewrite hello.txt."}]}, headers=auth, timeout=120)
         expect_eq(status, 200, "POST /session/ID/message: %r" % body[:300])
         answer = json.loads(body)
         note("OpenCode's answer: %s" % body[:600])
@@ -113,10 +115,17 @@ def opencode_server_task():
         said = "".join(p.get("text", "") for p in answer.get("parts") or [] if p.get("type") == "text")
         expect_eq(said, FINAL, "the agent's final message, in OpenCode's answer")
         expect_eq(answer["info"].get("finish"), "stop", "how the last step finished")
-        status, _, body = netns_http(ns, port, "GET", "/session/%s/message" % session)
+        status, _, body = netns_http(ns, port, "GET", "/session/%s/message" % session, headers=auth)
         parts = [p for m in json.loads(body) for p in m.get("parts") or []]
         tools = [(p.get("tool"), p.get("state", {}).get("status")) for p in parts if p.get("type") == "tool"]
         expect_in(("write", "completed"), tools, "the tools of the session, as OpenCode keeps them")
+        expect_eq(c.call("runtime.stop", {"name": "opencode"}, timeout=30), {}, "runtime.stop's answer")
+        try:
+            netns_http(ns, port, "GET", "/path", timeout=5)
+            answered = True
+        except OSError:
+            answered = False
+        expect(not answered, "OpenCode still answers on port %d after runtime.stop" % port)
 
 
 run()

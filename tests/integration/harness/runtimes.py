@@ -3,16 +3,17 @@
 by the runtime's user, and each runtime's own config pointing it at the
 scripted model (harness.model).
 
-    rt = AgentDirs()
-    with Sandbox(extra=runtime_sections(rt), offline=True) as sb:
+    dirs = AgentDirs()
+    with Sandbox(extra=runtime_sections(dirs), offline=True) as sb:
         model = ScriptedModel(script, netns_of=sb.berthd_pid())
-        rt.point_at(model)
-        ...
+        dirs.point_at(model)
+        status = start_ready(sb.unix(), "pi", "rpc")
 
 The programs are $BERTH_OPENCODE and $BERTH_PI, by default where the
 image's setup installs them.
 """
 
+import base64
 import json
 import os
 import pwd
@@ -20,7 +21,7 @@ import time
 
 from .desktop import DESKTOP_USER, desktop_user
 from .model import MODEL_ID
-from .procs import scratch
+from .procs import scratch, wait_for
 from .runner import Skip, TestFailure, Timeout, expect_eq, short
 
 OPENCODE = os.environ.get("BERTH_OPENCODE", "/usr/local/bin/opencode")
@@ -127,7 +128,10 @@ def runtime_sections(dirs, opencode=OPENCODE, pi=PI, secrets=()):
         "[runtime opencode]\ncommand = %s\n%s%s"
         "tui =\n"
         "server = serve --hostname 127.0.0.1 --port {port}\n"
-        "server_ready = http http://127.0.0.1:{port}/doc\n"
+        # The server asks every client for the password berthd made for
+        # this start: a 401 says it is up.
+        "server_ready = http http://127.0.0.1:{port}/global/health 401\n"
+        "server_password_env = OPENCODE_SERVER_PASSWORD\n"
         "\n"
         "[runtime pi]\ncommand = %s\n%s"
         "tui =\n"
@@ -182,3 +186,25 @@ class JsonLines:
             expect_eq(m["offset"], self.offset, "%s: the offset of the next chunk" % self.stream)
             self.offset += len(m["data"])
             self._take(bytes(m["data"]))
+
+
+def start_ready(c, name, mode, timeout=90.0, **args):
+    """runtime.start, then runtime.status until the runtime is ready (a
+    server once its readiness probe passed); returns that status."""
+    st = c.call("runtime.start", dict(args, name=name, mode=mode))
+    expect_eq((st["name"], st["mode"]), (name, mode), "runtime.start's answer")
+
+    def ready():
+        now = c.call("runtime.status", {"name": name})
+        if now["state"] == "exited":
+            raise TestFailure("%s (%s) exited before it was ready: %r" % (name, mode, now.get("exit")))
+        return now if now["state"] == "ready" else None
+
+    return wait_for(ready, timeout, "runtime %s in mode %s ready" % (name, mode), 0.1)
+
+
+def opencode_auth(status):
+    """The header that opens OpenCode's server: basic auth with the
+    password of this start, from runtime.status."""
+    pair = ("opencode:%s" % status["password"]).encode()
+    return {"Authorization": "Basic " + base64.b64encode(pair).decode()}
