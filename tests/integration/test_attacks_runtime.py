@@ -8,8 +8,9 @@ case is named after the runtime it attacks from, and checks that the
 script ran as the runtime's user under the runtime itself, and that every
 attack failed for the reason it must: the token, berthd's socket, its
 state directory, journal and artifact store, berth's processes (ptrace,
-/proc memory and environment, signals), the secrets of the backend's own
-commands and of the runtime's not granted, and any new privilege."""
+/proc memory and environment, signals), the gateway's door without the
+token, the secrets of the backend's own commands and of the runtime's
+not granted, and any new privilege."""
 
 import json
 import os
@@ -18,10 +19,12 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import Sandbox, case, expect, expect_eq, expect_in, note, proc_status, run, scratch  # noqa: E402
 from harness.model import ScriptedModel, call_id, netns_http, text, tool_call  # noqa: E402
-from harness.runtimes import OPENCODE, PI, AgentDirs, JsonLines, need_program, opencode_auth, runtime_sections, start_ready  # noqa: E402
+from harness.runtimes import OPENCODE, OPENCODE_ENV, PI, AgentDirs, JsonLines, need_program, opencode_auth, runtime_sections, start_ready  # noqa: E402
 
 PY = "/usr/bin/python3"
 CANARY = "BERTH_ATTACK_CANARY"
+# The environment of a user's program (docs/protocol.md).
+USER_ENV = ("PATH", "LANG", "HOME", "SHELL", "USER", "LOGNAME")
 
 # Run by the agent's bash tool: argv[1] the targets (JSON), argv[2] where
 # to write what each attempt did.
@@ -96,6 +99,23 @@ def fds(pid):
     return out
 
 
+def environ(pid):
+    with open("/proc/%d/environ" % pid, "rb") as f:
+        pairs = [kv.decode(errors="replace").partition("=") for kv in f.read().split(b"\0") if kv]
+    return {k: v for k, _, v in pairs}
+
+
+def upgrade(port, token):
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    head = ("GET /v1 HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+            "Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+            "Sec-WebSocket-Protocol: berth.v1\r\n" % port)
+    if token:
+        head += "Authorization: Bearer %s\r\n" % token
+    s.sendall((head + "\r\n").encode())
+    return s.recv(256).decode(errors="replace").split("\r\n")[0]
+
+
 def no_new_privs():
     return libc.prctl(39, 0, 0, 0, 0)
 
@@ -128,7 +148,9 @@ for name, pid in sorted(t["pids"].items()):
     tell("signal 0 to " + name, pid, lambda: os.kill(pid, 0))
     tell("SIGKILL to " + name, pid, lambda: os.kill(pid, signal.SIGKILL))
 tell("the environment this script inherited", "self", lambda: dict(os.environ))
-tell("the environment of the runtime", t["runtime"], lambda: read("/proc/%d/environ" % t["runtime"]))
+tell("the environment of the runtime", t["runtime"], lambda: environ(t["runtime"]))
+tell("open the gateway's /v1 without the token", t["gateway_port"], lambda: upgrade(t["gateway_port"], None))
+tell("open the gateway's /v1 with a made-up token", t["gateway_port"], lambda: upgrade(t["gateway_port"], "0" * 64))
 tell("no_new_privs", "self", no_new_privs)
 tell("setuid(0)", "self", lambda: os.setuid(0))
 tell("su to root", "su", su)
@@ -177,6 +199,7 @@ def targets(sb, c, dirs):
         "own": own,
         "token": sb.token_file,
         "socket": sb.socket,
+        "gateway_port": sb.port,
         "state": sb.state_dir,
         "journal": journal,
         "journal_files": [os.path.join(journal, n) for n in sorted(os.listdir(journal))],
@@ -195,8 +218,9 @@ class Attack:
     """The attack script, its targets and the script for the model: one
     bash call running it, then a final message."""
 
-    def __init__(self, sb, c, dirs):
+    def __init__(self, sb, c, dirs, env_names):
         self.dirs = dirs
+        self.env_names = set(USER_ENV) | set(env_names) | {"RUNTIME_GRANTED"}
         c.call("secrets.set", {"BACKEND_ONLY": "backend-only-value-7f3e9a", "RUNTIME_GRANTED": "granted-value-51c2d8"})
         self.targets = targets(sb, c, dirs)
         self.script_path = os.path.join(dirs.root, "attack.py")
@@ -259,12 +283,15 @@ class Attack:
         inherited = by["the environment this script inherited"][0]["got"]
         runtime_env = by["the environment of the runtime"][0]
         expect_eq(runtime_env["result"], "done", "the runtime's own environment is the agent's to read")
-        for env in (json.dumps(inherited), runtime_env["got"]):
+        expect_eq(sorted(runtime_env["got"]), sorted(self.env_names), "the variables of the runtime's environment")
+        for env in (json.dumps(inherited), json.dumps(runtime_env["got"])):
             expect("backend-only-value-7f3e9a" not in env, "a secret not granted to the runtime is in its environment")
             expect("BACKEND_ONLY" not in env, "the name of a secret not granted is in the runtime's environment")
             expect(CANARY not in env, "berthd's own environment reached the runtime")
         expect_eq(inherited.get("RUNTIME_GRANTED"), "granted-value-51c2d8", "the secret granted to the runtime")
         expect_eq(by["no_new_privs"][0]["got"], 1, "no_new_privs in the runtime's tree")
+        for r in by["open the gateway's /v1 without the token"] + by["open the gateway's /v1 with a made-up token"]:
+            expect(r["result"] == "done" and r["got"].startswith("HTTP/1.1 401"), "%s: %r" % (r["attack"], r))
         su = by["su to root"][0]
         expect(su["result"] != "done" or not su["got"].startswith("rc 0"), "su to root succeeded: %r" % su)
 
@@ -286,7 +313,7 @@ def from_pi():
     dirs = AgentDirs()
     with offline_sandbox(dirs) as sb:
         c = sb.unix(timeout=30)
-        attack = Attack(sb, c, dirs)
+        attack = Attack(sb, c, dirs, ["HOME"])
         st = start_ready(c, "pi", "rpc")
         attack.aim(st["pid"])
         rpc = JsonLines(c, st["proc"])
@@ -302,7 +329,7 @@ def from_opencode():
     dirs = AgentDirs()
     with offline_sandbox(dirs) as sb:
         c = sb.unix(timeout=30)
-        attack = Attack(sb, c, dirs)
+        attack = Attack(sb, c, dirs, ["HOME", "OPENCODE_SERVER_PASSWORD"] + list(OPENCODE_ENV))
         st = start_ready(c, "opencode", "server")
         attack.aim(st["pid"])
         ns, port, auth = sb.berthd_pid(), st["port"], opencode_auth(st)
