@@ -78,6 +78,48 @@ def pi_rpc_task():
                   "runtime.started")
 
 
+def prompt_pi(c, st, message):
+    """One prompt to Pi's rpc mode, read until the agent ends; returns
+    agent_end."""
+    rpc = JsonLines(c, st["proc"])
+    rpc.send({"type": "prompt", "message": message})
+    return rpc.until(lambda m: m.get("type") == "agent_end", 120)
+
+
+def user_texts(body):
+    """The user messages' texts of a chat-completion request."""
+    out = []
+    for m in body.get("messages") or []:
+        if m.get("role") == "user":
+            content = m.get("content")
+            if isinstance(content, list):
+                content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+            out.append(content)
+    return out
+
+
+@case("Pi started again with resume: true continues its own session: the model sees the earlier task; "
+      "without it, a fresh one", 240)
+def pi_resume_session():
+    need_program(PI, "Pi")
+    dirs = AgentDirs()
+    with Sandbox(extra=runtime_sections(dirs), offline=True) as sb:
+        target, script = task(dirs)
+        model = ScriptedModel(script, netns_of=sb.berthd_pid())
+        dirs.point_at(model)
+        c = sb.unix(timeout=30)
+        prompt_pi(c, start_ready(c, "pi", "rpc"), "Rewrite hello.txt.")
+        expect_task_done(dirs, model, target, "successfully wrote")
+        c.call("runtime.stop", {"name": "pi"}, timeout=30)
+        for resume, want in ((True, ["Rewrite hello.txt.", "And now?"]), (False, ["And now?"])):
+            before = len(model.completions())
+            prompt_pi(c, start_ready(c, "pi", "rpc", resume=resume), "And now?")
+            asked = [b for b in model.completions()[before:] if b.get("tools")]
+            expect(asked, "no request reached the model after the prompt (resume %s)" % resume)
+            expect_eq(user_texts(asked[0]), want, "the user messages the model saw, with resume %s" % resume)
+            c.call("runtime.stop", {"name": "pi"}, timeout=30)
+
+
 @case("OpenCode in server mode, started by runtime.start, passes its readiness check, answers its HTTP API "
       "on its port and runs a task through a session", 240)
 def opencode_server_task():
