@@ -9,10 +9,10 @@
  * ready once berth-probe finds its port answering. runtime.list detects
  * each program and its version by running it (runtime_version.h).
  *
- * Ownership: runtime owns one record per configured runtime for berthd's
- * life (so the exit callbacks of pty and proc never outlive it), with its
- * probe, timers and waiters; the sessions and commands are pty's and
- * proc's, named by id. */
+ * Ownership: runtime owns one instance record (runtime_run.h) per
+ * configured runtime for berthd's life, so the exit callbacks of pty and
+ * proc never outlive it, and the runtime.list requests that wait; the
+ * sessions and commands are pty's and proc's, named by id. */
 #ifndef BERTH_RUNTIME_H
 #define BERTH_RUNTIME_H
 

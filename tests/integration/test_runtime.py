@@ -408,6 +408,13 @@ def t_bad_requests():
             err = refused(c, "runtime.start", args)
             expect_eq(err["code"], code, "runtime.start %r" % args)
             expect_in(says, err["message"], "the message of runtime.start %r" % args)
+        # A directory the runtime's user cannot enter is not handed to it
+        # as its working directory by berthd's root.
+        closed = scratch(0o700)
+        err = refused(c, "runtime.start", {"name": "sh", "mode": "rpc", "workspace": closed})
+        expect_eq(err["code"], "unavailable", "a workspace the user cannot enter")
+        expect_in("chdir", err["message"], "the step that failed")
+        expect_eq(c.call("runtime.status", {"name": "sh"})["state"], "stopped", "nothing started there")
         expect_eq(c.error_of("runtime.status", {"name": "nope"}), "not_found", "status of an unknown runtime")
         expect_eq(c.error_of("runtime.stop", {"name": "nope"}), "not_found", "stop of an unknown runtime")
         expect_eq(c.call("runtime.status", {"name": "sh"})["state"], "stopped", "nothing was started")
