@@ -120,6 +120,41 @@ def pi_resume_session():
             c.call("runtime.stop", {"name": "pi"}, timeout=30)
 
 
+@case("the model provider's key is a berth secret: both runtimes send it to the model, the journal and "
+      "berthd's log name it only", 300)
+def provider_key_secret():
+    need_program(PI, "Pi")
+    need_program(OPENCODE, "OpenCode")
+    dirs = AgentDirs()
+    key = "sk-scripted-" + os.urandom(12).hex()
+    with Sandbox(extra=runtime_sections(dirs, secrets=["SCRIPTED_API_KEY"]), offline=True) as sb:
+        model = ScriptedModel([text(FINAL)], netns_of=sb.berthd_pid())
+        dirs.point_at(model, key_env="SCRIPTED_API_KEY")
+        c = sb.unix(timeout=30)
+        c.call("secrets.set", {"SCRIPTED_API_KEY": key})
+        prompt_pi(c, start_ready(c, "pi", "rpc"), "Say something.")
+        st = start_ready(c, "opencode", "server")
+        ns, port, auth = sb.berthd_pid(), st["port"], opencode_auth(st)
+        session = json.loads(netns_http(ns, port, "POST", "/session", {}, headers=auth)[2])["id"]
+        status, _, body = netns_http(ns, port, "POST", "/session/%s/message" % session,
+                                     {"parts": [{"type": "text", "text": "Say something."}]}, headers=auth, timeout=120)
+        expect_eq(status, 200, "the prompt through OpenCode's API: %r" % body[:300])
+        seen = model.authorizations()
+        note("the model saw %d requests" % len(seen))
+        expect(len(seen) >= 2 and all(a == "Bearer " + key for a in seen),
+               "the provider's key as each request's bearer: %r" % [a and a[:20] for a in seen])
+        injected = [e["data"] for e in sb.events() if e["kind"] == "secrets.injected"]
+        expect_eq(sorted((d["target"], tuple(d["names"])) for d in injected),
+                  [("runtime/opencode", ("SCRIPTED_API_KEY",)), ("runtime/pi", ("SCRIPTED_API_KEY",))],
+                  "secrets.injected: targets and names")
+        for r in ("pi", "opencode"):
+            c.call("runtime.stop", {"name": r}, timeout=30)
+        expect(key.encode() not in sb.journal_bytes(), "the key is in the journal")
+        expect(key not in sb.log(), "the key is in berthd's log")
+        listed = json.dumps(c.call("runtime.list", timeout=30), default=str)
+        expect(key not in listed, "the key is in runtime.list")
+
+
 @case("OpenCode in server mode, started by runtime.start, passes its readiness check, answers its HTTP API "
       "on its port and runs a task through a session", 240)
 def opencode_server_task():

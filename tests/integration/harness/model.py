@@ -12,7 +12,8 @@ messages the conversation already holds, so a retried request gets the
 same step and the conversation alone says where it is; past the script,
 and for a request without tools (a runtime's title or summary request),
 a short text. Every request is recorded (requests) for the test to
-inspect.
+inspect, with its headers (names in lower case; a provider's key
+arrives as the bearer).
 
 A tool call's arguments are built from the tool's own JSON schema: the
 step gives values by role (file, content, command, description) and each
@@ -169,6 +170,11 @@ class ScriptedModel:
 
     # -- what the test reads
 
+    def authorizations(self):
+        """The Authorization headers of the chat-completion requests."""
+        with self._lock:
+            return [r["headers"].get("authorization") for r in self.requests if r["path"].endswith("/chat/completions")]
+
     def completions(self):
         """The chat-completion requests so far (their bodies)."""
         with self._lock:
@@ -248,7 +254,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def do_GET(self):
         with self.model._lock:
-            self.model.requests.append({"method": "GET", "path": self.path, "body": None})
+            self.model.requests.append({"method": "GET", "path": self.path, "body": None,
+                                        "headers": {k.lower(): v for k, v in self.headers.items()}})
         if self.path.rstrip("/").endswith("/models"):
             self._json(200, {"object": "list", "data": [{"id": MODEL_ID, "object": "model", "owned_by": "test"}]})
         else:
@@ -262,7 +269,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             self._json(400, {"error": {"message": "not JSON"}})
             return
         with self.model._lock:
-            self.model.requests.append({"method": "POST", "path": self.path, "body": body})
+            self.model.requests.append({"method": "POST", "path": self.path, "body": body,
+                                        "headers": {k.lower(): v for k, v in self.headers.items()}})
         if not self.path.endswith("/chat/completions"):
             self._json(404, {"error": {"message": "no such path"}})
             return

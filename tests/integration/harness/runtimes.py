@@ -79,15 +79,18 @@ class AgentDirs:
         os.chown(path, self.pw.pw_uid, self.pw.pw_gid)
         return path
 
-    def point_at(self, model):
+    def point_at(self, model, key_env=None):
         """Both runtimes' configs in the home, with the scripted model as
-        their only provider and default model."""
+        their only provider and default model; its API key is the value
+        of the variable key_env if given (each runtime reads it from its
+        environment), else a placeholder."""
+        oc_key, pi_key = ("{env:%s}" % key_env, key_env) if key_env else ("none", "none")
         opencode = {
             "provider": {
                 PROVIDER: {
                     "npm": "@ai-sdk/openai-compatible",
                     "name": "Scripted",
-                    "options": {"baseURL": model.url, "apiKey": "none"},
+                    "options": {"baseURL": model.url, "apiKey": oc_key},
                     "models": {MODEL_ID: {"name": MODEL_ID, "tool_call": True}},
                 }
             },
@@ -102,7 +105,7 @@ class AgentDirs:
                 PROVIDER: {
                     "baseUrl": model.url,
                     "api": "openai-completions",
-                    "apiKey": "none",
+                    "apiKey": pi_key,
                     "compat": {"supportsDeveloperRole": False, "supportsReasoningEffort": False},
                     "models": [{"id": MODEL_ID}],
                 }
