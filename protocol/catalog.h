@@ -71,6 +71,9 @@ struct catalog_event {
 #define EV_RECORD_STARTED "record.started"
 #define EV_RECORD_PUBLISHED "record.published"
 #define EV_RECORD_FAILED "record.failed"
+#define EV_WORKSPACE_PROGRESS "workspace.progress"
+#define EV_WORKSPACE_PREPARED "workspace.prepared"
+#define EV_WORKSPACE_FAILED "workspace.failed"
 /* Not journaled: sent to one subscriber whose from_seq the journal no
  * longer holds. Carries seq 0, which no journaled event has. */
 #define EV_EVENTS_GAP "events.gap"

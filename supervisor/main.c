@@ -40,6 +40,7 @@
 #include "service.h"
 #include "stream.h"
 #include "token.h"
+#include "workspace.h"
 #include "xmalloc.h"
 
 static struct event_base *berthd_base;
@@ -489,6 +490,7 @@ main(int argc, char **argv)
 	provider_init();
 	pty_init(berthd_base);
 	proc_init(berthd_base);
+	workspace_init(berthd_base, &cfg);
 	fswatch_init(berthd_base);
 	if (artifact_init(berthd_base, cfg.state_dir, &cause) < 0)
 		log_fatal("%s", cause);
@@ -509,6 +511,7 @@ main(int argc, char **argv)
 	status = berthd_exit_status();
 	pty_shutdown();
 	proc_shutdown();
+	workspace_shutdown();
 	server_shutdown();
 	fswatch_shutdown();
 	artifact_shutdown();

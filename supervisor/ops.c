@@ -23,6 +23,7 @@
 #include "service.h"
 #include "token.h"
 #include "tokenfile.h"
+#include "workspace.h"
 
 static const struct config *ops_cfg;
 static uint64_t ops_started_at; /* wall ms */
@@ -510,6 +511,7 @@ static const ops_handler ops_handlers[CATALOG_NOPS] = {
     [CATALOG_OP_ARTIFACT_PUBLISH] = artifact_op_publish,
     [CATALOG_OP_ARTIFACT_READ] = artifact_op_read,
     [CATALOG_OP_ARTIFACT_LIST] = artifact_op_list,
+    [CATALOG_OP_WORKSPACE_PREPARE] = workspace_op_prepare,
     [CATALOG_OP_DESKTOP_PROVIDE] = provider_op_provide,
     [CATALOG_OP_DESKTOP_EMIT] = provider_op_emit,
     [CATALOG_OP_GATEWAY_ATTACH] = ops_gateway_attach,
