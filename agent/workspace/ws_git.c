@@ -16,10 +16,13 @@
 
 /* What berth's own git steps run with, whatever the user's config says:
  * no credential helper may keep the credential, no transport but https,
- * no hook or fsmonitor of the workspace runs. */
+ * no hook or fsmonitor of the workspace runs, and a transfer that stalls
+ * (under a byte a second for a minute) ends instead of holding the
+ * prepare forever. */
 static const char *const ws_git_fixed[] = {"-c", "credential.helper=", "-c",
     "protocol.allow=never", "-c", "protocol.https.allow=always", "-c",
-    "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false"};
+    "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c",
+    "http.lowSpeedLimit=1", "-c", "http.lowSpeedTime=60"};
 #define WS_GIT_NFIXED (sizeof ws_git_fixed / sizeof *ws_git_fixed)
 
 /* stderr being read: the line so far, and the last line that says why. */
