@@ -27,6 +27,7 @@ from harness import (  # noqa: E402
     scratch,
 )
 from harness.gitserver import GitServer, git  # noqa: E402
+from harness.memory import memory_holds  # noqa: E402
 
 RUNTIME = "ws"
 
@@ -81,9 +82,10 @@ def kinds(sb, kind):
     return [ev["data"] for ev in sb.events() if ev["kind"] == kind]
 
 
-def many_files(n):
-    """Enough content that git reports progress in several steps."""
-    return {"src/f%03d.txt" % i: ("line %d\n" % i) * 200 + os.urandom(256).hex() for i in range(n)}
+def many_files(n, random_bytes=256):
+    """Enough content that git reports progress in several steps (random
+    bytes do not compress: they make the pack as large as wanted)."""
+    return {"src/f%03d.txt" % i: ("line %d\n" % i) * 200 + os.urandom(random_bytes).hex() for i in range(n)}
 
 
 @case("a public branch is cloned as the runtime's user, with progress and a prepared event")
@@ -124,6 +126,10 @@ def t_public_clone():
         expect_eq(len(done), 1, "workspace.prepared events")
         expect_eq((done[0]["commit"], done[0]["branch"], done[0]["cloned"]), (dev, "dev", True),
                   "workspace.prepared's data")
+        err = error_of(prepare(c, {"repo": gs.url("pub"), "branch": "nope", "dir": home + "/n"}),
+                       "git_failed", "a branch the server has not")
+        expect("nope" in err["message"] and "not found" in err["message"], "git's reason: %r" % err["message"])
+        expect(not os.path.exists(home + "/n"), "the failed clone left its directory")
         # The default: the runtime's workspace, the remote's HEAD.
         res = result_of(prepare(c, {"repo": gs.url("pub")}), "prepare the default")
         expect_eq((res["dir"], res["branch"], res["commit"]), (home + "/workspace", "main", main2),
@@ -194,11 +200,11 @@ def files_under(root):
 def t_credential_nowhere():
     # Each round of the protocol waits, and the pack comes slowly: the
     # clone lasts long enough to be watched.
-    gs = GitServer(delay=0.5, chunk_delay=0.05)
-    user = "u-" + os.urandom(6).hex()
+    gs = GitServer(delay=0.5, chunk_delay=0.1)
+    user = "u-" + os.urandom(16).hex()
     secret = "pw-" + os.urandom(16).hex()
     repo = gs.repo("priv", private=(user, secret))
-    head = repo.commit("main", many_files(80))
+    head = repo.commit("main", many_files(150, 2048))
     home, pw = agent_home()
     with Sandbox(extra=runtime_config(gs, home)) as sb:
         c = sb.ws()
@@ -226,6 +232,13 @@ def t_credential_nowhere():
             stop.set()
             t.join(5)
         expect_eq(res["commit"], head, "the commit cloned")
+        done = [p for p in kinds(sb, "workspace.prepared") if p["dir"] == dest][0]
+        progress = [p for p in kinds(sb, "workspace.progress") if p["dir"] == dest]
+        phases = len({p["phase"] for p in progress})
+        note("%d progress events in %d ms, %d phases" % (len(progress), done["duration_ms"], phases))
+        expect(done["duration_ms"] > 1000, "the clone took %d ms: too fast to watch" % done["duration_ms"])
+        expect(len(progress) <= done["duration_ms"] / 100 + phases + 1,
+               "%d progress events in %d ms: more than ten a second" % (len(progress), done["duration_ms"]))
         note("processes seen during the clone: %r" % sorted(seen))
         expect("cmdline:git" in seen and "cmdline:helper" in seen,
                "the watch never saw git's or berth-workspace's processes: %r" % sorted(seen))
@@ -235,6 +248,15 @@ def t_credential_nowhere():
             for path, data in files_under(root):
                 for part in (secret, user):
                     expect(part.encode() not in data, "%s: %s holds the credential" % (where, path))
+        # berthd wiped its copies: the request's, the job's, the pipe's. The
+        # scan finds a value berthd does hold (a secret set for the purpose).
+        control = os.urandom(16).hex()
+        c.call("secrets.set", {"CONTROL": control.encode()})
+        pid = sb.berthd_pid()
+        expect_eq(memory_holds(pid, [control.encode()]), {control.encode()}, "the scan of berthd's memory")
+        held = memory_holds(pid, [secret.encode(), user.encode()])
+        expect(not held, "berthd's memory still holds the credential's %s"
+               % " and ".join(sorted("password" if v == secret.encode() else "username" for v in held)))
         log = sb.log()
         for part in (secret, user):
             expect(part not in log, "berthd's or the gateway's log holds the credential")
