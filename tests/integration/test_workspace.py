@@ -161,6 +161,19 @@ def t_private_clone():
         expect(not os.path.exists(dest), "a failed clone left %s" % dest)
         failed = [f for f in kinds(sb, "workspace.failed") if f["dir"] == dest]
         expect_eq(len(failed), 2, "workspace.failed events")
+        expect("Authentication failed" in failed[1]["reason"], "the event's reason: %r" % failed[1])
+        # A password that is also in the URL git names in its reason: the
+        # reason comes back redacted.
+        echo = "e" + os.urandom(10).hex()
+        gs.repo(echo, private=("alice", secret)).commit("main", {"e": "e\n"})
+        err = error_of(prepare(c, {"repo": gs.url(echo), "dir": dest,
+                                   "credential": {"username": "alice", "password": echo}}),
+                       "git_failed", "a password git names")
+        note("a reason that held the password: %s" % err["message"])
+        expect(echo not in err["message"] and "[redacted" in err["message"],
+               "the reason is not redacted: %r" % err["message"])
+        expect(echo not in repr([f["reason"] for f in kinds(sb, "workspace.failed")]),
+               "a workspace.failed reason holds the password")
         res = result_of(prepare(c, {"repo": gs.url("priv"), "dir": dest,
                                     "credential": {"username": "alice", "password": secret}}), "the right one")
         expect_eq((res["commit"], res["cloned"]), (head, True), "the private clone")
@@ -181,6 +194,16 @@ def process_texts():
             except OSError:
                 pass
     return out
+
+
+def identity(pid):
+    """(uid, NoNewPrivs) of a process, or None once it is gone."""
+    try:
+        with open("/proc/%s/status" % pid) as f:
+            status = dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
+        return int(status["Uid"].split()[0]), status["NoNewPrivs"]
+    except (OSError, KeyError, ValueError):
+        return None
 
 
 def files_under(root):
@@ -212,11 +235,15 @@ def t_credential_nowhere():
         found, seen = [], set()
         stop = threading.Event()
 
+        ids = set()
+
         def watch():
             while not stop.is_set():
                 for pid, what, text in process_texts():
                     if b"berth-workspace" in text or b"remote-https" in text:
                         seen.add(what + ":" + (b"remote-https" in text and "git" or "helper"))
+                        if what == "cmdline":
+                            ids.add(identity(pid))
                     for part in (secret, user):
                         if part.encode() in text:
                             found.append((pid, what, part == secret and "password" or "username"))
@@ -243,6 +270,10 @@ def t_credential_nowhere():
         expect("cmdline:git" in seen and "cmdline:helper" in seen,
                "the watch never saw git's or berth-workspace's processes: %r" % sorted(seen))
         expect(not found, "the credential was in a process's cmdline or environ: %r" % found[:5])
+        ids.discard(None)
+        note("uid and NoNewPrivs of git and berth-workspace: %r" % sorted(ids))
+        expect(ids == {(pw.pw_uid, "1")}, "git or berth-workspace ran as %r, not the runtime's user with "
+               "no_new_privs" % sorted(ids))
         expect(any(a for n, a in gs.auths if n == "priv" and a), "git never sent the credential")
         for where, root in (("the state directory", sb.state_dir), ("the clone", dest), ("the home", home)):
             for path, data in files_under(root):
