@@ -1508,9 +1508,46 @@ config_runtime_free(struct config_runtime *r)
 }
 
 void
+config_service_clear(struct config_service *s)
+{
+	size_t j;
+
+	free(s->name);
+	for (j = 0; s->argv != NULL && s->argv[j] != NULL; j++)
+		free(s->argv[j]);
+	free(s->argv);
+	free(s->user);
+	free(s->group);
+	free(s->desktop_check);
+	free(s->cwd);
+	config_list_free(&s->env);
+	config_list_free(&s->after);
+	config_list_free(&s->requires);
+	config_list_free(&s->probe_args);
+	memset(s, 0, sizeof *s);
+}
+
+int
+config_runtime_check(const struct config_runtime *r, const char *ready,
+    struct config_service *s, char **cause)
+{
+	struct config_parser p = {.name = "server_ready", .line = r->line};
+
+	config_service_init(s);
+	s->name = xasprintf("runtime/%s", r->name);
+	s->check = true;
+	if (config_service_ready(&p, s, ready) < 0) {
+		*cause = p.cause;
+		config_service_clear(s);
+		return -1;
+	}
+	return 0;
+}
+
+void
 config_free(struct config *cfg)
 {
-	size_t i, j;
+	size_t i;
 
 	free(cfg->path);
 	free(cfg->state_dir);
@@ -1527,21 +1564,8 @@ config_free(struct config *cfg)
 		free(cfg->labels[i].key);
 		free(cfg->labels[i].value);
 	}
-	for (i = 0; i < cfg->nservices; i++) {
-		struct config_service *s = &cfg->services[i];
-		free(s->name);
-		for (j = 0; s->argv != NULL && s->argv[j] != NULL; j++)
-			free(s->argv[j]);
-		free(s->argv);
-		free(s->user);
-		free(s->group);
-		free(s->desktop_check);
-		free(s->cwd);
-		config_list_free(&s->env);
-		config_list_free(&s->after);
-		config_list_free(&s->requires);
-		config_list_free(&s->probe_args);
-	}
+	for (i = 0; i < cfg->nservices; i++)
+		config_service_clear(&cfg->services[i]);
 	for (i = 0; i < cfg->nruntimes; i++)
 		config_runtime_free(&cfg->runtimes[i]);
 	memset(cfg, 0, sizeof *cfg);

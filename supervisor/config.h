@@ -223,6 +223,14 @@ void config_service_init(struct config_service *s);
 const struct config_runtime *config_runtime_find(
     const struct config *cfg, const char *name);
 
+/* Fills s (config_service_init first) as a check named "runtime/NAME"
+ * whose probe is ready, r's server_ready with {port} filled in. Returns 0,
+ * or -1 with *cause. The caller releases s with config_service_clear. */
+int config_runtime_check(const struct config_runtime *r, const char *ready,
+    struct config_service *s, char **cause);
+/* Frees what a service's section holds and zeroes it. */
+void config_service_clear(struct config_service *s);
+
 /* Whether code (0-255) counts as success for s (exit_codes_ok). */
 bool config_exit_ok(const struct config_service *s, int code);
 /* Whether sig is one of cfg's forward_signals. */

@@ -91,17 +91,11 @@ launch_env_user(char **add, const struct passwd *pw)
 	return n;
 }
 
-/* For a user: the clean start of launch_env_user; else berthd's
- * environment. Then TERM, env, then the granted secrets (which no env
- * entry can shadow). */
-static char **
-launch_env(const msgpack_object *args, const struct passwd *pw,
-    const char *term, const struct secrets_grant *g, const char **why)
+char **
+launch_env_list(const msgpack_object *e, const char **why)
 {
-	const msgpack_object *e = proto_map_get(args, "env");
-	char *const none[] = {NULL};
-	char **add, **env = NULL;
-	size_t nadd = 0, i;
+	char **list;
+	size_t i;
 
 	if (e != NULL &&
 	    (e->type != MSGPACK_OBJECT_MAP ||
@@ -109,11 +103,7 @@ launch_env(const msgpack_object *args, const struct passwd *pw,
 		*why = "env must be a map of at most 256 strings";
 		return NULL;
 	}
-	add = xcalloc(LAUNCH_ENV_MAX + 7 + g->nvars, sizeof *add);
-	if (pw != NULL)
-		nadd = launch_env_user(add, pw);
-	if (term != NULL)
-		add[nadd++] = xasprintf("TERM=%s", term);
+	list = xcalloc((e != NULL ? e->via.map.size : 0) + 1, sizeof *list);
 	for (i = 0; e != NULL && i < e->via.map.size; i++) {
 		const msgpack_object *k = &e->via.map.ptr[i].key;
 		const msgpack_object *v = &e->via.map.ptr[i].val;
@@ -123,20 +113,61 @@ launch_env(const msgpack_object *args, const struct passwd *pw,
 		    memchr(k->via.str.ptr, '\0', k->via.str.size) != NULL ||
 		    memchr(v->via.str.ptr, '\0', v->via.str.size) != NULL) {
 			*why = "env must map names (without =) to strings";
-			goto out;
+			child_strv_free(list);
+			return NULL;
 		}
-		add[nadd++] = xasprintf("%.*s=%.*s", (int)k->via.str.size,
+		list[i] = xasprintf("%.*s=%.*s", (int)k->via.str.size,
 		    k->via.str.ptr, (int)v->via.str.size, v->via.str.ptr);
 	}
+	return list;
+}
+
+/* For a user: the clean start of launch_env_user; else berthd's
+ * environment. Then TERM, each list of extra (KEY=VALUE, a later entry
+ * winning), then the granted secrets (which no env entry can shadow). */
+static char **
+launch_env_build(const struct passwd *pw, const char *term,
+    char *const *const *extra, size_t nextra, const struct secrets_grant *g)
+{
+	char *const none[] = {NULL};
+	char **add, **env;
+	size_t nadd = 0, n = 7 + g->nvars, i, j;
+
+	for (i = 0; i < nextra; i++)
+		for (j = 0; extra[i][j] != NULL; j++)
+			n++;
+	add = xcalloc(n, sizeof *add);
+	if (pw != NULL)
+		nadd = launch_env_user(add, pw);
+	if (term != NULL)
+		add[nadd++] = xasprintf("TERM=%s", term);
+	for (i = 0; i < nextra; i++)
+		for (j = 0; extra[i][j] != NULL; j++)
+			add[nadd++] = extra[i][j];
 	for (i = 0; i < g->nvars; i++)
 		add[nadd++] = g->vars[i];
 	env = pw != NULL ? child_environ_from(none, add, nadd)
 	                 : child_environ(add, nadd);
-out:
-	/* The grant's strings stay the grant's, wiped with it. */
-	for (i = 0; i < nadd - (env != NULL ? g->nvars : 0); i++)
+	/* Only the base is ours; the extra and the grant's strings stay
+	 * their owners'. */
+	for (i = 0; i < (pw != NULL ? 6u : 0u) + (term != NULL); i++)
 		free(add[i]);
 	free(add);
+	return env;
+}
+
+static char **
+launch_env(const msgpack_object *args, const struct passwd *pw,
+    const char *term, const struct secrets_grant *g, const char **why)
+{
+	char **list = launch_env_list(proto_map_get(args, "env"), why);
+	char *const *extra[1] = {list};
+	char **env;
+
+	if (list == NULL)
+		return NULL;
+	env = launch_env_build(pw, term, extra, 1, g);
+	child_strv_free(list);
 	return env;
 }
 
@@ -156,6 +187,53 @@ launch_groups(struct launch *l, const struct passwd *pw)
 		n = 1;
 	}
 	l->ngroups = n;
+}
+
+/* The user's ids and groups, with group (if not NULL) as the primary. */
+static int
+launch_ids(struct launch *l, const struct passwd *pw, const char *group)
+{
+	struct group *gr = NULL;
+
+	if (group != NULL && (gr = getgrnam(group)) == NULL)
+		return -1;
+	l->has_user = true;
+	l->uid = pw->pw_uid;
+	l->gid = gr != NULL ? gr->gr_gid : pw->pw_gid;
+	launch_groups(l, pw);
+	if (gr != NULL)
+		l->groups[0] = l->gid;
+	return 0;
+}
+
+int
+launch_user(struct launch *l, const struct launch_user_req *r, char **why)
+{
+	struct passwd *pw;
+
+	memset(l, 0, sizeof *l);
+	l->grant = *r->grant;
+	memset(r->grant, 0, sizeof *r->grant);
+	l->argv = r->argv;
+	if ((pw = getpwnam(r->user)) == NULL) {
+		*why = xasprintf("unknown user \"%s\"", r->user);
+		goto fail;
+	}
+	if (launch_ids(l, pw, r->group) < 0) {
+		*why = xasprintf("unknown group \"%s\"", r->group);
+		goto fail;
+	}
+	if (strlen(r->cwd) >= sizeof l->cwd) {
+		*why = xstrdup("the working directory's path is too long");
+		goto fail;
+	}
+	snprintf(l->cwd, sizeof l->cwd, "%s", r->cwd);
+	l->env = launch_env_build(pw, r->term, r->extra, r->nextra, &l->grant);
+	l->confine = true;
+	return 0;
+fail:
+	launch_free(l);
+	return -1;
 }
 
 int
@@ -196,12 +274,8 @@ launch_parse(struct launch *l, struct server_conn *c, const struct proto_msg *m,
 		snprintf(l->cwd, sizeof l->cwd, "%s",
 		    pw != NULL && access(pw->pw_dir, X_OK) == 0 ? pw->pw_dir
 		                                                : "/");
-	if (pw != NULL) {
-		l->has_user = true;
-		l->uid = pw->pw_uid;
-		l->gid = pw->pw_gid;
-		launch_groups(l, pw);
-	}
+	if (pw != NULL)
+		launch_ids(l, pw, NULL);
 	return 0;
 }
 
@@ -219,6 +293,7 @@ launch_spec(const struct launch *l, struct child_spec *spec)
 		spec->groups = l->groups;
 		spec->ngroups = (size_t)l->ngroups;
 	}
+	spec->confine = l->confine;
 }
 
 void

@@ -27,7 +27,23 @@ struct launch {
 	gid_t gid;
 	gid_t groups[LAUNCH_GROUPS_MAX]; /* the user's, as a login gives */
 	int ngroups;
+	bool confine; /* no capability, no_new_privs, no core (child.h) */
 	struct secrets_grant grant;
+};
+
+/* A program berthd runs for a user of its own accord (an agent runtime),
+ * not read from a request. */
+struct launch_user_req {
+	char **argv; /* taken by launch_user, even when it fails */
+	const char *user;
+	const char *group; /* NULL: the user's primary */
+	const char *cwd;
+	const char *term; /* NULL: no TERM */
+	/* Lists of KEY=VALUE added in order to the clean user environment,
+	 * a later entry winning; borrowed. */
+	char *const *const *extra;
+	size_t nextra;
+	struct secrets_grant *grant; /* taken (left zeroed) */
 };
 
 enum launch_kind {
@@ -42,6 +58,13 @@ enum launch_kind {
  */
 int launch_parse(struct launch *l, struct server_conn *c,
     const struct proto_msg *m, enum launch_kind kind, const char *term);
+/* Fills l for r, confined: no capability can come back. Returns 0, or -1
+ * with *why (the caller frees it). */
+int launch_user(struct launch *l, const struct launch_user_req *r, char **why);
+/* A request's "env" map (NULL: none) as a NULL-terminated list
+ * of KEY=VALUE the caller frees with child_strv_free; NULL with *why if
+ * it is not a map of names to strings. */
+char **launch_env_list(const msgpack_object *e, const char **why);
 /* Fills spec's program, environment, directory and identity from l. */
 void launch_spec(const struct launch *l, struct child_spec *spec);
 void launch_free(struct launch *l);

@@ -74,6 +74,8 @@ struct proc {
 	struct event *timeout_timer, *drain_timer, *ttl_timer;
 	struct proc_waiter *waiters;
 	unsigned nwaiters;
+	proc_exit_fn on_exit; /* told once the exit is reported */
+	void *on_exit_arg;
 	struct proc *next;
 };
 
@@ -237,6 +239,8 @@ proc_report(struct proc *p)
 	proto_pack_kv_u64(pk, "stderr_bytes", p->out[PROC_STDERR].st.ring.end);
 	proto_pack_kv_u64(pk, "duration_ms", p->duration);
 	events_commit();
+	if (p->on_exit != NULL)
+		p->on_exit(p->id, p->pid, p->status, p->on_exit_arg);
 	while (p->waiters != NULL)
 		proc_waiter_answer(p->waiters);
 	evtimer_add(p->ttl_timer, &tv);
@@ -608,6 +612,54 @@ proc_arm(struct proc *p, const struct proc_opts *o)
 		evtimer_add(p->timeout_timer, &tv);
 }
 
+/* Spawns l's program (taking its argv), arms it and journals
+ * proc.started. NULL with *cause if it cannot start. */
+static struct proc *
+proc_launch(struct launch *l, const struct proc_opts *o, char **cause)
+{
+	struct proc *p = proc_new(o);
+
+	p->started = proto_now_ms();
+	p->started_mono = clock_mono_ms();
+	if (proc_spawn(p, l, o->pipe_in, cause) < 0) {
+		p->exited = true;
+		proc_free(p);
+		return NULL;
+	}
+	p->argv = l->argv;
+	l->argv = NULL;
+	proc_arm(p, o);
+	p->next = proc_list;
+	proc_list = p;
+	proc_count++;
+	log_info("proc %s: %s, pid %ld", p->id, p->argv[0], (long)p->pid);
+	proc_emit_started(p);
+	return p;
+}
+
+int
+proc_start_launch(struct launch *l, bool pipe_in, proc_exit_fn cb, void *arg,
+    char id[PROC_ID_LEN + 1], pid_t *pid, char **cause)
+{
+	struct proc_opts o = {.pipe_in = pipe_in, .ring = PROC_RING_DEFAULT};
+	struct proc *p;
+
+	/* Its record outlives its exit for as long as proc.start's may. */
+	o.ttl = 3600;
+	if (!proc_make_room()) {
+		*cause =
+		    xasprintf("%d processes are running already", PROC_MAX);
+		return -1;
+	}
+	if ((p = proc_launch(l, &o, cause)) == NULL)
+		return -1;
+	p->on_exit = cb;
+	p->on_exit_arg = arg;
+	memcpy(id, p->id, PROC_ID_LEN + 1);
+	*pid = p->pid;
+	return 0;
+}
+
 void
 proc_op_start(struct server_conn *c, const struct proto_msg *m)
 {
@@ -629,30 +681,17 @@ proc_op_start(struct server_conn *c, const struct proto_msg *m)
 	}
 	if (launch_parse(&l, c, m, LAUNCH_COMMAND, NULL) < 0)
 		return;
-	p = proc_new(&o);
-	p->started = proto_now_ms();
-	p->started_mono = clock_mono_ms();
-	if (proc_spawn(p, &l, o.pipe_in, &cause) < 0) {
+	if ((p = proc_launch(&l, &o, &cause)) == NULL) {
 		launch_free(&l);
 		server_reply_error(c, m->id, PROTO_E_BAD_ARGS, "%s", cause);
 		free(cause);
-		p->exited = true;
-		proc_free(p);
 		return;
 	}
-	p->argv = l.argv;
-	l.argv = NULL;
-	/* Attached before the first byte is read: nothing can be lost. */
+	/* Attached before the loop reads a byte: nothing can be lost. */
 	for (i = 0; o.attach && i < PROC_NOUT; i++) {
 		v[i] = stream_attach(&p->out[i].st, c, 0, &lost);
 		v[i]->acks = o.ack;
 	}
-	proc_arm(p, &o);
-	p->next = proc_list;
-	proc_list = p;
-	proc_count++;
-	log_info("proc %s: %s, pid %ld", p->id, p->argv[0], (long)p->pid);
-	proc_emit_started(p);
 	snprintf(target, sizeof target, "proc/%s", p->id);
 	secrets_grant_emit(&l.grant, target);
 	launch_free(&l);

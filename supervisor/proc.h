@@ -10,6 +10,7 @@
 
 #include <event2/event.h>
 
+#include "launch.h"
 #include "proto.h"
 #include "server.h"
 
@@ -20,7 +21,17 @@
 #define PROC_RING_MAX (256u << 20)
 #define PROC_INPUT_MAX (64u << 10)
 
+/* Told once when a process has exited and its output ended (just after
+ * proc.exited). */
+typedef void (*proc_exit_fn)(const char *id, pid_t pid, int status, void *arg);
+
 void proc_init(struct event_base *base);
+/* Starts a command as proc.start does (events included) for a program
+ * berthd runs of its own accord, stdin a pipe if pipe_in: takes l's argv,
+ * leaves the rest of l (and its secrets.injected) to the caller. Fills id
+ * and pid; -1 with *cause. */
+int proc_start_launch(struct launch *l, bool pipe_in, proc_exit_fn cb,
+    void *arg, char id[PROC_ID_LEN + 1], pid_t *pid, char **cause);
 void proc_shutdown(void);
 
 void proc_op_start(struct server_conn *c, const struct proto_msg *m);

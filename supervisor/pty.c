@@ -59,6 +59,8 @@ struct pty_session {
 	int vt_in, vt_out;
 	struct evbuffer *vt_queue; /* records berth-vt has not taken yet */
 	struct event *vt_wev;
+	pty_exit_fn on_exit; /* told once the exit is reported */
+	void *on_exit_arg;
 	struct pty_session *next;
 };
 
@@ -384,6 +386,8 @@ pty_report_exit(struct pty_session *s)
 	proto_pack_kv_u64(pk, "pid", (uint64_t)s->pid);
 	child_pack_status(pk, s->status);
 	events_commit();
+	if (s->on_exit != NULL)
+		s->on_exit(s->id, s->pid, s->status, s->on_exit_arg);
 	if (s->closing)
 		pty_close_session(s, s->close_reason);
 }
@@ -578,40 +582,27 @@ pty_new(unsigned cols, unsigned rows, unsigned ttl, size_t ringsz, bool redact)
 	return s;
 }
 
-void
-pty_op_open(struct server_conn *c, const struct proto_msg *m)
+/* Spawns l's program in a new session; its argv becomes the session's.
+ * NULL with *cause if it cannot start. */
+static struct pty_session *
+pty_start(struct launch *l, const struct pty_opts *o, char **cause)
 {
-	uint64_t cols = 80, rows = 24, ttl = 3600, ringsz = PTY_RING_DEFAULT;
-	char *cause = NULL, target[PTY_ID_LEN + 8];
 	struct pty_session *s;
-	struct launch l;
 	msgpack_packer *pk;
-	bool redact = false;
 
-	if (args_range(c, m, "cols", 1, PTY_SIZE_MAX, &cols) < 0 ||
-	    args_range(c, m, "rows", 1, PTY_SIZE_MAX, &rows) < 0 ||
-	    args_range(c, m, "ttl_detached", 1, 30 * 86400, &ttl) < 0 ||
-	    args_range(c, m, "ring", PTY_RING_MIN, PTY_RING_MAX, &ringsz) < 0)
-		return;
-	if (args_flag(c, m, "redact", &redact) < 0)
-		return;
-	if (launch_parse(&l, c, m, LAUNCH_TERMINAL, "xterm-256color") < 0)
-		return;
-	s = pty_new((unsigned)cols, (unsigned)rows, (unsigned)ttl,
-	    (size_t)ringsz, redact);
-	if (pty_spawn(s, &l, &cause) < 0) {
-		launch_free(&l);
-		server_reply_error(c, m->id, PROTO_E_BAD_ARGS, "%s", cause);
-		free(cause);
+	s = pty_new(o->cols, o->rows, o->ttl, o->ring, o->redact);
+	if (pty_spawn(s, l, cause) < 0) {
 		s->exited = true;
 		s->argv = xcalloc(1, sizeof *s->argv);
 		s->rev = event_new(pty_base, -1, 0, pty_read_cb, s);
 		s->wev = event_new(pty_base, -1, 0, pty_write_cb, s);
 		pty_free(s);
-		return;
+		return NULL;
 	}
-	s->argv = l.argv;
-	l.argv = NULL;
+	s->argv = l->argv;
+	l->argv = NULL;
+	s->on_exit = o->on_exit;
+	s->on_exit_arg = o->on_exit_arg;
 	s->rev = event_new(
 	    pty_base, s->master, EV_READ | EV_PERSIST, pty_read_cb, s);
 	s->wev = event_new(pty_base, s->master, EV_WRITE, pty_write_cb, s);
@@ -629,6 +620,51 @@ pty_op_open(struct server_conn *c, const struct proto_msg *m)
 	proto_pack_str(pk, "command");
 	launch_pack_argv(pk, s->argv);
 	events_commit();
+	return s;
+}
+
+int
+pty_open_launch(struct launch *l, const struct pty_opts *o,
+    char id[PTY_ID_LEN + 1], pid_t *pid, char **cause)
+{
+	struct pty_session *s = pty_start(l, o, cause);
+
+	if (s == NULL)
+		return -1;
+	memcpy(id, s->id, PTY_ID_LEN + 1);
+	*pid = s->pid;
+	return 0;
+}
+
+void
+pty_op_open(struct server_conn *c, const struct proto_msg *m)
+{
+	uint64_t cols = 80, rows = 24, ttl = 3600, ringsz = PTY_RING_DEFAULT;
+	char *cause = NULL, target[PTY_ID_LEN + 8];
+	struct pty_opts o = {0};
+	struct pty_session *s;
+	struct launch l;
+	msgpack_packer *pk;
+
+	if (args_range(c, m, "cols", 1, PTY_SIZE_MAX, &cols) < 0 ||
+	    args_range(c, m, "rows", 1, PTY_SIZE_MAX, &rows) < 0 ||
+	    args_range(c, m, "ttl_detached", 1, 30 * 86400, &ttl) < 0 ||
+	    args_range(c, m, "ring", PTY_RING_MIN, PTY_RING_MAX, &ringsz) < 0)
+		return;
+	if (args_flag(c, m, "redact", &o.redact) < 0)
+		return;
+	if (launch_parse(&l, c, m, LAUNCH_TERMINAL, "xterm-256color") < 0)
+		return;
+	o.cols = (unsigned)cols;
+	o.rows = (unsigned)rows;
+	o.ttl = (unsigned)ttl;
+	o.ring = (size_t)ringsz;
+	if ((s = pty_start(&l, &o, &cause)) == NULL) {
+		launch_free(&l);
+		server_reply_error(c, m->id, PROTO_E_BAD_ARGS, "%s", cause);
+		free(cause);
+		return;
+	}
 	snprintf(target, sizeof target, "pty/%s", s->id);
 	secrets_grant_emit(&l.grant, target);
 	launch_free(&l);

@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "launch.h"
 #include "proto.h"
 #include "server.h"
 
@@ -29,7 +30,26 @@
 #define PTY_INPUT_MAX (64u << 10)
 #define PTY_SIZE_MAX 1000
 
+/* Told once when a session's process has exited and its output drained
+ * (just after pty.exited). */
+typedef void (*pty_exit_fn)(const char *id, pid_t pid, int status, void *arg);
+
+/* How a session is opened: pty.open's options. */
+struct pty_opts {
+	unsigned cols, rows;
+	unsigned ttl; /* seconds with no viewer before it is closed */
+	size_t ring;
+	bool redact;
+	pty_exit_fn on_exit; /* NULL: none */
+	void *on_exit_arg;
+};
+
 void pty_init(struct event_base *base);
+/* Opens a session as pty.open does (events included) for a program berthd
+ * runs of its own accord: takes l's argv, leaves the rest of l (and its
+ * secrets.injected) to the caller. Fills id and pid; -1 with *cause. */
+int pty_open_launch(struct launch *l, const struct pty_opts *o,
+    char id[PTY_ID_LEN + 1], pid_t *pid, char **cause);
 /* Closes every session (SIGHUP, then SIGKILL) and frees them. */
 void pty_shutdown(void);
 

@@ -519,6 +519,21 @@ secrets_grant(const msgpack_object *arg, struct secrets_grant *g,
 }
 
 void
+secrets_grant_set(char *const *names, size_t n, struct secrets_grant *g)
+{
+	const struct secrets_entry *e;
+	size_t i;
+
+	memset(g, 0, sizeof *g);
+	g->vars = xcalloc(n + 1, sizeof *g->vars);
+	g->names = xcalloc(n + 1, sizeof *g->names);
+	for (i = 0; i < n; i++)
+		if (strlen(names[i]) <= SECRETS_NAME_MAX &&
+		    (e = secrets_find(names[i])) != NULL)
+			secrets_grant_add(g, e);
+}
+
+void
 secrets_grant_emit(const struct secrets_grant *g, const char *target)
 {
 	msgpack_packer *pk;

@@ -44,6 +44,9 @@ void secrets_op_list(struct server_conn *c, const struct proto_msg *m);
  */
 int secrets_grant(const msgpack_object *arg, struct secrets_grant *g,
     const char **code, char **why);
+/* Grants those of names (n of them) that are set, skipping the others:
+ * what a configured program is given (a runtime's "secrets"). */
+void secrets_grant_set(char *const *names, size_t n, struct secrets_grant *g);
 /* Journals secrets.injected {target, names} if g grants anything. */
 void secrets_grant_emit(const struct secrets_grant *g, const char *target);
 /* Wipes and frees what g holds. */
