@@ -1,8 +1,6 @@
 /* workspace: workspace.prepare (see workspace.h). */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +11,7 @@
 #include "child.h"
 #include "clock.h"
 #include "events.h"
+#include "launch.h"
 #include "log.h"
 #include "redact.h"
 #include "workspace.h"
@@ -24,11 +23,9 @@
 #define WORKSPACE_USERNAME_MAX 256
 #define WORKSPACE_PASSWORD_MAX 1024
 #define WORKSPACE_FILES_MAX 100
-#define WORKSPACE_GROUPS_MAX 64
 /* workspace.progress at most about ten times a second, and at each new
  * phase. */
 #define WORKSPACE_PROGRESS_MS 100
-#define WORKSPACE_PATH "/usr/local/bin:/usr/bin:/bin"
 
 enum workspace_end {
 	WORKSPACE_RUNNING,
@@ -568,57 +565,32 @@ workspace_parse(struct workspace_job *j, struct server_conn *c,
 	return true;
 }
 
-/* The runtime's user, group and groups, as a login gives them. */
-static const char *
-workspace_ids(const struct config_runtime *rt, struct child_spec *spec,
-    gid_t *groups, const struct passwd **pw)
-{
-	struct group *gr;
-	int n = WORKSPACE_GROUPS_MAX;
+/* git kept from the system's and the user's own config files: berth's
+ * steps are berth's (the runtime's env may still name others). */
+static char *const workspace_git_env[] = {
+    "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", NULL};
 
-	if ((*pw = getpwnam(rt->user)) == NULL)
-		return "the runtime's user does not exist";
-	spec->set_ids = true;
-	spec->uid = (*pw)->pw_uid;
-	spec->gid = (*pw)->pw_gid;
-	if (rt->group != NULL) {
-		if ((gr = getgrnam(rt->group)) == NULL)
-			return "the runtime's group does not exist";
-		spec->gid = gr->gr_gid;
-	}
-	if (getgrouplist((*pw)->pw_name, spec->gid, groups, &n) < 0 || n < 1) {
-		groups[0] = spec->gid;
-		n = 1;
-	}
-	spec->groups = groups;
-	spec->ngroups = (size_t)n;
-	return NULL;
-}
-
-/* The helper's environment: the user's clean start, git kept from the
- * system's and the user's own config (berth's steps are berth's), then
- * the runtime's env. The caller frees it with child_strv_free. */
+/* berth-workspace's argv, for launch_user (which takes it). */
 static char **
-workspace_env(const struct config_runtime *rt, const struct passwd *pw)
+workspace_argv(const struct workspace_job *j)
 {
-	char *const none[] = {NULL};
-	char *add[8 + CONFIG_MAX_ARGS];
-	char **env;
-	size_t n = 0, i;
+	char **argv = xcalloc(10, sizeof *argv);
+	size_t n = 0;
 
-	add[n++] = xasprintf("PATH=%s", WORKSPACE_PATH);
-	add[n++] = xstrdup("LANG=C.UTF-8");
-	add[n++] = xasprintf("HOME=%s", pw->pw_dir);
-	add[n++] = xasprintf("USER=%s", pw->pw_name);
-	add[n++] = xasprintf("LOGNAME=%s", pw->pw_name);
-	add[n++] = xstrdup("GIT_CONFIG_NOSYSTEM=1");
-	add[n++] = xstrdup("GIT_CONFIG_GLOBAL=/dev/null");
-	for (i = 0; i < rt->env.n && n < sizeof add / sizeof *add; i++)
-		add[n++] = xstrdup(rt->env.v[i]);
-	env = child_environ_from(none, add, n);
-	for (i = 0; i < n; i++)
-		free(add[i]);
-	return env;
+	argv[n++] = child_berth_program("berth-workspace");
+	argv[n++] = xstrdup("--repo");
+	argv[n++] = xstrdup(j->repo);
+	argv[n++] = xstrdup("--dir");
+	argv[n++] = xstrdup(j->dir);
+	if (j->branch != NULL) {
+		argv[n++] = xstrdup("--branch");
+		argv[n++] = xstrdup(j->branch);
+	}
+	if (j->has_cred) {
+		argv[n++] = xstrdup("--credential-fd");
+		argv[n++] = xasprintf("%d", WORKSPACE_CRED_FD);
+	}
+	return argv;
 }
 
 /* The credential on a pipe, filled and closed: its read end, or -1. */
@@ -642,53 +614,43 @@ workspace_cred_pipe(const struct workspace_job *j)
 	return p[0];
 }
 
+/* Starts berth-workspace as the runtime's user (its groups, a clean
+ * environment plus the runtime's env, confined). NULL, or why not. */
 static const char *
 workspace_spawn(
     struct workspace_job *j, const struct config_runtime *rt, char **cause)
 {
 	struct child_spec spec = {.stdout_fd = -1, .extra_fd = -1};
-	gid_t groups[WORKSPACE_GROUPS_MAX];
-	const struct passwd *pw;
-	char *argv[12], **env, *path;
-	const char *why;
+	char *const *const extra[] = {workspace_git_env, rt->env.v};
+	struct secrets_grant none = {0};
+	struct launch_user_req req = {.argv = workspace_argv(j),
+	    .user = rt->user,
+	    .group = rt->group,
+	    .cwd = "/",
+	    .extra = extra,
+	    .nextra = rt->env.v != NULL ? 2 : 1,
+	    .grant = &none};
+	struct launch l;
 	int out[2], cred = -1;
-	size_t n = 0;
 
-	if ((why = workspace_ids(rt, &spec, groups, &pw)) != NULL)
-		return why;
-	if (pipe2(out, O_CLOEXEC | O_NONBLOCK) != 0)
+	if (launch_user(&l, &req, cause) < 0)
+		return "the runtime's user cannot run it";
+	if (pipe2(out, O_CLOEXEC | O_NONBLOCK) != 0) {
+		launch_free(&l);
 		return "cannot make a pipe";
+	}
 	if (j->has_cred && (cred = workspace_cred_pipe(j)) < 0) {
 		close(out[0]);
 		close(out[1]);
+		launch_free(&l);
 		return "cannot make a pipe";
 	}
-	path = child_berth_program("berth-workspace");
-	argv[n++] = path;
-	argv[n++] = "--repo";
-	argv[n++] = j->repo;
-	argv[n++] = "--dir";
-	argv[n++] = j->dir;
-	if (j->branch != NULL) {
-		argv[n++] = "--branch";
-		argv[n++] = j->branch;
-	}
-	if (cred >= 0) {
-		argv[n++] = "--credential-fd";
-		argv[n++] = "3";
-		spec.extra_fd = cred;
-		spec.extra_fd_at = WORKSPACE_CRED_FD;
-	}
-	argv[n] = NULL;
-	env = workspace_env(rt, pw);
-	spec.path = path;
-	spec.argv = argv;
-	spec.envp = env;
+	launch_spec(&l, &spec);
 	spec.stdout_fd = out[1];
-	spec.confine = true;
+	spec.extra_fd = cred;
+	spec.extra_fd_at = WORKSPACE_CRED_FD;
 	j->pid = child_spawn(&spec, workspace_exit_cb, j, cause);
-	child_strv_free(env);
-	free(path);
+	launch_free(&l);
 	close(out[1]);
 	if (cred >= 0)
 		close(cred);
