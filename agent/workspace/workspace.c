@@ -37,7 +37,8 @@ struct ws {
 };
 
 /* The part of the credential at s[0..n) (a username or password of at
- * least 4 bytes, shorter ones would match everywhere): its length, or 0. */
+ * least 4 bytes, shorter ones would match everywhere): its length, or 0.
+ * A tail of s that begins a part counts too: s may have been cut. */
 static size_t
 ws_secret_at(const struct ws *w, const char *s, size_t n)
 {
@@ -50,6 +51,8 @@ ws_secret_at(const struct ws *w, const char *s, size_t n)
 		plen = (size_t)(nl - part);
 		if (plen >= 4 && plen <= n && memcmp(s, part, plen) == 0)
 			return plen;
+		if (plen >= 4 && n >= 4 && n < plen && memcmp(s, part, n) == 0)
+			return n;
 	}
 	return 0;
 }

@@ -12,7 +12,7 @@
 #include "xmalloc.h"
 
 #define WS_GIT_ARGS_MAX 32
-#define WS_GIT_LINE_MAX 4096
+#define WS_GIT_LINE_MAX WS_GIT_REASON_MAX
 
 /* What berth's own git steps run with, whatever the user's config says:
  * no credential helper may keep the credential, no transport but https,

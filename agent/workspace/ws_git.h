@@ -16,7 +16,8 @@
 
 #define WS_GIT_CRED_FD 3
 #define WS_GIT_OUT_MAX (1024 * 1024)
-#define WS_GIT_REASON_MAX 1024
+/* A whole stderr line: the reason is cut only once it is redacted. */
+#define WS_GIT_REASON_MAX 4096
 
 struct ws_git {
 	const char *self; /* this program's path: git's credential helper */
