@@ -178,6 +178,13 @@ def t_private_clone():
                                     "credential": {"username": "alice", "password": secret}}), "the right one")
         expect_eq((res["commit"], res["cloned"]), (head, True), "the private clone")
         expect_eq(owners(dest), {pw.pw_uid}, "the owners of the files")
+        # A fetch needs the credential again: it was one-shot.
+        newer = repo.commit("main", {"a.txt": "newer\n"})
+        err = error_of(prepare(c, {"repo": gs.url("priv"), "dir": dest}), "git_failed", "a fetch without it")
+        expect("Username" in err["message"], "the fetch's reason: %r" % err["message"])
+        res = result_of(prepare(c, {"repo": gs.url("priv"), "dir": dest,
+                                    "credential": {"username": "alice", "password": secret}}), "a fetch with it")
+        expect_eq((res["commit"], res["cloned"]), (newer, False), "the private fetch")
 
 
 def process_texts():
@@ -384,6 +391,12 @@ def t_reprepare():
             expect_eq(f.read(), "local change\n", "b.txt after the refused prepare")
         expect_eq(head_of(dest), dev, "HEAD after the refused prepare")
         expect(third != dev, "a new commit was there to fetch")
+        # Past 100 changes: the first 100 named, the rest counted.
+        for i in range(120):
+            with open(os.path.join(dest, "extra%03d" % i), "w") as f:
+                f.write("x\n")
+        err = error_of(prepare(c, {"repo": gs.url("pub"), "dir": dest, "branch": "dev"}), "conflict", "very dirty")
+        expect_eq((len(err["files"]), err["more"]), (100, 22), "files named and counted")
         err = error_of(prepare(c, {"repo": gs.url("other"), "dir": dest}), "conflict", "another repository")
         expect("another repository" in err["message"], "the error: %r" % err["message"])
 
