@@ -272,7 +272,20 @@ ws_update(struct ws *w)
 	return ws_done(w, false);
 }
 
-/* What is at dir: 0 nothing or an empty directory, 1 a clone, 2 something
+/* Reports that dir cannot be looked at, and why. */
+static int
+ws_unreadable(const struct ws *w)
+{
+	char why[WS_PATH_MAX + 128];
+
+	snprintf(
+	    why, sizeof why, "cannot read %s: %s", w->dir, strerror(errno));
+	ws_failed(w, why);
+	return -1;
+}
+
+/* What is at dir (a symlink to a directory is the directory: the user may
+ * follow it): 0 nothing or an empty directory, 1 a clone, 2 something
  * else; -1 if it cannot be told (reported). */
 static int
 ws_what(const struct ws *w)
@@ -283,18 +296,15 @@ ws_what(const struct ws *w)
 	DIR *dp;
 	int n = 0;
 
-	if (lstat(w->dir, &st) != 0)
-		return errno == ENOENT ? 0
-		                       : (ws_failed(w, strerror(errno)), -1);
+	if (stat(w->dir, &st) != 0)
+		return errno == ENOENT ? 0 : ws_unreadable(w);
 	if (!S_ISDIR(st.st_mode))
 		return 2;
 	snprintf(git, sizeof git, "%s/.git", w->dir);
 	if (lstat(git, &st) == 0 && S_ISDIR(st.st_mode))
 		return 1;
-	if ((dp = opendir(w->dir)) == NULL) {
-		ws_failed(w, strerror(errno));
-		return -1;
-	}
+	if ((dp = opendir(w->dir)) == NULL)
+		return ws_unreadable(w);
 	while ((d = readdir(dp)) != NULL)
 		if (strcmp(d->d_name, ".") != 0 && strcmp(d->d_name, "..") != 0)
 			n++;

@@ -363,6 +363,24 @@ def t_reprepare():
     home, pw = agent_home()
     with Sandbox(extra=runtime_config(gs, home)) as sb:
         c = sb.ws()
+        # An empty directory is cloned into; a directory with files that is
+        # no clone is left alone; one the user cannot write is git's failure.
+        empty = os.path.join(home, "empty")
+        os.mkdir(empty)
+        os.chown(empty, pw.pw_uid, pw.pw_gid)
+        res = result_of(prepare(c, {"repo": gs.url("pub"), "dir": empty}), "a clone into an empty directory")
+        expect_eq((res["commit"], res["cloned"]), (first, True), "the clone into an empty directory")
+        full = os.path.join(home, "full")
+        os.mkdir(full)
+        with open(os.path.join(full, "mine.txt"), "w") as f:
+            f.write("mine\n")
+        err = error_of(prepare(c, {"repo": gs.url("pub"), "dir": full}), "conflict", "a directory with files")
+        expect("neither empty nor a clone" in err["message"], "the error: %r" % err["message"])
+        expect_eq(os.listdir(full), ["mine.txt"], "the directory with files after the refusal")
+        rootdir = scratch(0o755)
+        err = error_of(prepare(c, {"repo": gs.url("pub"), "dir": rootdir + "/sub"}), "git_failed",
+                       "a directory the user cannot write")
+        expect("Permission denied" in err["message"], "git's reason: %r" % err["message"])
         dest = os.path.join(home, "ws")
         res = result_of(prepare(c, {"repo": gs.url("pub"), "dir": dest}), "the first prepare")
         expect_eq((res["commit"], res["cloned"]), (first, True), "the first prepare")
