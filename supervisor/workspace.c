@@ -184,6 +184,19 @@ workspace_kill(struct workspace_job *j)
 		kill(-j->pid, SIGKILL);
 }
 
+/* The helper said something it never says (after its answer, or not in
+ * the format): nothing more it says is believed. */
+static void
+workspace_broken(struct workspace_job *j, size_t len)
+{
+	if (j->end != WORKSPACE_BROKEN)
+		log_warn("workspace %s: berth-workspace said something "
+		         "malformed (%zu bytes)",
+		    j->dir, len);
+	j->end = WORKSPACE_BROKEN;
+	workspace_kill(j);
+}
+
 /* One report line of the helper. */
 static void
 workspace_report(struct workspace_job *j, const char *line, size_t len)
@@ -191,12 +204,7 @@ workspace_report(struct workspace_job *j, const char *line, size_t len)
 	struct wsreport r;
 
 	if (j->end != WORKSPACE_RUNNING || wsreport_parse(line, len, &r) < 0) {
-		if (j->end != WORKSPACE_BROKEN)
-			log_warn("workspace %s: berth-workspace said something "
-			         "malformed (%zu bytes)",
-			    j->dir, len);
-		j->end = WORKSPACE_BROKEN;
-		workspace_kill(j);
+		workspace_broken(j, len);
 		return;
 	}
 	switch (r.kind) {
@@ -247,7 +255,7 @@ workspace_read(struct workspace_job *j)
 			memmove(j->line, nl + 1, j->linelen);
 		}
 		if (j->linelen == sizeof j->line - 1) {
-			workspace_report(j, j->line, j->linelen);
+			workspace_broken(j, j->linelen);
 			j->linelen = 0;
 		}
 	}
