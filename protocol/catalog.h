@@ -71,6 +71,12 @@ struct catalog_event {
 #define EV_RECORD_STARTED "record.started"
 #define EV_RECORD_PUBLISHED "record.published"
 #define EV_RECORD_FAILED "record.failed"
+#define EV_RUNTIME_STARTED "runtime.started"
+#define EV_RUNTIME_READY "runtime.ready"
+#define EV_RUNTIME_EXITED "runtime.exited"
+#define EV_RUNTIME_RESTARTING "runtime.restarting"
+#define EV_RUNTIME_STOPPED "runtime.stopped"
+
 #define EV_WORKSPACE_PROGRESS "workspace.progress"
 #define EV_WORKSPACE_PREPARED "workspace.prepared"
 #define EV_WORKSPACE_FAILED "workspace.failed"

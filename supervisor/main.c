@@ -35,6 +35,7 @@
 #include "nodump.h"
 #include "provider.h"
 #include "pty.h"
+#include "runtime.h"
 #include "secrets.h"
 #include "server.h"
 #include "service.h"
@@ -490,6 +491,7 @@ main(int argc, char **argv)
 	provider_init();
 	pty_init(berthd_base);
 	proc_init(berthd_base);
+	runtime_init(berthd_base, &cfg);
 	workspace_init(berthd_base, &cfg);
 	fswatch_init(berthd_base);
 	if (artifact_init(berthd_base, cfg.state_dir, &cause) < 0)
@@ -509,6 +511,7 @@ main(int argc, char **argv)
 	event_base_dispatch(berthd_base);
 
 	status = berthd_exit_status();
+	runtime_shutdown();
 	pty_shutdown();
 	proc_shutdown();
 	workspace_shutdown();

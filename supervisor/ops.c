@@ -19,6 +19,7 @@
 #include "proc.h"
 #include "provider.h"
 #include "pty.h"
+#include "runtime.h"
 #include "secrets.h"
 #include "service.h"
 #include "token.h"
@@ -511,6 +512,10 @@ static const ops_handler ops_handlers[CATALOG_NOPS] = {
     [CATALOG_OP_ARTIFACT_PUBLISH] = artifact_op_publish,
     [CATALOG_OP_ARTIFACT_READ] = artifact_op_read,
     [CATALOG_OP_ARTIFACT_LIST] = artifact_op_list,
+    [CATALOG_OP_RUNTIME_LIST] = runtime_op_list,
+    [CATALOG_OP_RUNTIME_START] = runtime_op_start,
+    [CATALOG_OP_RUNTIME_STOP] = runtime_op_stop,
+    [CATALOG_OP_RUNTIME_STATUS] = runtime_op_status,
     [CATALOG_OP_WORKSPACE_PREPARE] = workspace_op_prepare,
     [CATALOG_OP_DESKTOP_PROVIDE] = provider_op_provide,
     [CATALOG_OP_DESKTOP_EMIT] = provider_op_emit,

@@ -74,6 +74,18 @@ def duplicate_service():
     refused("[service a]\ncommand = true\n\n[service a]\ncommand = true\n", 4, '"a"', "twice")
 
 
+@case("an unknown key in a runtime section names its line and the runtime")
+def runtime_unknown_key():
+    refused("[runtime pi]\ncommand = pi\nuser = agent\nworkspace = /w\ntui =\nmodel = big\n", 6,
+            '"model"', "[runtime pi]")
+
+
+@case("a runtime that offers no mode names the section's line")
+def runtime_without_mode():
+    refused("[labels]\nimage = x\n\n[runtime pi]\ncommand = pi\nuser = agent\nworkspace = /w\n", 4,
+            '"pi"', "offers no mode")
+
+
 @case("service without a command names the section's line")
 def service_without_command():
     refused("[labels]\nimage = x\n\n[service lonely]\nrestart = never\n", 4, '"lonely"', "no command")

@@ -1,0 +1,419 @@
+/* runtime: the agent runtimes' catalog and the runtime.* ops (see runtime.h;
+ * each instance is runtime_run's). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "args.h"
+#include "child.h"
+#include "launch.h"
+#include "rand.h"
+#include "runtime.h"
+#include "runtime_run.h"
+#include "runtime_version.h"
+#include "xmalloc.h"
+
+#define RUNTIME_WAITERS_MAX 64
+
+static struct runtime_run runtime_v[CONFIG_MAX_RUNTIMES];
+static size_t runtime_n;
+static struct runtime_run_waiter *runtime_list_waiters;
+
+void
+runtime_init(struct event_base *base, const struct config *cfg)
+{
+	size_t i;
+
+	runtime_version_init(base);
+	runtime_run_setup(base, cfg);
+	runtime_n = cfg->nruntimes;
+	for (i = 0; i < runtime_n; i++)
+		runtime_run_init(&runtime_v[i], &cfg->runtimes[i]);
+}
+
+static struct runtime_run *
+runtime_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < runtime_n; i++)
+		if (strcmp(runtime_v[i].cfg->name, name) == 0)
+			return &runtime_v[i];
+	return NULL;
+}
+
+/* The runtime named by "name", or NULL after an error reply. */
+static struct runtime_run *
+runtime_arg(struct server_conn *c, const struct proto_msg *m)
+{
+	char name[CONFIG_MAX_NAME + 2];
+	struct runtime_run *rt;
+
+	if (proto_arg_str(m->args, "name", name, sizeof name) <= 0) {
+		server_reply_error(c, m->id, PROTO_E_BAD_ARGS,
+		    "%s needs \"name\" (a runtime's name)", m->op);
+		return NULL;
+	}
+	if ((rt = runtime_find(name)) == NULL)
+		server_reply_error(
+		    c, m->id, PROTO_E_NOT_FOUND, "no runtime \"%s\"", name);
+	return rt;
+}
+
+static bool
+runtime_offers(const struct config_runtime *r, enum runtime_run_mode mode)
+{
+	switch (mode) {
+	case RUNTIME_RUN_TUI: return r->has_tui;
+	case RUNTIME_RUN_SERVER: return r->has_server;
+	case RUNTIME_RUN_RPC: return r->has_rpc;
+	case RUNTIME_RUN_NMODES: break;
+	}
+	return false;
+}
+
+/* ---- packing ---- */
+
+static void
+runtime_pack_str_or_nil(msgpack_packer *pk, const char *key, const char *val)
+{
+	proto_pack_str(pk, key);
+	if (val != NULL && val[0] != '\0')
+		proto_pack_str(pk, val);
+	else
+		msgpack_pack_nil(pk);
+}
+
+/*
+ * runtime.status's answer. The server's password only to the one who asks
+ * for this runtime (start, status), never in a list or an event.
+ */
+static void
+runtime_pack_status(
+    msgpack_packer *pk, const struct runtime_run *rt, bool secret)
+{
+	if (rt->state == RUNTIME_RUN_STOPPED) {
+		msgpack_pack_map(pk, 2);
+		proto_pack_kv_str(pk, "name", rt->cfg->name);
+		proto_pack_kv_str(pk, "state", "stopped");
+		return;
+	}
+	msgpack_pack_map(pk, 13);
+	proto_pack_kv_str(pk, "name", rt->cfg->name);
+	proto_pack_kv_str(pk, "mode", runtime_run_mode_name(rt->mode));
+	proto_pack_kv_str(pk, "state", runtime_run_state_name(rt->state));
+	proto_pack_kv_u64(pk, "pid", (uint64_t)rt->pid);
+	proto_pack_kv_str(pk, "workspace", rt->workspace);
+	runtime_pack_str_or_nil(
+	    pk, "pty", rt->mode == RUNTIME_RUN_TUI ? rt->pty : NULL);
+	runtime_pack_str_or_nil(
+	    pk, "proc", rt->mode != RUNTIME_RUN_TUI ? rt->proc : NULL);
+	proto_pack_str(pk, "port");
+	if (rt->mode == RUNTIME_RUN_SERVER)
+		msgpack_pack_uint64(pk, rt->port);
+	else
+		msgpack_pack_nil(pk);
+	runtime_pack_str_or_nil(pk, "password", secret ? rt->password : NULL);
+	proto_pack_kv_u64(pk, "started", rt->started);
+	proto_pack_str(pk, "ready_ms");
+	if (rt->was_ready)
+		msgpack_pack_uint64(pk, rt->ready_ms);
+	else
+		msgpack_pack_nil(pk);
+	proto_pack_str(pk, "exit");
+	if (rt->has_exit)
+		child_pack_status_map(pk, rt->status);
+	else
+		msgpack_pack_nil(pk);
+	proto_pack_kv_u64(pk, "restarts", rt->restarts);
+}
+
+static void
+runtime_pack_entry(msgpack_packer *pk, const struct runtime_run *rt)
+{
+	const struct config_runtime *r = rt->cfg;
+	const struct runtime_version *v = &rt->ver;
+	unsigned nmodes = 0, i;
+
+	for (i = 0; i < RUNTIME_RUN_NMODES; i++)
+		nmodes += runtime_offers(r, (enum runtime_run_mode)i);
+	msgpack_pack_map(pk, 12);
+	proto_pack_kv_str(pk, "name", r->name);
+	proto_pack_kv_str(
+	    pk, "state", v->available ? "available" : "unavailable");
+	runtime_pack_str_or_nil(pk, "reason", v->available ? NULL : v->reason);
+	runtime_pack_str_or_nil(pk, "version", v->version);
+	runtime_pack_str_or_nil(pk, "program", v->program);
+	proto_pack_str(pk, "modes");
+	msgpack_pack_array(pk, nmodes);
+	for (i = 0; i < RUNTIME_RUN_NMODES; i++)
+		if (runtime_offers(r, (enum runtime_run_mode)i))
+			proto_pack_str(pk,
+			    runtime_run_mode_name((enum runtime_run_mode)i));
+	proto_pack_kv_str(pk, "resume", r->has_resume ? "session" : "replay");
+	proto_pack_kv_bool(pk, "tasks", r->tasks);
+	proto_pack_kv_str(
+	    pk, "busy", r->busy == CONFIG_BUSY_QUEUE ? "queue" : "reject");
+	proto_pack_kv_str(pk, "user", r->user);
+	proto_pack_kv_str(pk, "workspace", r->workspace);
+	proto_pack_str(pk, "running");
+	if (rt->state == RUNTIME_RUN_STOPPED)
+		msgpack_pack_nil(pk);
+	else
+		runtime_pack_status(pk, rt, false);
+}
+
+/* ---- runtime.list ---- */
+
+static void
+runtime_list_answer(struct server_conn *c, uint64_t id)
+{
+	msgpack_packer *pk = server_reply_begin(c, id);
+	size_t i;
+
+	msgpack_pack_map(pk, 1);
+	proto_pack_str(pk, "runtimes");
+	msgpack_pack_array(pk, runtime_n);
+	for (i = 0; i < runtime_n; i++)
+		runtime_pack_entry(pk, &runtime_v[i]);
+	server_reply_end(c);
+}
+
+static bool
+runtime_detecting(void)
+{
+	size_t i;
+
+	for (i = 0; i < runtime_n; i++)
+		if (runtime_version_busy(&runtime_v[i].ver))
+			return true;
+	return false;
+}
+
+/* A detection ended: once none runs, every waiting list is answered. */
+static void
+runtime_version_done(void *arg)
+{
+	struct runtime_run_waiter *w, *list;
+	struct server_conn *c;
+
+	(void)arg;
+	if (runtime_detecting())
+		return;
+	list = runtime_list_waiters;
+	runtime_list_waiters = NULL;
+	for (w = list; w != NULL; w = w->next)
+		if ((c = server_conn_find(w->serial)) != NULL)
+			runtime_list_answer(c, w->id);
+	runtime_run_waiters_free(&list);
+}
+
+void
+runtime_op_list(struct server_conn *c, const struct proto_msg *m)
+{
+	unsigned nwaiting = 0;
+	struct runtime_run_waiter *w;
+	size_t i;
+
+	for (w = runtime_list_waiters; w != NULL; w = w->next)
+		nwaiting++;
+	if (nwaiting >= RUNTIME_WAITERS_MAX) {
+		server_reply_error(c, m->id, PROTO_E_UNAVAILABLE,
+		    "%d runtime.list requests wait already",
+		    RUNTIME_WAITERS_MAX);
+		return;
+	}
+	for (i = 0; i < runtime_n; i++)
+		runtime_version_check(&runtime_v[i].ver, runtime_v[i].cfg,
+		    runtime_version_done, NULL);
+	if (!runtime_detecting()) {
+		runtime_list_answer(c, m->id);
+		return;
+	}
+	runtime_run_waiter_add(&runtime_list_waiters, c, m);
+}
+
+/* ---- the ops ---- */
+
+static int
+runtime_arg_mode(struct server_conn *c, const struct proto_msg *m,
+    const struct runtime_run *rt, enum runtime_run_mode *mode)
+{
+	const struct config_runtime *r = rt->cfg;
+	char name[16] = "", offered[32] = "";
+	unsigned i;
+
+	for (i = 0; i < RUNTIME_RUN_NMODES; i++)
+		if (runtime_offers(r, (enum runtime_run_mode)i))
+			snprintf(offered + strlen(offered),
+			    sizeof offered - strlen(offered), "%s%s",
+			    offered[0] != '\0' ? ", " : "",
+			    runtime_run_mode_name((enum runtime_run_mode)i));
+	if (proto_arg_str(m->args, "mode", name, sizeof name) < 0)
+		name[0] = '\0';
+	for (i = 0; i < RUNTIME_RUN_NMODES; i++)
+		if (strcmp(name,
+		        runtime_run_mode_name((enum runtime_run_mode)i)) == 0 &&
+		    runtime_offers(r, (enum runtime_run_mode)i)) {
+			*mode = (enum runtime_run_mode)i;
+			return 0;
+		}
+	server_reply_error(c, m->id, PROTO_E_BAD_ARGS,
+	    "runtime %s offers the modes %s; \"mode\" must be one of them",
+	    r->name, offered);
+	return -1;
+}
+
+/* workspace: the request's or the runtime's, an existing directory. */
+static int
+runtime_arg_workspace(struct server_conn *c, const struct proto_msg *m,
+    struct runtime_run *rt, char *ws, size_t len)
+{
+	struct stat st;
+
+	snprintf(ws, len, "%s", rt->cfg->workspace);
+	if (proto_arg_str(m->args, "workspace", ws, len) < 0 || ws[0] != '/') {
+		server_reply_error(c, m->id, PROTO_E_BAD_ARGS,
+		    "workspace must be an absolute path (at most %zu bytes)",
+		    len - 1);
+		return -1;
+	}
+	if (stat(ws, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		server_reply_error(c, m->id, PROTO_E_BAD_ARGS,
+		    "workspace %s is not an existing directory", ws);
+		return -1;
+	}
+	return 0;
+}
+
+/* Everything runtime.start takes beside name and mode, into rt. */
+static int
+runtime_arg_rest(struct server_conn *c, const struct proto_msg *m,
+    struct runtime_run *rt, enum runtime_run_mode mode, char **cause)
+{
+	uint64_t cols = 80, rows = 24, port = 1;
+	bool has_port = proto_map_get(m->args, "port") != NULL;
+	const msgpack_object *e = proto_map_get(m->args, "env");
+	const char *why = NULL;
+	bool resume = false;
+	char **env;
+
+	if (args_range(c, m, "cols", 1, PTY_SIZE_MAX, &cols) < 0 ||
+	    args_range(c, m, "rows", 1, PTY_SIZE_MAX, &rows) < 0 ||
+	    (has_port && args_range(c, m, "port", 1, 65535, &port) < 0) ||
+	    args_flag(c, m, "resume", &resume) < 0)
+		return -1;
+	if (resume && !rt->cfg->has_resume) {
+		server_reply_error(c, m->id, PROTO_E_BAD_ARGS,
+		    "runtime %s cannot resume a session of its own (its "
+		    "terminal is replayed instead)",
+		    rt->cfg->name);
+		return -1;
+	}
+	if (e != NULL && e->type == MSGPACK_OBJECT_NIL)
+		e = NULL;
+	if ((env = launch_env_list(e, &why)) == NULL) {
+		server_reply_error(c, m->id, PROTO_E_BAD_ARGS, "%s", why);
+		return -1;
+	}
+	if (mode == RUNTIME_RUN_SERVER && !has_port &&
+	    runtime_run_free_port(&rt->port, cause) < 0) {
+		child_strv_free(env);
+		return -1;
+	}
+	child_strv_free(rt->req_env);
+	rt->req_env = env;
+	rt->mode = mode;
+	rt->resume = resume;
+	rt->cols = (unsigned)cols;
+	rt->rows = (unsigned)rows;
+	if (has_port)
+		rt->port = (unsigned)port;
+	return 0;
+}
+
+static void
+runtime_new_password(struct runtime_run *rt)
+{
+	rt->password[0] = '\0';
+	if (rt->mode == RUNTIME_RUN_SERVER &&
+	    rt->cfg->server_password_env != NULL)
+		rand_hex(rt->password, RUNTIME_RUN_PASSWORD_BYTES);
+}
+
+static void
+runtime_reply_status(struct server_conn *c, const struct proto_msg *m,
+    const struct runtime_run *rt)
+{
+	runtime_pack_status(server_reply_begin(c, m->id), rt, true);
+	server_reply_end(c);
+}
+
+void
+runtime_op_start(struct server_conn *c, const struct proto_msg *m)
+{
+	struct runtime_run *rt = runtime_arg(c, m);
+	char ws[sizeof rt->workspace], *cause = NULL;
+	enum runtime_run_mode mode;
+
+	if (rt == NULL || runtime_arg_mode(c, m, rt, &mode) < 0)
+		return;
+	if (runtime_run_running(rt)) {
+		server_reply_error(c, m->id, PROTO_E_CONFLICT,
+		    "runtime %s is running already (mode %s, pid %ld)",
+		    rt->cfg->name, runtime_run_mode_name(rt->mode),
+		    (long)rt->pid);
+		return;
+	}
+	if (runtime_arg_workspace(c, m, rt, ws, sizeof ws) < 0)
+		return;
+	if (runtime_arg_rest(c, m, rt, mode, &cause) < 0) {
+		if (cause != NULL)
+			server_reply_error(
+			    c, m->id, PROTO_E_INTERNAL, "%s", cause);
+		free(cause);
+		return;
+	}
+	memcpy(rt->workspace, ws, sizeof ws);
+	runtime_new_password(rt);
+	rt->restarts = 0;
+	backoff_init(
+	    &rt->backoff, rt->cfg->backoff_min_ms, rt->cfg->backoff_max_ms);
+	if (runtime_run_spawn(rt, &cause) < 0) {
+		server_reply_error(c, m->id, PROTO_E_UNAVAILABLE,
+		    "runtime %s: %s", rt->cfg->name, cause);
+		free(cause);
+		return;
+	}
+	runtime_reply_status(c, m, rt);
+}
+
+void
+runtime_op_stop(struct server_conn *c, const struct proto_msg *m)
+{
+	struct runtime_run *rt = runtime_arg(c, m);
+
+	if (rt != NULL)
+		runtime_run_stop(rt, c, m);
+}
+
+void
+runtime_op_status(struct server_conn *c, const struct proto_msg *m)
+{
+	struct runtime_run *rt = runtime_arg(c, m);
+
+	if (rt != NULL)
+		runtime_reply_status(c, m, rt);
+}
+
+void
+runtime_shutdown(void)
+{
+	size_t i;
+
+	for (i = 0; i < runtime_n; i++)
+		runtime_run_free(&runtime_v[i]);
+	runtime_run_waiters_free(&runtime_list_waiters);
+	runtime_n = 0;
+}

@@ -1,0 +1,524 @@
+/* runtime_run: one agent runtime's instance (see runtime_run.h). */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "catalog.h"
+#include "child.h"
+#include "clock.h"
+#include "events.h"
+#include "launch.h"
+#include "log.h"
+#include "rand.h"
+#include "runtime_run.h"
+#include "secrets.h"
+#include "xmalloc.h"
+
+/* A TUI session lives as long as its runtime, watched or not. */
+#define RUNTIME_TTY_TTL (30u * 86400)
+
+static const char *const runtime_mode_names[RUNTIME_RUN_NMODES] = {
+    "tui", "server", "rpc"};
+static const char *const runtime_state_names[] = {
+    "stopped", "starting", "ready", "restarting", "exited"};
+
+static struct event_base *runtime_base;
+static const struct config *runtime_conf;
+
+static void runtime_restart_cb(evutil_socket_t fd, short what, void *arg);
+static void runtime_kill_cb(evutil_socket_t fd, short what, void *arg);
+
+void
+runtime_run_setup(struct event_base *base, const struct config *conf)
+{
+	runtime_base = base;
+	runtime_conf = conf;
+}
+
+void
+runtime_run_init(struct runtime_run *rt, const struct config_runtime *cfg)
+{
+	memset(rt, 0, sizeof *rt);
+	rt->cfg = cfg;
+	rt->restart_timer = evtimer_new(runtime_base, runtime_restart_cb, rt);
+	rt->kill_timer = evtimer_new(runtime_base, runtime_kill_cb, rt);
+}
+
+const char *
+runtime_run_mode_name(enum runtime_run_mode mode)
+{
+	return runtime_mode_names[mode];
+}
+
+const char *
+runtime_run_state_name(enum runtime_run_state state)
+{
+	return runtime_state_names[state];
+}
+
+void
+runtime_run_waiter_add(struct runtime_run_waiter **list, struct server_conn *c,
+    const struct proto_msg *m)
+{
+	struct runtime_run_waiter *w = xcalloc(1, sizeof *w);
+
+	w->serial = c->serial;
+	w->id = m->id;
+	w->next = *list;
+	*list = w;
+}
+
+void
+runtime_run_waiters_free(struct runtime_run_waiter **list)
+{
+	struct runtime_run_waiter *w;
+
+	while ((w = *list) != NULL) {
+		*list = w->next;
+		free(w);
+	}
+}
+
+bool
+runtime_run_running(const struct runtime_run *rt)
+{
+	return rt->state == RUNTIME_RUN_STARTING ||
+	    rt->state == RUNTIME_RUN_READY ||
+	    rt->state == RUNTIME_RUN_RESTARTING;
+}
+
+/* A free loopback port: the kernel's pick, let go for the server. */
+int
+runtime_run_free_port(unsigned *port, char **cause)
+{
+	struct sockaddr_in sin = {.sin_family = AF_INET};
+	socklen_t len = sizeof sin;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sin, sizeof sin) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&sin, &len) != 0) {
+		*cause =
+		    xasprintf("no free loopback port: %s", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	*port = ntohs(sin.sin_port);
+	return 0;
+}
+
+/* ---- events ---- */
+
+static void
+runtime_emit_started(const struct runtime_run *rt)
+{
+	msgpack_packer *pk = events_begin(EV_RUNTIME_STARTED);
+
+	msgpack_pack_map(pk, 6);
+	proto_pack_kv_str(pk, "name", rt->cfg->name);
+	proto_pack_kv_str(pk, "mode", runtime_mode_names[rt->mode]);
+	proto_pack_kv_u64(pk, "pid", (uint64_t)rt->pid);
+	if (rt->mode == RUNTIME_RUN_TUI)
+		proto_pack_kv_str(pk, "pty", rt->pty);
+	else
+		proto_pack_kv_str(pk, "proc", rt->proc);
+	proto_pack_str(pk, "port");
+	if (rt->mode == RUNTIME_RUN_SERVER)
+		msgpack_pack_uint64(pk, rt->port);
+	else
+		msgpack_pack_nil(pk);
+	proto_pack_kv_str(pk, "workspace", rt->workspace);
+	events_commit();
+}
+
+static void
+runtime_emit_ready(const struct runtime_run *rt)
+{
+	msgpack_packer *pk = events_begin(EV_RUNTIME_READY);
+
+	msgpack_pack_map(pk, 4);
+	proto_pack_kv_str(pk, "name", rt->cfg->name);
+	proto_pack_kv_str(pk, "mode", runtime_mode_names[rt->mode]);
+	proto_pack_str(pk, "port");
+	if (rt->mode == RUNTIME_RUN_SERVER)
+		msgpack_pack_uint64(pk, rt->port);
+	else
+		msgpack_pack_nil(pk);
+	proto_pack_kv_u64(pk, "ready_ms", rt->ready_ms);
+	events_commit();
+}
+
+static void
+runtime_emit_name(const char *kind, const struct runtime_run *rt)
+{
+	msgpack_packer *pk = events_begin(kind);
+
+	msgpack_pack_map(pk, 1);
+	proto_pack_kv_str(pk, "name", rt->cfg->name);
+	events_commit();
+}
+
+/* ---- readiness of a server ---- */
+
+static void
+runtime_set_ready(struct runtime_run *rt)
+{
+	rt->state = RUNTIME_RUN_READY;
+	rt->was_ready = true;
+	rt->ready_ms = clock_mono_ms() - rt->started_mono;
+	runtime_emit_ready(rt);
+}
+
+static void
+runtime_probe_cb(void *arg, bool ok, const char *reason)
+{
+	struct runtime_run *rt = arg;
+
+	if (ok && rt->state == RUNTIME_RUN_STARTING) {
+		log_info(
+		    "runtime %s: ready on port %u", rt->cfg->name, rt->port);
+		runtime_set_ready(rt);
+	} else if (!ok && rt->state == RUNTIME_RUN_READY)
+		log_warn("runtime %s: its port stopped answering: %s",
+		    rt->cfg->name, reason);
+}
+
+static void
+runtime_probe_end(struct runtime_run *rt)
+{
+	if (rt->probe == NULL)
+		return;
+	readiness_stop(rt->probe);
+	readiness_free(rt->probe);
+	rt->probe = NULL;
+	config_service_clear(&rt->check);
+}
+
+/* "{port}" in s replaced by port; the caller frees the result. */
+static char *
+runtime_fill_port(const char *s, unsigned port)
+{
+	const char *at = strstr(s, "{port}");
+	char *head, *rest, *out;
+
+	if (at == NULL)
+		return xstrdup(s);
+	head = xstrndup(s, (size_t)(at - s));
+	rest = runtime_fill_port(at + 6, port);
+	out = xasprintf("%s%u%s", head, port, rest);
+	free(head);
+	free(rest);
+	return out;
+}
+
+static int
+runtime_probe_start(struct runtime_run *rt, char **cause)
+{
+	const char *line = rt->cfg->server_ready != NULL
+	    ? rt->cfg->server_ready
+	    : "tcp 127.0.0.1:{port}";
+	char *ready = runtime_fill_port(line, rt->port);
+	int r = config_runtime_check(rt->cfg, ready, &rt->check, cause);
+
+	free(ready);
+	if (r < 0)
+		return -1;
+	rt->probe = readiness_new(
+	    runtime_base, &rt->check, runtime_conf, runtime_probe_cb, rt);
+	readiness_start(rt->probe, true);
+	return 0;
+}
+
+/* ---- spawning ---- */
+
+static void runtime_exited(struct runtime_run *rt, int status);
+
+static void
+runtime_pty_exit_cb(const char *id, pid_t pid, int status, void *arg)
+{
+	(void)id;
+	(void)pid;
+	runtime_exited(arg, status);
+}
+
+/* The program and its mode's arguments, then resume's if asked. */
+static char **
+runtime_argv(const struct runtime_run *rt, const char *program)
+{
+	const struct config_runtime *r = rt->cfg;
+	const struct config_list *mode = rt->mode == RUNTIME_RUN_TUI
+	    ? &r->tui_args
+	    : rt->mode == RUNTIME_RUN_SERVER ? &r->server_args
+	                                     : &r->rpc_args;
+	size_t n = 1, i;
+	char **argv =
+	    xcalloc(1 + mode->n + (rt->resume ? r->resume_args.n : 0) + 1,
+	        sizeof *argv);
+
+	argv[0] = xstrdup(program);
+	for (i = 0; i < mode->n; i++)
+		argv[n++] = runtime_fill_port(mode->v[i], rt->port);
+	for (i = 0; rt->resume && i < r->resume_args.n; i++)
+		argv[n++] = xstrdup(r->resume_args.v[i]);
+	return argv;
+}
+
+/* Builds the launch of rt as it was asked for: its user, its workspace,
+ * the clean environment with its env, the request's, the server's
+ * password and the secrets it names. */
+static int
+runtime_launch(
+    struct runtime_run *rt, const char *program, struct launch *l, char **cause)
+{
+	const struct config_runtime *r = rt->cfg;
+	char *none[] = {NULL}, *pass[2] = {NULL, NULL};
+	char *const *extra[3] = {r->env.v != NULL ? r->env.v : none,
+	    rt->req_env != NULL ? rt->req_env : none, pass};
+	struct secrets_grant grant;
+	struct launch_user_req req = {.user = r->user,
+	    .group = r->group,
+	    .cwd = rt->workspace,
+	    .term = rt->mode == RUNTIME_RUN_TUI ? "xterm-256color" : NULL,
+	    .extra = extra,
+	    .nextra = 3,
+	    .grant = &grant};
+	int rc;
+
+	if (rt->password[0] != '\0')
+		pass[0] =
+		    xasprintf("%s=%s", r->server_password_env, rt->password);
+	secrets_grant_set(r->secrets.v, r->secrets.n, &grant);
+	req.argv = runtime_argv(rt, program);
+	rc = launch_user(l, &req, cause);
+	if (pass[0] != NULL) {
+		explicit_bzero(pass[0], strlen(pass[0]));
+		free(pass[0]);
+	}
+	return rc;
+}
+
+static void
+runtime_proc_exit_cb(const char *id, pid_t pid, int status, void *arg)
+{
+	(void)id;
+	(void)pid;
+	runtime_exited(arg, status);
+}
+
+int
+runtime_run_spawn(struct runtime_run *rt, char **cause)
+{
+	struct pty_opts o = {.cols = rt->cols,
+	    .rows = rt->rows,
+	    .ttl = RUNTIME_TTY_TTL,
+	    .ring = PTY_RING_DEFAULT,
+	    .on_exit = runtime_pty_exit_cb,
+	    .on_exit_arg = rt};
+	char *program, target[CONFIG_MAX_NAME + 16];
+	struct launch l;
+	struct stat st;
+	int rc;
+
+	if ((program = runtime_program_find(rt->cfg->command, &st, cause)) ==
+	    NULL)
+		return -1;
+	rc = runtime_launch(rt, program, &l, cause);
+	free(program);
+	if (rc < 0)
+		return -1;
+	rt->started = proto_now_ms();
+	rt->started_mono = clock_mono_ms();
+	if (rt->mode == RUNTIME_RUN_TUI)
+		rc = pty_open_launch(&l, &o, rt->pty, &rt->pid, cause);
+	else
+		rc = proc_start_launch(&l, rt->mode == RUNTIME_RUN_RPC,
+		    runtime_proc_exit_cb, rt, rt->proc, &rt->pid, cause);
+	if (rc == 0) {
+		snprintf(target, sizeof target, "runtime/%s", rt->cfg->name);
+		secrets_grant_emit(&l.grant, target);
+	}
+	launch_free(&l);
+	if (rc < 0)
+		return -1;
+	rt->state = RUNTIME_RUN_STARTING;
+	rt->has_exit = rt->was_ready = false;
+	rt->ready_ms = 0;
+	log_info("runtime %s: %s mode, pid %ld", rt->cfg->name,
+	    runtime_mode_names[rt->mode], (long)rt->pid);
+	runtime_emit_started(rt);
+	if (rt->mode != RUNTIME_RUN_SERVER)
+		runtime_set_ready(rt);
+	else if (runtime_probe_start(rt, cause) < 0) {
+		/* The config checked the line: only a bug gets here. */
+		log_warn("runtime %s: no readiness probe: %s", rt->cfg->name,
+		    *cause);
+		free(*cause);
+		*cause = NULL;
+	}
+	return 0;
+}
+
+/* ---- exits, restarts and stops ---- */
+
+static void
+runtime_emit_exited(const struct runtime_run *rt)
+{
+	msgpack_packer *pk = events_begin(EV_RUNTIME_EXITED);
+
+	msgpack_pack_map(pk, 3 + child_status_keys(rt->status));
+	proto_pack_kv_str(pk, "name", rt->cfg->name);
+	proto_pack_kv_str(pk, "mode", runtime_mode_names[rt->mode]);
+	proto_pack_kv_u64(pk, "pid", (uint64_t)rt->pid);
+	child_pack_status(pk, rt->status);
+	events_commit();
+}
+
+static void
+runtime_emit_restarting(const struct runtime_run *rt, unsigned delay_ms)
+{
+	msgpack_packer *pk = events_begin(EV_RUNTIME_RESTARTING);
+
+	msgpack_pack_map(pk, 3);
+	proto_pack_kv_str(pk, "name", rt->cfg->name);
+	proto_pack_kv_u64(pk, "delay_ms", delay_ms);
+	proto_pack_kv_u64(pk, "restarts", rt->restarts);
+	events_commit();
+}
+
+static bool
+runtime_should_restart(const struct runtime_run *rt)
+{
+	switch (rt->cfg->restart) {
+	case CONFIG_RESTART_ALWAYS: return true;
+	case CONFIG_RESTART_ON_FAILURE:
+		return !WIFEXITED(rt->status) || WEXITSTATUS(rt->status) != 0;
+	case CONFIG_RESTART_NEVER: break;
+	}
+	return false;
+}
+
+/* runtime.stop is done: runtime.stopped, and every stop answered. */
+static void
+runtime_stopped(struct runtime_run *rt)
+{
+	struct runtime_run_waiter *w;
+	struct server_conn *c;
+
+	rt->stopping = false;
+	evtimer_del(rt->kill_timer);
+	runtime_emit_name(EV_RUNTIME_STOPPED, rt);
+	for (w = rt->stop_waiters; w != NULL; w = w->next)
+		if ((c = server_conn_find(w->serial)) != NULL)
+			server_reply_empty(c, w->id);
+	runtime_run_waiters_free(&rt->stop_waiters);
+}
+
+static void
+runtime_exited(struct runtime_run *rt, int status)
+{
+	struct timeval tv;
+	unsigned delay;
+
+	runtime_probe_end(rt);
+	rt->status = status;
+	rt->has_exit = true;
+	rt->state = RUNTIME_RUN_EXITED;
+	log_info("runtime %s: pid %ld exited (status %d)", rt->cfg->name,
+	    (long)rt->pid, status);
+	runtime_emit_exited(rt);
+	if (rt->stopping) {
+		runtime_stopped(rt);
+		return;
+	}
+	if (!runtime_should_restart(rt))
+		return;
+	delay = backoff_next(&rt->backoff);
+	rt->restarts++;
+	rt->state = RUNTIME_RUN_RESTARTING;
+	runtime_emit_restarting(rt, delay);
+	tv = clock_tv(delay);
+	evtimer_add(rt->restart_timer, &tv);
+}
+
+static void
+runtime_restart_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct runtime_run *rt = arg;
+	char *cause = NULL;
+
+	(void)fd;
+	(void)what;
+	if (rt->state != RUNTIME_RUN_RESTARTING)
+		return;
+	if (runtime_run_spawn(rt, &cause) < 0) {
+		log_warn("runtime %s: not restarted: %s", rt->cfg->name, cause);
+		free(cause);
+		rt->state = RUNTIME_RUN_EXITED;
+	}
+}
+
+static void
+runtime_kill_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct runtime_run *rt = arg;
+
+	(void)fd;
+	(void)what;
+	if (rt->state == RUNTIME_RUN_STARTING ||
+	    rt->state == RUNTIME_RUN_READY) {
+		log_info("runtime %s: did not stop in %u ms; killing its group",
+		    rt->cfg->name, rt->cfg->stop_timeout_ms);
+		kill(-rt->pid, SIGKILL);
+	}
+}
+
+void
+runtime_run_stop(
+    struct runtime_run *rt, struct server_conn *c, const struct proto_msg *m)
+{
+	struct timeval tv;
+
+	if (rt->state == RUNTIME_RUN_RESTARTING) {
+		evtimer_del(rt->restart_timer);
+		rt->state = RUNTIME_RUN_EXITED;
+		runtime_stopped(rt);
+		server_reply_empty(c, m->id);
+		return;
+	}
+	if (!runtime_run_running(rt)) {
+		server_reply_error(c, m->id, PROTO_E_CONFLICT,
+		    "runtime %s is not running", rt->cfg->name);
+		return;
+	}
+	runtime_run_waiter_add(&rt->stop_waiters, c, m);
+	if (rt->stopping)
+		return;
+	rt->stopping = true;
+	log_info("runtime %s: stopping pid %ld", rt->cfg->name, (long)rt->pid);
+	kill(-rt->pid, SIGTERM);
+	tv = clock_tv(rt->cfg->stop_timeout_ms);
+	evtimer_add(rt->kill_timer, &tv);
+}
+
+void
+runtime_run_free(struct runtime_run *rt)
+{
+	runtime_version_clear(&rt->ver);
+	runtime_probe_end(rt);
+	event_free(rt->restart_timer);
+	event_free(rt->kill_timer);
+	runtime_run_waiters_free(&rt->stop_waiters);
+	child_strv_free(rt->req_env);
+	explicit_bzero(rt->password, sizeof rt->password);
+	memset(rt, 0, sizeof *rt);
+}

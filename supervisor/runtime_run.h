@@ -1,0 +1,100 @@
+/* runtime_run: one agent runtime's instance — its process started from
+ * what runtime.start asked for, the server's readiness probe, its exit,
+ * the restarts its policy calls for and its stop — for runtime.c, which
+ * owns the catalog and the ops.
+ *
+ * Ownership: runtime.c owns every struct runtime_run for berthd's life;
+ * each owns its probe, timers, stop waiters and the request's env. */
+#ifndef BERTH_RUNTIME_RUN_H
+#define BERTH_RUNTIME_RUN_H
+
+#include <event2/event.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "backoff.h"
+#include "config.h"
+#include "proc.h"
+#include "pty.h"
+#include "readiness.h"
+#include "runtime_version.h"
+#include "server.h"
+
+#define RUNTIME_RUN_PASSWORD_BYTES 16
+
+enum runtime_run_mode {
+	RUNTIME_RUN_TUI,
+	RUNTIME_RUN_SERVER,
+	RUNTIME_RUN_RPC,
+	RUNTIME_RUN_NMODES
+};
+
+enum runtime_run_state {
+	RUNTIME_RUN_STOPPED, /* never started */
+	RUNTIME_RUN_STARTING,
+	RUNTIME_RUN_READY,
+	RUNTIME_RUN_RESTARTING, /* exited; started again after a backoff */
+	RUNTIME_RUN_EXITED,
+};
+
+/* A request answered later (runtime.list, runtime.stop): by serial, since
+ * the connection may be gone by then. */
+struct runtime_run_waiter {
+	uint64_t serial, id;
+	struct runtime_run_waiter *next;
+};
+
+struct runtime_run {
+	const struct config_runtime *cfg;
+	struct runtime_version ver;
+	enum runtime_run_state state;
+	bool stopping;
+	/* What runtime.start asked for, kept for the restarts. */
+	enum runtime_run_mode mode;
+	char workspace[4096];
+	char **req_env; /* KEY=VALUE */
+	bool resume;
+	unsigned cols, rows, port;
+	char password[2 * RUNTIME_RUN_PASSWORD_BYTES + 1]; /* "" if none */
+	/* The instance. */
+	pid_t pid;
+	char pty[PTY_ID_LEN + 1], proc[PROC_ID_LEN + 1];
+	uint64_t started, started_mono, ready_ms;
+	bool was_ready; /* this instance */
+	bool has_exit;
+	int status;
+	unsigned restarts;
+	struct backoff backoff;
+	struct config_service check; /* a server's probe, while it runs */
+	struct readiness *probe;
+	struct event *restart_timer, *kill_timer;
+	struct runtime_run_waiter *stop_waiters;
+};
+
+/* base and conf (for the probes) outlive every instance. */
+void runtime_run_setup(struct event_base *base, const struct config *conf);
+/* A runtime that has not started, for cfg. */
+void runtime_run_init(struct runtime_run *rt, const struct config_runtime *cfg);
+/* Frees what rt holds (not its processes: pty's and proc's). */
+void runtime_run_free(struct runtime_run *rt);
+
+/* Starts rt's process as rt says (mode, workspace, env, ...). Returns 0,
+ * or -1 with *cause (the program missing or not starting). */
+int runtime_run_spawn(struct runtime_run *rt, char **cause);
+/* runtime.stop of rt: answered on c once it has exited. */
+void runtime_run_stop(
+    struct runtime_run *rt, struct server_conn *c, const struct proto_msg *m);
+/* Whether rt has a process, or will have one after a backoff. */
+bool runtime_run_running(const struct runtime_run *rt);
+/* A free loopback port, the kernel's pick; -1 with *cause. */
+int runtime_run_free_port(unsigned *port, char **cause);
+
+const char *runtime_run_mode_name(enum runtime_run_mode mode);
+const char *runtime_run_state_name(enum runtime_run_state state);
+
+void runtime_run_waiter_add(struct runtime_run_waiter **list,
+    struct server_conn *c, const struct proto_msg *m);
+void runtime_run_waiters_free(struct runtime_run_waiter **list);
+
+#endif
