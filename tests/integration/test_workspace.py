@@ -12,6 +12,7 @@ import os
 import pwd
 import sys
 import threading
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import msgpack  # noqa: E402
@@ -25,6 +26,7 @@ from harness import (  # noqa: E402
     note,
     run,
     scratch,
+    wait_for,
 )
 from harness.gitserver import GitServer, git  # noqa: E402
 from harness.memory import memory_holds  # noqa: E402
@@ -417,6 +419,24 @@ def t_reprepare():
         expect_eq((len(err["files"]), err["more"]), (100, 22), "files named and counted")
         err = error_of(prepare(c, {"repo": gs.url("other"), "dir": dest}), "conflict", "another repository")
         expect("another repository" in err["message"], "the error: %r" % err["message"])
+
+
+@case("berthd stops at once while a clone is under way")
+def t_stop_during_clone():
+    gs = GitServer(delay=3.0)
+    gs.repo("slow").commit("main", {"a": "a\n"})
+    home, pw = agent_home()
+    with Sandbox(extra=runtime_config(gs, home)) as sb:
+        c = sb.unix()
+        c.send_request("workspace.prepare", {"runtime": RUNTIME, "repo": gs.url("slow"), "dir": home + "/slow"})
+        wait_for(lambda: any(b"berth-workspace" in text for _, what, text in process_texts() if what == "cmdline"),
+                 10, "berth-workspace to run")
+        t0 = time.monotonic()
+        rc = sb.stop(timeout=10)
+        took = time.monotonic() - t0
+        note("berthd stopped in %.2f s (status %r)" % (took, rc))
+        expect_eq(rc, 0, "berthd's exit status")
+        expect(took < 5, "berthd took %.1f s to stop with a clone under way" % took)
 
 
 run()
