@@ -472,9 +472,10 @@ cli_print_pty_list(const msgpack_object *result)
 static char *
 cli_print_runtime_state(const msgpack_object *r)
 {
+	const msgpack_object *why = proto_map_get(r, "reason");
 	char *state = cli_print_text(proto_map_get(r, "state")), *reason, *s;
 
-	if (proto_map_get(r, "reason") == NULL)
+	if (why == NULL || why->type != MSGPACK_OBJECT_STR)
 		return state;
 	reason = cli_print_text(proto_map_get(r, "reason"));
 	s = xasprintf("%s: %s", state, reason);
