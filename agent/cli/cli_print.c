@@ -398,11 +398,12 @@ cli_print_service_list(const msgpack_object *result, bool json)
 	cli_print_services(proto_map_get(result, "services"));
 }
 
-/* One service as "key: value" lines, in the order berthd sent them. */
-void
-cli_print_service(const msgpack_object *result, bool json)
+/* A result as "key value" lines, in the order berthd sent them; without
+ * the keys whose value is nil if skip_nil. */
+static void
+cli_print_fields(const msgpack_object *result, bool json, bool skip_nil)
 {
-	const msgpack_object *k;
+	const msgpack_object *k, *v;
 	uint32_t i;
 
 	if (json || result->type != MSGPACK_OBJECT_MAP) {
@@ -411,27 +412,43 @@ cli_print_service(const msgpack_object *result, bool json)
 	}
 	for (i = 0; i < result->via.map.size; i++) {
 		k = &result->via.map.ptr[i].key;
+		v = &result->via.map.ptr[i].val;
+		if (skip_nil && v->type == MSGPACK_OBJECT_NIL)
+			continue;
 		if (k->type == MSGPACK_OBJECT_STR)
 			printf(
 			    "%-15.*s ", (int)k->via.str.size, k->via.str.ptr);
-		cli_print_value(&result->via.map.ptr[i].val);
+		cli_print_value(v);
 		fputc('\n', stdout);
 	}
 }
 
-/* A session's command as one line: its words, space-separated. */
-static char *
-cli_print_command(const msgpack_object *argv)
+void
+cli_print_service(const msgpack_object *result, bool json)
 {
-	char *s = xstrdup(""), *arg, *t;
+	cli_print_fields(result, json, false);
+}
+
+void
+cli_print_runtime(const msgpack_object *result, bool json)
+{
+	cli_print_fields(result, json, true);
+}
+
+/* An array of strings as one line, sep between them (a session's
+ * command, a runtime's modes). */
+static char *
+cli_print_join(const msgpack_object *list, const char *sep)
+{
+	char *s = xstrdup(""), *word, *t;
 	uint32_t i;
 
-	if (argv == NULL || argv->type != MSGPACK_OBJECT_ARRAY)
+	if (list == NULL || list->type != MSGPACK_OBJECT_ARRAY)
 		return s;
-	for (i = 0; i < argv->via.array.size; i++) {
-		arg = cli_print_text(&argv->via.array.ptr[i]);
-		t = xasprintf("%s%s%s", s, i > 0 ? " " : "", arg);
-		free(arg);
+	for (i = 0; i < list->via.array.size; i++) {
+		word = cli_print_text(&list->via.array.ptr[i]);
+		t = xasprintf("%s%s%s", s, i > 0 ? sep : "", word);
+		free(word);
 		free(s);
 		s = t;
 	}
@@ -462,7 +479,64 @@ cli_print_pty_list(const msgpack_object *result)
 		    xasprintf("%" PRIu64, cli_print_u64(s, "bytes")),
 		    cli_print_text(proto_map_get(s, "state")),
 		    cli_print_exit(proto_map_get(s, "exit")),
-		    cli_print_command(proto_map_get(s, "command")));
+		    cli_print_join(proto_map_get(s, "command"), " "));
+	}
+	cli_print_flush(&t);
+}
+
+/* A runtime's state, and why when it is unavailable. */
+static char *
+cli_print_runtime_state(const msgpack_object *r)
+{
+	const msgpack_object *why = proto_map_get(r, "reason");
+	char *state = cli_print_text(proto_map_get(r, "state")), *reason, *s;
+
+	if (why == NULL || why->type != MSGPACK_OBJECT_STR)
+		return state;
+	reason = cli_print_text(proto_map_get(r, "reason"));
+	s = xasprintf("%s: %s", state, reason);
+	free(state);
+	free(reason);
+	return s;
+}
+
+/* What a runtime runs now: "MODE STATE pid N", or "-". */
+static char *
+cli_print_runtime_running(const msgpack_object *run)
+{
+	char *mode, *state, *s;
+
+	if (run == NULL || run->type != MSGPACK_OBJECT_MAP)
+		return xstrdup("-");
+	mode = cli_print_text(proto_map_get(run, "mode"));
+	state = cli_print_text(proto_map_get(run, "state"));
+	s = xasprintf(
+	    "%s %s pid %" PRIu64, mode, state, cli_print_u64(run, "pid"));
+	free(mode);
+	free(state);
+	return s;
+}
+
+void
+cli_print_runtime_list(const msgpack_object *result)
+{
+	const msgpack_object *list = proto_map_get(result, "runtimes"), *r;
+	struct cli_print_table t = {0};
+	uint32_t i;
+
+	if (list == NULL || list->type != MSGPACK_OBJECT_ARRAY ||
+	    list->via.array.size == 0) {
+		printf("no runtimes\n");
+		return;
+	}
+	cli_print_header(&t, 5, "NAME", "VERSION", "MODES", "RUNNING", "STATE");
+	for (i = 0; i < list->via.array.size; i++) {
+		r = &list->via.array.ptr[i];
+		cli_print_row(&t, cli_print_text(proto_map_get(r, "name")),
+		    cli_print_text(proto_map_get(r, "version")),
+		    cli_print_join(proto_map_get(r, "modes"), ","),
+		    cli_print_runtime_running(proto_map_get(r, "running")),
+		    cli_print_runtime_state(r));
 	}
 	cli_print_flush(&t);
 }
