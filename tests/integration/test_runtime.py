@@ -461,6 +461,20 @@ def t_bad_requests():
         expect_eq(c.call("runtime.status", {"name": "sh"})["state"], "stopped", "nothing was started")
 
 
+@case("a backend reaches runtime.* through the gateway's WebSocket, and hello lists them", timeout=60)
+def t_over_websocket():
+    prog = script('[ "$1" = --version ] && { echo 3.1; exit 0; }\nexec sleep 100\n')
+    # No OpenCode or Pi here: this sandbox may have the gateway's port.
+    with Sandbox(extra=section("sh", prog, agent_dir(), agent_dir(), "rpc =")) as sb:
+        c = sb.ws()
+        for op in ("runtime.list", "runtime.start", "runtime.stop", "runtime.status"):
+            expect_in(op, c.hello_result["capabilities"], "hello's capabilities")
+        expect_eq(c.call("runtime.list")["runtimes"][0]["version"], "3.1", "the version over the WebSocket")
+        st = c.call("runtime.start", {"name": "sh", "mode": "rpc"})
+        expect_eq(c.call("runtime.status", {"name": "sh"})["pid"], st["pid"], "the status over the WebSocket")
+        expect_eq(c.call("runtime.stop", {"name": "sh"}, timeout=20), {}, "runtime.stop over the WebSocket")
+
+
 @case("restart = on-failure restarts a runtime that exits 1, with backoff; one that exits 0 stays exited", timeout=60)
 def t_restart():
     flag = os.path.join(agent_dir(), "fail")
