@@ -395,3 +395,18 @@ cli_ask(struct cli *cli, const char *op, cli_conn_pack_cb pack, void *ctx,
 	cli_conn_close(conn);
 	return status;
 }
+
+int
+cli_sub_run(struct cli *cli, int argc, char **argv,
+    const struct cli_cmd_entry *const *subs, const char *wants)
+{
+	char *word = NULL;
+	int c;
+
+	c = cli_next(cli, argc, argv, NULL, "", &word);
+	if (c == CLI_STOP)
+		return CLI_EXIT_USAGE;
+	if (c == CLI_WORD && (cli->sub = cli_cmd_find(subs, word)) != NULL)
+		return cli->sub->exec(cli, argc, argv);
+	return cli_usage(cli, "%s wants %s", cli->cmd->name, wants);
+}

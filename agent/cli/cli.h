@@ -92,6 +92,11 @@ int cli_next(struct cli *cli, int argc, char **argv, const struct option *opts,
 /* The walk of a command that takes no options and no words of its own,
  * then cli_ready. Returns an exit status (0: go on). */
 int cli_no_words(struct cli *cli, int argc, char **argv);
+/* A command made of sub-commands (record's, runtime's): the word after
+ * it picks one of subs (NULL-terminated), which runs with its synopsis in
+ * usage errors; without one, "NAME wants WANTS". Returns the status. */
+int cli_sub_run(struct cli *cli, int argc, char **argv,
+    const struct cli_cmd_entry *const *subs, const char *wants);
 /* Once the arguments are read: settles the transport from the options
  * and the environment. Returns an exit status (0: go on). */
 int cli_ready(struct cli *cli);

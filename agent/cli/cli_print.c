@@ -419,19 +419,20 @@ cli_print_service(const msgpack_object *result, bool json)
 	}
 }
 
-/* A session's command as one line: its words, space-separated. */
+/* An array of strings as one line, sep between them (a session's
+ * command, a runtime's modes). */
 static char *
-cli_print_command(const msgpack_object *argv)
+cli_print_join(const msgpack_object *list, const char *sep)
 {
-	char *s = xstrdup(""), *arg, *t;
+	char *s = xstrdup(""), *word, *t;
 	uint32_t i;
 
-	if (argv == NULL || argv->type != MSGPACK_OBJECT_ARRAY)
+	if (list == NULL || list->type != MSGPACK_OBJECT_ARRAY)
 		return s;
-	for (i = 0; i < argv->via.array.size; i++) {
-		arg = cli_print_text(&argv->via.array.ptr[i]);
-		t = xasprintf("%s%s%s", s, i > 0 ? " " : "", arg);
-		free(arg);
+	for (i = 0; i < list->via.array.size; i++) {
+		word = cli_print_text(&list->via.array.ptr[i]);
+		t = xasprintf("%s%s%s", s, i > 0 ? sep : "", word);
+		free(word);
 		free(s);
 		s = t;
 	}
@@ -462,7 +463,64 @@ cli_print_pty_list(const msgpack_object *result)
 		    xasprintf("%" PRIu64, cli_print_u64(s, "bytes")),
 		    cli_print_text(proto_map_get(s, "state")),
 		    cli_print_exit(proto_map_get(s, "exit")),
-		    cli_print_command(proto_map_get(s, "command")));
+		    cli_print_join(proto_map_get(s, "command"), " "));
+	}
+	cli_print_flush(&t);
+}
+
+/* A runtime's state, and why when it is unavailable. */
+static char *
+cli_print_runtime_state(const msgpack_object *r)
+{
+	const msgpack_object *why = proto_map_get(r, "reason");
+	char *state = cli_print_text(proto_map_get(r, "state")), *reason, *s;
+
+	if (why == NULL || why->type != MSGPACK_OBJECT_STR)
+		return state;
+	reason = cli_print_text(proto_map_get(r, "reason"));
+	s = xasprintf("%s: %s", state, reason);
+	free(state);
+	free(reason);
+	return s;
+}
+
+/* What a runtime runs now: "MODE STATE pid N", or "-". */
+static char *
+cli_print_runtime_running(const msgpack_object *run)
+{
+	char *mode, *state, *s;
+
+	if (run == NULL || run->type != MSGPACK_OBJECT_MAP)
+		return xstrdup("-");
+	mode = cli_print_text(proto_map_get(run, "mode"));
+	state = cli_print_text(proto_map_get(run, "state"));
+	s = xasprintf(
+	    "%s %s pid %" PRIu64, mode, state, cli_print_u64(run, "pid"));
+	free(mode);
+	free(state);
+	return s;
+}
+
+void
+cli_print_runtime_list(const msgpack_object *result)
+{
+	const msgpack_object *list = proto_map_get(result, "runtimes"), *r;
+	struct cli_print_table t = {0};
+	uint32_t i;
+
+	if (list == NULL || list->type != MSGPACK_OBJECT_ARRAY ||
+	    list->via.array.size == 0) {
+		printf("no runtimes\n");
+		return;
+	}
+	cli_print_header(&t, 5, "NAME", "VERSION", "MODES", "RUNNING", "STATE");
+	for (i = 0; i < list->via.array.size; i++) {
+		r = &list->via.array.ptr[i];
+		cli_print_row(&t, cli_print_text(proto_map_get(r, "name")),
+		    cli_print_text(proto_map_get(r, "version")),
+		    cli_print_join(proto_map_get(r, "modes"), ","),
+		    cli_print_runtime_running(proto_map_get(r, "running")),
+		    cli_print_runtime_state(r));
 	}
 	cli_print_flush(&t);
 }

@@ -44,6 +44,8 @@ void cli_print_service_list(const msgpack_object *result, bool json);
 void cli_print_service(const msgpack_object *result, bool json);
 /* The PTY sessions of a pty.list result, as a table. */
 void cli_print_pty_list(const msgpack_object *result);
+/* The runtimes of a runtime.list result, as a table. */
+void cli_print_runtime_list(const msgpack_object *result);
 /* One event message: a line of text, or the whole message as JSON. */
 void cli_print_event(const struct proto_msg *msg, bool json);
 /* An events.gap event, on stderr for people (and on stdout with json). */

@@ -527,21 +527,11 @@ static const struct cli_cmd_entry *const cli_record_subs[] = {
     NULL,
 };
 
-/* record start|stop|status: the word after record picks the sub-command,
- * whose synopsis usage errors then show. */
 static int
 cli_record_run(struct cli *cli, int argc, char **argv)
 {
-	char *word = NULL;
-	int c;
-
-	c = cli_next(cli, argc, argv, NULL, "", &word);
-	if (c == CLI_STOP)
-		return CLI_EXIT_USAGE;
-	if (c == CLI_WORD &&
-	    (cli->sub = cli_cmd_find(cli_record_subs, word)) != NULL)
-		return cli->sub->exec(cli, argc, argv);
-	return cli_usage(cli, "record wants start, stop or status");
+	return cli_sub_run(
+	    cli, argc, argv, cli_record_subs, "start, stop or status");
 }
 
 const struct cli_cmd_entry cli_record_entry = {

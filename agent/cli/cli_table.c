@@ -10,7 +10,9 @@
 #include "cli_fs.h"
 #include "cli_pty.h"
 #include "cli_record.h"
+#include "cli_runtime.h"
 #include "cli_table.h"
+#include "cli_workspace.h"
 
 const struct cli_cmd_entry *const cli_table[] = {
     &cli_core_ping_entry,
@@ -33,6 +35,8 @@ const struct cli_cmd_entry *const cli_table[] = {
     &cli_desktop_windows_entry,
     &cli_desktop_wait_change_entry,
     &cli_record_entry,
+    &cli_runtime_entry,
+    &cli_workspace_entry,
     &cli_core_help_entry,
     NULL,
 };
