@@ -202,7 +202,7 @@ child_exec(const struct child_spec *sp, int errfd)
 	for (i = 0; i < sp->nhand; i++)
 		if (dup2(high[i], sp->hand[i].at) < 0)
 			child_fail(errfd, 5);
-	if (chdir(sp->cwd != NULL ? sp->cwd : "/") != 0)
+	if (!sp->cwd_as_user && chdir(sp->cwd != NULL ? sp->cwd : "/") != 0)
 		child_fail(errfd, 1);
 	if (sp->scope_abstract_unix && landlock_scope_abstract_unix() != 0)
 		child_fail(errfd, 8);
@@ -216,6 +216,8 @@ child_exec(const struct child_spec *sp, int errfd)
 		if (setuid(sp->uid) != 0)
 			child_fail(errfd, 4);
 	}
+	if (sp->cwd_as_user && chdir(sp->cwd != NULL ? sp->cwd : "/") != 0)
+		child_fail(errfd, 1);
 	/* The error pipe is close-on-exec; everything else above 2 goes now,
 	 * but for the fd handed over. */
 	for (fd = 3; fd < 1024; fd++)

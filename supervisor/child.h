@@ -29,7 +29,10 @@ struct child_spec {
 	char *const *argv;
 	char *const *envp; /* NULL: berthd's own environment */
 	const char *cwd;   /* NULL: "/" */
-	bool set_ids;      /* switch to uid/gid/groups before exec */
+	/* Enter cwd after the switch of ids: a directory the user could not
+	 * enter is refused, not handed over as the working directory. */
+	bool cwd_as_user;
+	bool set_ids; /* switch to uid/gid/groups before exec */
 	uid_t uid;
 	gid_t gid;
 	const gid_t *groups;

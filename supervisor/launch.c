@@ -294,6 +294,7 @@ launch_spec(const struct launch *l, struct child_spec *spec)
 		spec->ngroups = (size_t)l->ngroups;
 	}
 	spec->confine = l->confine;
+	spec->cwd_as_user = l->confine && l->has_user;
 }
 
 void

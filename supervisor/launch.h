@@ -27,7 +27,9 @@ struct launch {
 	gid_t gid;
 	gid_t groups[LAUNCH_GROUPS_MAX]; /* the user's, as a login gives */
 	int ngroups;
-	bool confine; /* no capability, no_new_privs, no core (child.h) */
+	/* No capability, no_new_privs, no core, and the working directory
+	 * entered as the user (child.h). */
+	bool confine;
 	struct secrets_grant grant;
 };
 
