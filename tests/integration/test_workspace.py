@@ -18,7 +18,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import msgpack  # noqa: E402
 
 from harness import (  # noqa: E402
+    TRANSPORTS,
     Sandbox,
+    berth,
     case,
     desktop_user,
     expect,
@@ -26,6 +28,7 @@ from harness import (  # noqa: E402
     note,
     run,
     scratch,
+    text_ok,
     wait_for,
 )
 from harness.gitserver import GitServer, git  # noqa: E402
@@ -419,6 +422,27 @@ def t_reprepare():
         expect_eq((len(err["files"]), err["more"]), (100, 22), "files named and counted")
         err = error_of(prepare(c, {"repo": gs.url("other"), "dir": dest}), "conflict", "another repository")
         expect("another repository" in err["message"], "the error: %r" % err["message"])
+
+
+@case("berth workspace prepare clones a private repository with the password from stdin", transports=TRANSPORTS)
+def t_cli(transport):
+    gs = GitServer()
+    secret = "pw-" + os.urandom(12).hex()
+    head = gs.repo("priv", private=("alice", secret)).commit("main", {"a.txt": "a\n"})
+    home, pw = agent_home()
+    with Sandbox(extra=runtime_config(gs, home)) as sb:
+        dest = os.path.join(home, "cli")
+        rc, out, err = berth(sb, transport, "workspace", "prepare", RUNTIME, gs.url("priv"), "--dir", dest,
+                             "--username", "alice", "--password-stdin", input=b"wrong-" + secret.encode() + b"\n",
+                             text=True)
+        expect(rc != 0, "a wrong password succeeded")
+        expect("Authentication failed" in err, "the CLI's error: %r" % err)
+        expect(secret not in out + err, "the CLI printed the password")
+        out = text_ok(sb, transport, "workspace", "prepare", RUNTIME, gs.url("priv"), "--dir", dest,
+                      "--username", "alice", "--password-stdin", input=secret.encode() + b"\n")
+        expect(head in out, "the commit is not in the CLI's output: %r" % out)
+        expect(secret not in out, "the CLI printed the password")
+        expect_eq(head_of(dest), head, "HEAD of the clone")
 
 
 @case("berthd stops at once while a clone is under way")
