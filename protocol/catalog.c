@@ -64,6 +64,11 @@ const struct catalog_event catalog_events[] = {
 	{ EV_RUNTIME_RESTARTING,
 	    "a runtime will be restarted (name, delay_ms, restarts)" },
 	{ EV_RUNTIME_STOPPED, "runtime.stop ended a runtime (name)" },
+	{ EV_WORKSPACE_PROGRESS,
+	    "a clone or fetch went on (dir, phase, objects, total, bytes)" },
+	{ EV_WORKSPACE_PREPARED,
+	    "a workspace was prepared (dir, repo, branch, commit, cloned)" },
+	{ EV_WORKSPACE_FAILED, "a workspace was not prepared (dir, reason)" },
 	{ EV_EVENTS_GAP, "the journal no longer holds the requested seqs" },
 };
 const size_t catalog_nevents = sizeof catalog_events / sizeof catalog_events[0];

@@ -76,6 +76,10 @@ struct catalog_event {
 #define EV_RUNTIME_EXITED "runtime.exited"
 #define EV_RUNTIME_RESTARTING "runtime.restarting"
 #define EV_RUNTIME_STOPPED "runtime.stopped"
+
+#define EV_WORKSPACE_PROGRESS "workspace.progress"
+#define EV_WORKSPACE_PREPARED "workspace.prepared"
+#define EV_WORKSPACE_FAILED "workspace.failed"
 /* Not journaled: sent to one subscriber whose from_seq the journal no
  * longer holds. Carries seq 0, which no journaled event has. */
 #define EV_EVENTS_GAP "events.gap"

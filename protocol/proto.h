@@ -33,6 +33,8 @@
 #define PROTO_E_CONFLICT "conflict"
 #define PROTO_E_UNAVAILABLE "unavailable"
 #define PROTO_E_INTERNAL "internal"
+/* git refused or failed (workspace.prepare): the message is its reason. */
+#define PROTO_E_GIT_FAILED "git_failed"
 /* File errors: the error map also carries "path". */
 #define PROTO_E_PERMISSION_DENIED "permission_denied"
 #define PROTO_E_EXISTS "exists"

@@ -41,6 +41,7 @@
 #include "service.h"
 #include "stream.h"
 #include "token.h"
+#include "workspace.h"
 #include "xmalloc.h"
 
 static struct event_base *berthd_base;
@@ -491,6 +492,7 @@ main(int argc, char **argv)
 	pty_init(berthd_base);
 	proc_init(berthd_base);
 	runtime_init(berthd_base, &cfg);
+	workspace_init(berthd_base, &cfg);
 	fswatch_init(berthd_base);
 	if (artifact_init(berthd_base, cfg.state_dir, &cause) < 0)
 		log_fatal("%s", cause);
@@ -512,6 +514,7 @@ main(int argc, char **argv)
 	runtime_shutdown();
 	pty_shutdown();
 	proc_shutdown();
+	workspace_shutdown();
 	server_shutdown();
 	fswatch_shutdown();
 	artifact_shutdown();

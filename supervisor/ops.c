@@ -24,6 +24,7 @@
 #include "service.h"
 #include "token.h"
 #include "tokenfile.h"
+#include "workspace.h"
 
 static const struct config *ops_cfg;
 static uint64_t ops_started_at; /* wall ms */
@@ -515,6 +516,7 @@ static const ops_handler ops_handlers[CATALOG_NOPS] = {
     [CATALOG_OP_RUNTIME_START] = runtime_op_start,
     [CATALOG_OP_RUNTIME_STOP] = runtime_op_stop,
     [CATALOG_OP_RUNTIME_STATUS] = runtime_op_status,
+    [CATALOG_OP_WORKSPACE_PREPARE] = workspace_op_prepare,
     [CATALOG_OP_DESKTOP_PROVIDE] = provider_op_provide,
     [CATALOG_OP_DESKTOP_EMIT] = provider_op_emit,
     [CATALOG_OP_GATEWAY_ATTACH] = ops_gateway_attach,

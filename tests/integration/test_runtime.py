@@ -188,6 +188,21 @@ def t_list_removed_replaced():
         expect_eq((r["state"], r["version"]), ("available", direct_version(OPENCODE)), "another program in its place")
 
 
+@case("a version is detected once per program file: lists run nothing until the file changes", timeout=60)
+def t_list_cached():
+    count = os.path.join(agent_dir(), "runs")
+    prog = script('[ "$1" = --version ] && echo run >> %s\necho 2.5.0\n' % count)
+    with Sandbox(extra=section("counted", prog, agent_dir(), agent_dir(), "tui ="), offline=True) as sb:
+        c = sb.unix()
+        for _ in range(3):
+            expect_eq(listed(c)["counted"]["version"], "2.5.0", "the version")
+        expect_eq(open(count).read().count("run"), 1, "runs of --version after three lists")
+        st = os.stat(prog)
+        os.utime(prog, ns=(st.st_atime_ns, st.st_mtime_ns + 1000000000))
+        expect_eq(listed(c)["counted"]["version"], "2.5.0", "the version of the touched file")
+        expect_eq(open(count).read().count("run"), 2, "runs of --version once the file changed")
+
+
 @case("a program whose --version fails, hangs or is not executable is unavailable with that reason", timeout=60)
 def t_list_failing():
     fails = script("echo oops >&2; exit 1\n")
@@ -271,6 +286,14 @@ def t_server():
         # a list.
         expect_eq(listed(c)["opencode"]["running"]["password"], None, "the password in runtime.list")
         expect(st["password"].encode() not in sb.journal_bytes(), "the password is not in the journal")
+        # A port asked for is the one it serves on, and a new password is
+        # made for the new start.
+        c.call("runtime.stop", {"name": "opencode"}, timeout=30)
+        again = start(c, {"name": "opencode", "mode": "server", "port": 40123})
+        expect_eq(again["port"], 40123, "the port asked for")
+        expect(again["password"] != st["password"], "a new password per start")
+        ev = sb.wait_event(lambda e: e["kind"] == "runtime.ready" and e["data"]["port"] == 40123, 60)
+        expect_eq(ev["data"]["name"], "opencode", "runtime.ready on the port asked for")
 
 
 @case("pi's RPC mode is a berth command: proc.input of get_state is answered on proc stdout", timeout=120)
@@ -384,9 +407,27 @@ def t_lifecycle():
         expect_eq(s["state"], "exited", "the status after stop")
         expect(s["exit"] is not None, "the exit status: %r" % s["exit"])
         expect_eq(c.error_of("runtime.stop", {"name": "pi"}), "conflict", "stop when not running")
+        # resume: the runtime's own resume arguments are appended.
+        res = start(c, {"name": "pi", "mode": "rpc", "resume": True})
+        argv = open("/proc/%d/cmdline" % sb.host_pid(res["pid"])).read().split("\0")
+        expect_in("--continue", argv, "the command line of a resumed start")
+        c.call("runtime.stop", {"name": "pi"}, timeout=30)
         # Started again after a stop: a new instance.
         again = start(c, {"name": "pi", "mode": "tui"})
         expect(again["pid"] != st["pid"] and again["pty"], "a new instance: %r" % again)
+
+
+@case("runtime.stop kills a runtime that ignores SIGTERM after stop_timeout_ms", timeout=60)
+def t_stop_kill():
+    prog = script("trap '' TERM\nwhile :; do sleep 1; done\n")
+    with Sandbox(extra=section("stubborn", prog, agent_dir(), agent_dir(), "rpc =", "stop_timeout_ms = 300"),
+                 offline=True) as sb:
+        c = sb.unix()
+        st = start(c, {"name": "stubborn", "mode": "rpc"})
+        expect_eq(c.call("runtime.stop", {"name": "stubborn"}, timeout=20), {}, "runtime.stop")
+        ex = events_of(sb, "runtime.exited", "stubborn")
+        expect_eq((ex["data"]["pid"], ex["data"].get("signal")), (st["pid"], 9), "the exit: SIGKILL")
+        expect_eq(c.call("runtime.status", {"name": "stubborn"})["exit"]["signal"], 9, "the status's exit")
 
 
 @case("bad runtime.start requests: unknown name, mode not offered, bad workspace, resume without support", timeout=60)
@@ -418,6 +459,20 @@ def t_bad_requests():
         expect_eq(c.error_of("runtime.status", {"name": "nope"}), "not_found", "status of an unknown runtime")
         expect_eq(c.error_of("runtime.stop", {"name": "nope"}), "not_found", "stop of an unknown runtime")
         expect_eq(c.call("runtime.status", {"name": "sh"})["state"], "stopped", "nothing was started")
+
+
+@case("a backend reaches runtime.* through the gateway's WebSocket, and hello lists them", timeout=60)
+def t_over_websocket():
+    prog = script('[ "$1" = --version ] && { echo 3.1; exit 0; }\nexec sleep 100\n')
+    # No OpenCode or Pi here: this sandbox may have the gateway's port.
+    with Sandbox(extra=section("sh", prog, agent_dir(), agent_dir(), "rpc =")) as sb:
+        c = sb.ws()
+        for op in ("runtime.list", "runtime.start", "runtime.stop", "runtime.status"):
+            expect_in(op, c.hello_result["capabilities"], "hello's capabilities")
+        expect_eq(c.call("runtime.list")["runtimes"][0]["version"], "3.1", "the version over the WebSocket")
+        st = c.call("runtime.start", {"name": "sh", "mode": "rpc"})
+        expect_eq(c.call("runtime.status", {"name": "sh"})["pid"], st["pid"], "the status over the WebSocket")
+        expect_eq(c.call("runtime.stop", {"name": "sh"}, timeout=20), {}, "runtime.stop over the WebSocket")
 
 
 @case("restart = on-failure restarts a runtime that exits 1, with backoff; one that exits 0 stays exited", timeout=60)

@@ -1,0 +1,241 @@
+/* ws_git: one git command (see ws_git.h). */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ws_git.h"
+#include "xmalloc.h"
+
+#define WS_GIT_ARGS_MAX 32
+#define WS_GIT_LINE_MAX WS_GIT_REASON_MAX
+
+/* What berth's own git steps run with, whatever the user's config says:
+ * no credential helper may keep the credential, no transport but https,
+ * no hook or fsmonitor of the workspace runs, and a transfer that stalls
+ * (under a byte a second for a minute) ends instead of holding the
+ * prepare forever. */
+static const char *const ws_git_fixed[] = {"-c", "credential.helper=", "-c",
+    "protocol.allow=never", "-c", "protocol.https.allow=always", "-c",
+    "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c",
+    "http.lowSpeedLimit=1", "-c", "http.lowSpeedTime=60"};
+#define WS_GIT_NFIXED (sizeof ws_git_fixed / sizeof *ws_git_fixed)
+
+/* stderr being read: the line so far, and the last line that says why. */
+struct ws_git_err {
+	const struct ws_git *g;
+	struct ws_git_out *out;
+	char line[WS_GIT_LINE_MAX];
+	size_t len;
+};
+
+static void
+ws_git_err_line(struct ws_git_err *e)
+{
+	size_t n = e->len;
+
+	e->len = 0;
+	if (n == 0)
+		return;
+	if ((n > 7 && memcmp(e->line, "fatal: ", 7) == 0) ||
+	    (n > 7 && memcmp(e->line, "error: ", 7) == 0)) {
+		if (n > WS_GIT_REASON_MAX)
+			n = WS_GIT_REASON_MAX;
+		memcpy(e->out->reason, e->line, n);
+		e->out->reason[n] = '\0';
+	}
+	if (e->g->line != NULL)
+		e->g->line(e->g->arg, e->line, n);
+}
+
+static void
+ws_git_err_feed(struct ws_git_err *e, const char *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (p[i] == '\n' || p[i] == '\r')
+			ws_git_err_line(e);
+		else if (e->len < sizeof e->line)
+			e->line[e->len++] = p[i];
+	}
+}
+
+static void
+ws_git_out_feed(struct ws_git_out *out, const char *p, size_t n)
+{
+	if (n > WS_GIT_OUT_MAX - out->outlen)
+		n = WS_GIT_OUT_MAX - out->outlen;
+	memcpy(out->out + out->outlen, p, n);
+	out->outlen += n;
+	out->out[out->outlen] = '\0';
+}
+
+/* The cred pipe for one command: its read end, or -1. */
+static int
+ws_git_cred_pipe(const struct ws_git *g)
+{
+	int p[2];
+
+	if (g->cred == NULL)
+		return -1;
+	if (pipe2(p, O_CLOEXEC) != 0)
+		return -1;
+	/* A pipe holds far more than a credential: this never blocks. */
+	if (write(p[1], g->cred, g->credlen) != (ssize_t)g->credlen) {
+		close(p[0]);
+		close(p[1]);
+		return -1;
+	}
+	close(p[1]);
+	return p[0];
+}
+
+static void __attribute__((noreturn)) ws_git_child(
+    const char *dir, const char *const *argv, int out, int err, int cred)
+{
+	char fdnum[16];
+	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	if (null < 0 || dup2(null, 0) < 0 || dup2(out, 1) < 0 ||
+	    dup2(err, 2) < 0)
+		_exit(127);
+	if (cred >= 0) {
+		/* dup2 onto itself would keep close-on-exec: clear it. */
+		if (dup2(cred, WS_GIT_CRED_FD) < 0 ||
+		    fcntl(WS_GIT_CRED_FD, F_SETFD, 0) < 0)
+			_exit(127);
+		snprintf(fdnum, sizeof fdnum, "%d", WS_GIT_CRED_FD);
+		setenv("BERTH_CRED_FD", fdnum, 1);
+	} else
+		unsetenv("BERTH_CRED_FD");
+	unsetenv("GIT_ASKPASS");
+	unsetenv("SSH_ASKPASS");
+	setenv("GIT_TERMINAL_PROMPT", "0", 1);
+	if (dir != NULL && chdir(dir) != 0) {
+		dprintf(
+		    2, "fatal: cannot enter %s: %s\n", dir, strerror(errno));
+		_exit(128);
+	}
+	execv("/usr/bin/git", (char *const *)argv);
+	dprintf(2, "fatal: cannot run git: %s\n", strerror(errno));
+	_exit(127);
+}
+
+/* Reads stdout and stderr until both end. */
+static void
+ws_git_pump(struct ws_git_err *e, int out, int err)
+{
+	struct pollfd pf[2] = {
+	    {.fd = out, .events = POLLIN}, {.fd = err, .events = POLLIN}};
+	char buf[8192];
+	ssize_t n;
+	int i;
+
+	while (pf[0].fd >= 0 || pf[1].fd >= 0) {
+		if (poll(pf, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return;
+		}
+		for (i = 0; i < 2; i++) {
+			if (pf[i].fd < 0 || pf[i].revents == 0)
+				continue;
+			n = read(pf[i].fd, buf, sizeof buf);
+			if (n <= 0) {
+				if (n < 0 && errno == EINTR)
+					continue;
+				close(pf[i].fd);
+				pf[i].fd = -1;
+			} else if (i == 0)
+				ws_git_out_feed(e->out, buf, (size_t)n);
+			else
+				ws_git_err_feed(e, buf, (size_t)n);
+		}
+	}
+	ws_git_err_line(e);
+}
+
+static void
+ws_git_reason(struct ws_git_out *out, const char *const *args)
+{
+	if (out->reason[0] != '\0')
+		return;
+	if (WIFEXITED(out->status))
+		snprintf(out->reason, sizeof out->reason,
+		    "git %s exited with code %d", args[0],
+		    WEXITSTATUS(out->status));
+	else
+		snprintf(out->reason, sizeof out->reason,
+		    "git %s was killed by signal %d", args[0],
+		    WIFSIGNALED(out->status) ? WTERMSIG(out->status) : 0);
+}
+
+int
+ws_git_run(const struct ws_git *g, const char *dir, const char *const *args,
+    struct ws_git_out *out)
+{
+	const char *argv[3 + WS_GIT_NFIXED + WS_GIT_ARGS_MAX + 1];
+	char helper[4200];
+	struct ws_git_err *e = xcalloc(1, sizeof *e);
+	int po[2], pe[2], cred;
+	size_t n = 0, i;
+	pid_t pid;
+
+	memset(out, 0, sizeof *out);
+	out->out = xmalloc(WS_GIT_OUT_MAX + 1);
+	out->out[0] = '\0';
+	e->g = g;
+	e->out = out;
+	argv[n++] = "git";
+	for (i = 0; i < WS_GIT_NFIXED; i++)
+		argv[n++] = ws_git_fixed[i];
+	/* After the empty one that drops every helper configured before. */
+	if (g->cred != NULL) {
+		snprintf(
+		    helper, sizeof helper, "credential.helper=%s", g->self);
+		argv[n++] = "-c";
+		argv[n++] = helper;
+	}
+	for (i = 0; args[i] != NULL && i < WS_GIT_ARGS_MAX; i++)
+		argv[n++] = args[i];
+	argv[n] = NULL;
+	cred = ws_git_cred_pipe(g);
+	if ((g->cred != NULL && cred < 0) || pipe2(po, O_CLOEXEC) != 0) {
+		snprintf(out->reason, sizeof out->reason, "pipe: %s",
+		    strerror(errno));
+		free(e);
+		return -1;
+	}
+	if (pipe2(pe, O_CLOEXEC) != 0 || (pid = fork()) < 0) {
+		snprintf(out->reason, sizeof out->reason, "fork: %s",
+		    strerror(errno));
+		free(e);
+		return -1;
+	}
+	if (pid == 0)
+		ws_git_child(dir, argv, po[1], pe[1], cred);
+	close(po[1]);
+	close(pe[1]);
+	if (cred >= 0)
+		close(cred);
+	ws_git_pump(e, po[0], pe[0]);
+	free(e);
+	while (waitpid(pid, &out->status, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(out->status) && WEXITSTATUS(out->status) == 0)
+		return 0;
+	ws_git_reason(out, args);
+	return -1;
+}
+
+void
+ws_git_out_free(struct ws_git_out *out)
+{
+	free(out->out);
+	out->out = NULL;
+}

@@ -1,0 +1,45 @@
+/* ws_git: runs one git command for berth-workspace, with berth's fixed
+ * options, its stdout kept (bounded) and its stderr read line by line
+ * (git ends progress lines with "\r") for progress and its last "fatal:"
+ * or "error:" line.
+ *
+ * The credential, when there is one, reaches git's credential helper
+ * (this same program, see ws_cred.h) through a pipe made for this one
+ * command: filled, its write end closed, its read end inherited at
+ * WS_GIT_CRED_FD by git and by what git runs. Ownership: a ws_git_out's buffers
+ * are the caller's, released with ws_git_out_free. */
+#ifndef BERTH_WS_GIT_H
+#define BERTH_WS_GIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define WS_GIT_CRED_FD 3
+#define WS_GIT_OUT_MAX (1024 * 1024)
+/* A whole stderr line: the reason is cut only once it is redacted. */
+#define WS_GIT_REASON_MAX 4096
+
+struct ws_git {
+	const char *self; /* this program's path: git's credential helper */
+	const char *cred; /* "USERNAME\nPASSWORD\n", or NULL */
+	size_t credlen;
+	/* Called with each stderr line (without its end). */
+	void (*line)(void *arg, const char *line, size_t len);
+	void *arg;
+};
+
+struct ws_git_out {
+	char *out; /* stdout, NUL-ended, at most WS_GIT_OUT_MAX bytes */
+	size_t outlen;
+	char reason[WS_GIT_REASON_MAX + 1]; /* last fatal/error line, or "" */
+	int status;                         /* waitpid's */
+};
+
+/* Runs git with the fixed options, then args (NULL-ended), in dir (NULL:
+ * the current one). Returns 0 if git exited 0; else -1 with out->reason
+ * set (git's line, else how it ended). */
+int ws_git_run(const struct ws_git *g, const char *dir, const char *const *args,
+    struct ws_git_out *out);
+void ws_git_out_free(struct ws_git_out *out);
+
+#endif

@@ -1,0 +1,61 @@
+/* wsreport: the lines berth-workspace reports on its pipe, read by berthd.
+ *
+ * berth-workspace runs git as the runtime's user and tells berthd what
+ * happened in a strict line format (one report a line, "\n" ended, at
+ * most WSREPORT_LINE_MAX bytes):
+ *
+ *	progress PHASE OBJECTS TOTAL BYTES   PHASE: counting compressing
+ *	                                      receiving resolving checkout
+ *	dirty PATH                            a changed file (1 to 4096 bytes)
+ *	conflict dirty COUNT                  the workspace has COUNT changes
+ *	conflict origin                       a clone of another repository
+ *	conflict notrepo                      not empty and not a clone
+ *	failed REASON                         git's reason (1 to 1024 bytes)
+ *	done COMMIT CLONED BRANCH             40 hex, 0 or 1, the branch
+ *
+ * Numbers are decimal without sign or leading zero, at most 2^63-1; texts
+ * have no control byte. Anything else is refused whole. Pure: no I/O.
+ * Ownership: a parsed report's text points into the caller's line. */
+#ifndef BERTH_WSREPORT_H
+#define BERTH_WSREPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define WSREPORT_LINE_MAX 4200
+#define WSREPORT_PATH_MAX 4096
+#define WSREPORT_REASON_MAX 1024
+#define WSREPORT_BRANCH_MAX 255
+
+enum wsreport_kind {
+	WSREPORT_PROGRESS,
+	WSREPORT_DIRTY,
+	WSREPORT_CONFLICT,
+	WSREPORT_FAILED,
+	WSREPORT_DONE,
+};
+
+enum wsreport_conflict {
+	WSREPORT_CONFLICT_DIRTY,
+	WSREPORT_CONFLICT_ORIGIN,
+	WSREPORT_CONFLICT_NOTREPO,
+};
+
+struct wsreport {
+	enum wsreport_kind kind;
+	const char *phase; /* progress: a static name */
+	uint64_t objects, total, bytes;
+	enum wsreport_conflict conflict;
+	uint64_t count;   /* conflict dirty */
+	const char *text; /* dirty's path, failed's reason, done's branch */
+	size_t textlen;
+	char commit[41]; /* done */
+	bool cloned;     /* done */
+};
+
+/* Parses line[0..len) (without its "\n"). Returns 0, or -1 if it is not
+ * exactly one report of the format above. */
+int wsreport_parse(const char *line, size_t len, struct wsreport *r);
+
+#endif
