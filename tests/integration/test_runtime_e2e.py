@@ -9,11 +9,13 @@ through its own HTTP API on the port berthd gave it)."""
 
 import json
 import os
+import shutil
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import Sandbox, case, expect, expect_eq, expect_in, note, run  # noqa: E402
-from harness.model import ScriptedModel, call_id, netns_http, text, tool_call  # noqa: E402
+from harness.gitserver import GitServer, git  # noqa: E402
+from harness.model import ScriptedModel, call_id, netns_call, netns_http, text, tool_call  # noqa: E402
 from harness.runtimes import OPENCODE, PI, AgentDirs, JsonLines, need_program, opencode_auth, runtime_sections, start_ready  # noqa: E402
 
 FINAL = "The file now says what you asked."
@@ -118,6 +120,40 @@ def pi_resume_session():
             expect(asked, "no request reached the model after the prompt (resume %s)" % resume)
             expect_eq(user_texts(asked[0]), want, "the user messages the model saw, with resume %s" % resume)
             c.call("runtime.stop", {"name": "pi"}, timeout=30)
+
+
+@case("Pi works in a clone workspace.prepare made over HTTPS: its edit is the clone's change, and "
+      "preparing again leaves the dirty workspace alone", 240)
+def pi_in_prepared_workspace():
+    need_program(PI, "Pi")
+    dirs = AgentDirs()
+    # The git server's certificate is made once the sandbox runs; the
+    # runtime's env names where it will be.
+    ca = os.path.join(dirs.root, "ca.pem")
+    with Sandbox(extra=runtime_sections(dirs, env={"GIT_SSL_CAINFO": ca}), offline=True) as sb:
+        ns = sb.berthd_pid()
+        gs = netns_call(ns, GitServer)
+        shutil.copyfile(gs.cafile, ca)
+        os.chmod(ca, 0o644)
+        head = gs.repo("project").commit("main", {"hello.txt": "before\n", "README": "a project\n"})
+        c = sb.unix(timeout=60)
+        args = {"runtime": "pi", "repo": gs.url("project"), "branch": "main"}
+        r = c.call("workspace.prepare", args, timeout=120)
+        expect_eq((r["dir"], r["commit"], r["cloned"]), (dirs.workspace, head, True), "workspace.prepare's answer")
+        target = os.path.join(dirs.workspace, "hello.txt")
+        model = ScriptedModel([tool_call(["write"], file=target, content=EDITED), text(FINAL)], netns_of=ns)
+        dirs.point_at(model)
+        prompt_pi(c, start_ready(c, "pi", "rpc"), "Rewrite hello.txt.")
+        expect_task_done(dirs, model, target, "successfully wrote")
+        changed = git("-c", "safe.directory=*", "-C", dirs.workspace, "status", "--porcelain")
+        expect_eq(changed, "M hello.txt", "git status of the clone after the task")
+        c.call("runtime.stop", {"name": "pi"}, timeout=30)
+        e = c.request("workspace.prepare", args, timeout=120)
+        expect(not e.get("ok"), "preparing a dirty workspace again succeeded: %r" % e.get("result"))
+        expect_eq((e["error"]["code"], e["error"].get("files")), ("conflict", ["hello.txt"]),
+                  "the error of preparing the dirty workspace again")
+        with open(target) as f:
+            expect_eq(f.read(), EDITED, "the agent's edit after the refused prepare")
 
 
 @case("the model provider's key is a berth secret: both runtimes send it to the model, the journal and "

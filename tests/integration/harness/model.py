@@ -111,6 +111,33 @@ def netns_socket(pid, family=socket.AF_INET, type=socket.SOCK_STREAM):
         os.close(there)
 
 
+def netns_call(pid, fn):
+    """fn() in a thread of its own that first enters pid's network
+    namespace: the sockets it makes, and the threads and programs it
+    starts, are that namespace's (a server of the test's that an offline
+    sandbox's programs must reach). Returns fn's result."""
+    out = {}
+
+    def body():
+        libc = _libc()
+        there = os.open("/proc/%d/ns/net" % pid, os.O_RDONLY)
+        try:
+            if libc.setns(there, CLONE_NEWNET) != 0:
+                raise OSError(ctypes.get_errno(), "setns into the network namespace of %d" % pid)
+            out["value"] = fn()
+        except BaseException as e:
+            out["error"] = e
+        finally:
+            os.close(there)
+
+    t = threading.Thread(target=body)
+    t.start()
+    t.join()
+    if "error" in out:
+        raise out["error"]
+    return out["value"]
+
+
 def netns_connect(pid, port, timeout=10.0):
     """A TCP connection to 127.0.0.1:port in pid's network namespace."""
     s = netns_socket(pid)

@@ -120,10 +120,12 @@ class AgentDirs:
         return pwd.getpwuid(os.stat(path).st_uid).pw_name
 
 
-def runtime_sections(dirs, opencode=OPENCODE, pi=PI, secrets=()):
+def runtime_sections(dirs, opencode=OPENCODE, pi=PI, secrets=(), env=None):
     """[runtime opencode] and [runtime pi] for a sandbox: the user's home
-    is dirs.home (HOME in their env), their workspace dirs.workspace."""
+    is dirs.home (HOME in their env), their workspace dirs.workspace; env
+    ({name: value}) adds to both runtimes' environment."""
     common = "user = %s\nworkspace = %s\nenv = HOME=%s\n" % (dirs.user, dirs.workspace, dirs.home)
+    common += "".join("env = %s=%s\n" % kv for kv in sorted((env or {}).items()))
     if secrets:
         common += "secrets = %s\n" % " ".join(secrets)
     oc_env = "".join("env = %s=%s\n" % kv for kv in OPENCODE_ENV.items())
