@@ -19,7 +19,17 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import Sandbox, case, expect, expect_eq, expect_in, note, proc_status, run, scratch  # noqa: E402
 from harness.model import ScriptedModel, call_id, netns_http, text, tool_call  # noqa: E402
-from harness.runtimes import OPENCODE, OPENCODE_ENV, PI, AgentDirs, JsonLines, need_program, opencode_auth, runtime_sections, start_ready  # noqa: E402
+from harness.runtimes import (  # noqa: E402
+    OPENCODE,
+    OPENCODE_ENV,
+    PI,
+    AgentDirs,
+    JsonLines,
+    need_program,
+    opencode_auth,
+    runtime_sections,
+    start_ready,
+)
 
 PY = "/usr/bin/python3"
 CANARY = "BERTH_ATTACK_CANARY"
@@ -252,7 +262,8 @@ class Attack:
         with open(self.out) as f:
             recs = [json.loads(line) for line in f]
         for r in recs:
-            note("%s %s: %s %s" % (r["attack"], r["target"], r["result"], r.get("errno") or str(r.get("got", r.get("detail")))[:120]))
+            what = r.get("errno") or str(r.get("got", r.get("detail")))[:120]
+            note("%s %s: %s %s" % (r["attack"], r["target"], r["result"], what))
         return recs
 
     def check(self, recs, runtime_pid):
@@ -263,8 +274,8 @@ class Attack:
         expect_eq(who["result"], "done", "the script said who it is")
         expect_eq((who["got"]["uid"], who["got"]["euid"]), (self.dirs.pw.pw_uid,) * 2, "the script's uid and euid")
         expect_in(runtime_pid, who["got"]["chain"], "the runtime's pid among the script's ancestors")
-        expect_eq(by["the runtime's session and process group"][0].get("got"), {"sid": runtime_pid, "pgid": runtime_pid},
-                  "the runtime leads a session and a process group of its own")
+        expect_eq(by["the runtime's session and process group"][0].get("got"),
+                  {"sid": runtime_pid, "pgid": runtime_pid}, "the runtime leads a session and a process group of its own")
         held = by["the runtime's descriptors"][0]["got"]
         berths = [t for t in held.values() if t.startswith(os.path.dirname(self.targets["token"]))]
         expect_eq(berths, [], "berth's files among the runtime's open descriptors")
@@ -274,9 +285,9 @@ class Attack:
             want = next((errs for prefix, errs in REFUSED.items() if r["attack"].startswith(prefix)), None)
             if want is None:
                 continue
+            got = r.get("errno") or r.get("got") or r.get("detail")
             expect(r["result"] == "refused" and r.get("errno") in want,
-                   "%s (%s): %s %s, where %s was due" % (r["attack"], r["target"], r["result"],
-                                                        r.get("errno") or r.get("got") or r.get("detail"), sorted(want)))
+                   "%s (%s): %s %s, where %s was due" % (r["attack"], r["target"], r["result"], got, sorted(want)))
         expect_eq(len([r for r in recs if r["attack"].startswith("ptrace ")]), 4, "the processes attacked")
         expect_eq(len(by["read a journal file"]), len(self.targets["journal_files"]), "the journal files tried")
         expect(self.targets["journal_files"] and self.targets["artifact_files"], "nothing to read in the store")
@@ -334,8 +345,8 @@ def from_opencode():
         attack.aim(st["pid"])
         ns, port, auth = sb.berthd_pid(), st["port"], opencode_auth(st)
         session = json.loads(netns_http(ns, port, "POST", "/session", {}, headers=auth)[2])["id"]
-        status, _, body = netns_http(ns, port, "POST", "/session/%s/message" % session,
-                                     {"parts": [{"type": "text", "text": "Check the boundary."}]}, headers=auth, timeout=150)
+        prompt = {"parts": [{"type": "text", "text": "Check the boundary."}]}
+        status, _, body = netns_http(ns, port, "POST", "/session/%s/message" % session, prompt, headers=auth, timeout=150)
         expect_eq(status, 200, "the prompt through OpenCode's API: %r" % body[:300])
         attack.check(attack.results(), st["pid"])
         attack.survivors(sb, c)

@@ -16,7 +16,17 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import Sandbox, case, expect, expect_eq, expect_in, note, run  # noqa: E402
 from harness.gitserver import GitServer, git  # noqa: E402
 from harness.model import ScriptedModel, call_id, netns_call, netns_http, text, tool_call  # noqa: E402
-from harness.runtimes import OPENCODE, PI, AgentDirs, JsonLines, need_program, opencode_auth, runtime_sections, start_ready  # noqa: E402
+from harness.runtimes import (  # noqa: E402
+    OPENCODE,
+    PI,
+    AgentDirs,
+    JsonLines,
+    Terminal,
+    need_program,
+    opencode_auth,
+    runtime_sections,
+    start_ready,
+)
 
 FINAL = "The file now says what you asked."
 EDITED = "edited by the agent, through berth\n"
@@ -32,13 +42,13 @@ def task(dirs):
 def expect_task_done(dirs, model, target, result_word):
     """The file really changed, as the runtime user's file, and the tool's
     result went back to the model."""
-    with open(target) as f:
-        expect_eq(f.read(), EDITED, "the workspace's file after the task")
-    expect_eq(dirs.owner(target), dirs.user, "the owner of the file the agent wrote")
     result = model.wait_tool_result(call_id(0))
     note("the write tool's result: %r" % result)
     expect(result_word in result.lower(), "the tool's result sent back to the model: %r" % result)
     model.check()
+    with open(target) as f:
+        expect_eq(f.read(), EDITED, "the workspace's file after the task")
+    expect_eq(dirs.owner(target), dirs.user, "the owner of the file the agent wrote")
 
 
 def events_of(sb, name):
@@ -78,6 +88,40 @@ def pi_rpc_task():
         started = dict(events_of(sb, "pi"))["runtime.started"]
         expect_eq((started["pid"], started["proc"], started["mode"]), (st["pid"], st["proc"], "rpc"),
                   "runtime.started")
+
+
+def tui_task(name):
+    """The runtime's TUI, on its berth PTY session: drawn, a prompt typed
+    into it and seen in its editor, Enter; the task is done and its final
+    message drawn."""
+    dirs = AgentDirs()
+    with Sandbox(extra=runtime_sections(dirs), offline=True) as sb:
+        target, script = task(dirs)
+        model = ScriptedModel(script, netns_of=sb.berthd_pid())
+        dirs.point_at(model)
+        c = sb.unix(timeout=30)
+        st = start_ready(c, name, "tui", cols=120, rows=40)
+        expect_eq((st["state"], st["proc"]), ("ready", None), "the status of the TUI")
+        term = Terminal(c, st["pty"])
+        term.until(dirs.workspace)
+        term.type(b"Rewrite hello.txt.")
+        term.until("Rewrite hello.txt.")
+        term.type(b"\r")
+        expect_task_done(dirs, model, target, "wrote")
+        term.until(FINAL, 60)
+        c.call("runtime.stop", {"name": name}, timeout=30)
+
+
+@case("Pi's TUI on its berth PTY session takes a typed prompt, does the task and draws the answer", 180)
+def pi_tui_task():
+    need_program(PI, "Pi")
+    tui_task("pi")
+
+
+@case("OpenCode's TUI on its berth PTY session takes a typed prompt, does the task and draws the answer", 180)
+def opencode_tui_task():
+    need_program(OPENCODE, "OpenCode")
+    tui_task("opencode")
 
 
 def prompt_pi(c, st, message):
@@ -219,8 +263,8 @@ def opencode_server_task():
         status, _, body = netns_http(ns, port, "POST", "/session", {}, headers=auth)
         expect_eq(status, 200, "POST /session: %r" % body[:300])
         session = json.loads(body)["id"]
-        status, _, body = netns_http(ns, port, "POST", "/session/%s/message" % session,
-                                     {"parts": [{"type": "text", "text": "Rewrite hello.txt."}]}, headers=auth, timeout=120)
+        prompt = {"parts": [{"type": "text", "text": "Rewrite hello.txt."}]}
+        status, _, body = netns_http(ns, port, "POST", "/session/%s/message" % session, prompt, headers=auth, timeout=120)
         expect_eq(status, 200, "POST /session/ID/message: %r" % body[:300])
         answer = json.loads(body)
         note("OpenCode's answer: %s" % body[:600])

@@ -17,6 +17,7 @@ import base64
 import json
 import os
 import pwd
+import re
 import time
 
 from .desktop import DESKTOP_USER, desktop_user
@@ -213,3 +214,38 @@ def opencode_auth(status):
     password of this start, from runtime.status."""
     pair = ("opencode:%s" % status["password"]).encode()
     return {"Authorization": "Basic " + base64.b64encode(pair).decode()}
+
+
+def screen_text(data):
+    """What a terminal shows of a TUI's bytes, roughly: the escape
+    sequences (CSI, OSC, charset, others) dropped."""
+    return re.sub(rb"\x1b\[[0-9;?<>=]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b[()][0-9A-Za-z]|\x1b.", b"",
+                  data).decode("utf-8", "replace")
+
+
+class Terminal:
+    """A runtime's berth PTY session, attached over c from offset 0: its
+    bytes as they come, and keys typed into it."""
+
+    def __init__(self, c, pty_id):
+        self.c = c
+        self.id = pty_id
+        self.stream = "pty/" + pty_id
+        self.data = bytearray()
+        c.call("pty.attach", {"id": pty_id, "from_offset": 0})
+
+    def type(self, data):
+        self.c.call("pty.input", {"id": self.id, "data": data})
+
+    def until(self, words, timeout=60.0):
+        """Reads on until the screen's text holds words (a str)."""
+        deadline = time.monotonic() + timeout
+        while words not in screen_text(bytes(self.data)):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise Timeout("%s: %r not drawn within %.0f s; the last: %r"
+                              % (self.stream, words, timeout, screen_text(bytes(self.data[-1500:]))))
+            m = self.c.recv(left)
+            if m.get("type") == "data" and m.get("stream") == self.stream and not m.get("eof"):
+                expect_eq(m["offset"], len(self.data), "%s: the offset of the next chunk" % self.stream)
+                self.data += bytes(m["data"])
