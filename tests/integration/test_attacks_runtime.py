@@ -18,7 +18,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import Sandbox, case, expect, expect_eq, expect_in, note, proc_status, run, scratch  # noqa: E402
-from harness.model import ScriptedModel, call_id, netns_http, text, tool_call  # noqa: E402
+from harness.model import ScriptedModel, call_id, text, tool_call  # noqa: E402
+from harness.netns import netns_http  # noqa: E402
 from harness.runtimes import (  # noqa: E402
     OPENCODE,
     OPENCODE_ENV,

@@ -1,11 +1,14 @@
 #!/usr/bin/python3
-"""The real agent runtimes run a real task, started by runtime.start: each is
-pointed at a scripted model on the sandbox's loopback (the sandbox is
+"""The real agent runtimes run a real task, started by runtime.start: each
+is pointed at a scripted model on the sandbox's loopback (the sandbox is
 offline: nothing reaches beyond it, no model is downloaded), which first
 has the agent call its write tool on a file of the workspace, then
 answers a final message. Pi is driven in its rpc mode (a prompt on stdin,
 its JSON events on stdout), OpenCode in its server mode (a session
-through its own HTTP API on the port berthd gave it)."""
+through its own HTTP API on the port berthd gave it, with the password
+berthd made), both in their TUI mode (a prompt typed on the berth PTY
+session). Pi also resumes its own session, and works in a clone that
+workspace.prepare made; the provider's key is a berth secret."""
 
 import json
 import os
@@ -15,7 +18,8 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import Sandbox, case, expect, expect_eq, expect_in, note, run  # noqa: E402
 from harness.gitserver import GitServer, git  # noqa: E402
-from harness.model import ScriptedModel, call_id, netns_call, netns_http, text, tool_call  # noqa: E402
+from harness.model import ScriptedModel, call_id, text, tool_call  # noqa: E402
+from harness.netns import netns_call, netns_http  # noqa: E402
 from harness.runtimes import (  # noqa: E402
     OPENCODE,
     PI,
