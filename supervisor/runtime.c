@@ -93,28 +93,29 @@ static void
 runtime_pack_status(
     msgpack_packer *pk, const struct runtime_run *rt, bool secret)
 {
+	bool server = rt->mode == RUNTIME_RUN_SERVER;
+	bool password = server && secret && rt->password[0] != '\0';
+
 	if (rt->state == RUNTIME_RUN_STOPPED) {
 		msgpack_pack_map(pk, 2);
 		proto_pack_kv_str(pk, "name", rt->cfg->name);
 		proto_pack_kv_str(pk, "state", "stopped");
 		return;
 	}
-	msgpack_pack_map(pk, 13);
+	msgpack_pack_map(pk, 10 + server + password);
 	proto_pack_kv_str(pk, "name", rt->cfg->name);
 	proto_pack_kv_str(pk, "mode", runtime_run_mode_name(rt->mode));
 	proto_pack_kv_str(pk, "state", runtime_run_state_name(rt->state));
 	proto_pack_kv_u64(pk, "pid", (uint64_t)rt->pid);
 	proto_pack_kv_str(pk, "workspace", rt->workspace);
-	runtime_pack_str_or_nil(
-	    pk, "pty", rt->mode == RUNTIME_RUN_TUI ? rt->pty : NULL);
-	runtime_pack_str_or_nil(
-	    pk, "proc", rt->mode != RUNTIME_RUN_TUI ? rt->proc : NULL);
-	proto_pack_str(pk, "port");
-	if (rt->mode == RUNTIME_RUN_SERVER)
-		msgpack_pack_uint64(pk, rt->port);
+	if (rt->mode == RUNTIME_RUN_TUI)
+		proto_pack_kv_str(pk, "pty", rt->pty);
 	else
-		msgpack_pack_nil(pk);
-	runtime_pack_str_or_nil(pk, "password", secret ? rt->password : NULL);
+		proto_pack_kv_str(pk, "proc", rt->proc);
+	if (server)
+		proto_pack_kv_u64(pk, "port", rt->port);
+	if (password)
+		proto_pack_kv_str(pk, "password", rt->password);
 	proto_pack_kv_u64(pk, "started", rt->started);
 	proto_pack_str(pk, "ready_ms");
 	if (rt->was_ready)

@@ -123,8 +123,9 @@ static void
 runtime_emit_started(const struct runtime_run *rt)
 {
 	msgpack_packer *pk = events_begin(EV_RUNTIME_STARTED);
+	bool server = rt->mode == RUNTIME_RUN_SERVER;
 
-	msgpack_pack_map(pk, 6);
+	msgpack_pack_map(pk, 5 + server);
 	proto_pack_kv_str(pk, "name", rt->cfg->name);
 	proto_pack_kv_str(pk, "mode", runtime_mode_names[rt->mode]);
 	proto_pack_kv_u64(pk, "pid", (uint64_t)rt->pid);
@@ -132,11 +133,8 @@ runtime_emit_started(const struct runtime_run *rt)
 		proto_pack_kv_str(pk, "pty", rt->pty);
 	else
 		proto_pack_kv_str(pk, "proc", rt->proc);
-	proto_pack_str(pk, "port");
-	if (rt->mode == RUNTIME_RUN_SERVER)
-		msgpack_pack_uint64(pk, rt->port);
-	else
-		msgpack_pack_nil(pk);
+	if (server)
+		proto_pack_kv_u64(pk, "port", rt->port);
 	proto_pack_kv_str(pk, "workspace", rt->workspace);
 	events_commit();
 }
@@ -145,15 +143,13 @@ static void
 runtime_emit_ready(const struct runtime_run *rt)
 {
 	msgpack_packer *pk = events_begin(EV_RUNTIME_READY);
+	bool server = rt->mode == RUNTIME_RUN_SERVER;
 
-	msgpack_pack_map(pk, 4);
+	msgpack_pack_map(pk, 3 + server);
 	proto_pack_kv_str(pk, "name", rt->cfg->name);
 	proto_pack_kv_str(pk, "mode", runtime_mode_names[rt->mode]);
-	proto_pack_str(pk, "port");
-	if (rt->mode == RUNTIME_RUN_SERVER)
-		msgpack_pack_uint64(pk, rt->port);
-	else
-		msgpack_pack_nil(pk);
+	if (server)
+		proto_pack_kv_u64(pk, "port", rt->port);
 	proto_pack_kv_u64(pk, "ready_ms", rt->ready_ms);
 	events_commit();
 }
