@@ -19,6 +19,30 @@
 static struct runtime_run runtime_v[CONFIG_MAX_RUNTIMES];
 static size_t runtime_n;
 static struct runtime_run_waiter *runtime_list_waiters;
+/* Set while berthd shuts down: told once no runtime runs. */
+static void (*runtime_all_stopped)(void);
+
+static bool
+runtime_any_running(void)
+{
+	size_t i;
+
+	for (i = 0; i < runtime_n; i++)
+		if (runtime_run_running(&runtime_v[i]))
+			return true;
+	return false;
+}
+
+static void
+runtime_exited_cb(void)
+{
+	void (*done)(void) = runtime_all_stopped;
+
+	if (done == NULL || runtime_any_running())
+		return;
+	runtime_all_stopped = NULL;
+	done();
+}
 
 void
 runtime_init(struct event_base *base, const struct config *cfg)
@@ -26,7 +50,7 @@ runtime_init(struct event_base *base, const struct config *cfg)
 	size_t i;
 
 	runtime_version_init(base);
-	runtime_run_setup(base, cfg);
+	runtime_run_setup(base, cfg, runtime_exited_cb);
 	runtime_n = cfg->nruntimes;
 	for (i = 0; i < runtime_n; i++)
 		runtime_run_init(&runtime_v[i], &cfg->runtimes[i]);
@@ -406,6 +430,17 @@ runtime_op_status(struct server_conn *c, const struct proto_msg *m)
 
 	if (rt != NULL)
 		runtime_reply_status(c, m, rt);
+}
+
+void
+runtime_stop_all(void (*done)(void))
+{
+	size_t i;
+
+	for (i = 0; i < runtime_n; i++)
+		runtime_run_terminate(&runtime_v[i]);
+	runtime_all_stopped = done;
+	runtime_exited_cb();
 }
 
 void

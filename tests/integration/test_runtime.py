@@ -433,6 +433,21 @@ def t_stop_kill():
         expect_eq(c.call("runtime.status", {"name": "stubborn"})["exit"]["signal"], 9, "the status's exit")
 
 
+@case("berthd shutting down sends a running runtime SIGTERM, so it can save its state, and does not restart it", timeout=60)
+def t_shutdown_term():
+    d = agent_dir()
+    armed, saved = os.path.join(d, "armed"), os.path.join(d, "saved")
+    prog = script("trap 'touch %s; exit 0' TERM\ntouch %s\nwhile :; do sleep 0.1; done\n" % (saved, armed))
+    with Sandbox(extra=section("saver", prog, agent_dir(), agent_dir(), "rpc =", "restart = always"),
+                 offline=True) as sb:
+        start(sb.unix(), {"name": "saver", "mode": "rpc"})
+        wait_for(lambda: os.path.exists(armed), 10, "the runtime's trap")
+        sb.stop()
+        expect(os.path.exists(saved), "the runtime did not get SIGTERM at shutdown")
+        kinds = [k for k in (b"runtime.restarting",) if k in sb.journal_bytes()]
+        expect(not kinds, "restarted during shutdown")
+
+
 @case("bad runtime.start requests: unknown name, mode not offered, bad workspace, resume without support", timeout=60)
 def t_bad_requests():
     prog = script("sleep 100\n")
