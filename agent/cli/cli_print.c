@@ -398,11 +398,12 @@ cli_print_service_list(const msgpack_object *result, bool json)
 	cli_print_services(proto_map_get(result, "services"));
 }
 
-/* One service as "key: value" lines, in the order berthd sent them. */
-void
-cli_print_service(const msgpack_object *result, bool json)
+/* A result as "key value" lines, in the order berthd sent them; without
+ * the keys whose value is nil if skip_nil. */
+static void
+cli_print_fields(const msgpack_object *result, bool json, bool skip_nil)
 {
-	const msgpack_object *k;
+	const msgpack_object *k, *v;
 	uint32_t i;
 
 	if (json || result->type != MSGPACK_OBJECT_MAP) {
@@ -411,12 +412,27 @@ cli_print_service(const msgpack_object *result, bool json)
 	}
 	for (i = 0; i < result->via.map.size; i++) {
 		k = &result->via.map.ptr[i].key;
+		v = &result->via.map.ptr[i].val;
+		if (skip_nil && v->type == MSGPACK_OBJECT_NIL)
+			continue;
 		if (k->type == MSGPACK_OBJECT_STR)
 			printf(
 			    "%-15.*s ", (int)k->via.str.size, k->via.str.ptr);
-		cli_print_value(&result->via.map.ptr[i].val);
+		cli_print_value(v);
 		fputc('\n', stdout);
 	}
+}
+
+void
+cli_print_service(const msgpack_object *result, bool json)
+{
+	cli_print_fields(result, json, false);
+}
+
+void
+cli_print_runtime(const msgpack_object *result, bool json)
+{
+	cli_print_fields(result, json, true);
 }
 
 /* An array of strings as one line, sep between them (a session's

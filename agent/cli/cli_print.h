@@ -44,6 +44,9 @@ void cli_print_service_list(const msgpack_object *result, bool json);
 void cli_print_service(const msgpack_object *result, bool json);
 /* The PTY sessions of a pty.list result, as a table. */
 void cli_print_pty_list(const msgpack_object *result);
+/* A runtime's status (runtime.status, runtime.start, workspace.prepare's
+ * result too) as key value lines, without what is nil. */
+void cli_print_runtime(const msgpack_object *result, bool json);
 /* The runtimes of a runtime.list result, as a table. */
 void cli_print_runtime_list(const msgpack_object *result);
 /* One event message: a line of text, or the whole message as JSON. */

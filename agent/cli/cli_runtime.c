@@ -65,11 +65,13 @@ static int
 cli_runtime_status_show(
     struct cli *cli, const msgpack_object *result, void *arg)
 {
+	const msgpack_object *pty_id;
 	char *pty;
 
 	(void)arg;
-	cli_print_service(result, cli->json);
-	if (cli->json || proto_map_get(result, "pty") == NULL)
+	cli_print_runtime(result, cli->json);
+	pty_id = proto_map_get(result, "pty");
+	if (cli->json || pty_id == NULL || pty_id->type != MSGPACK_OBJECT_STR)
 		return CLI_EXIT_OK;
 	pty = cli_desktop_text(result, "pty", "?");
 	printf("\nwatch it with: berth pty attach %s\n", pty);

@@ -59,7 +59,7 @@ static int
 cli_workspace_show(struct cli *cli, const msgpack_object *result, void *arg)
 {
 	(void)arg;
-	cli_print_service(result, cli->json);
+	cli_print_runtime(result, cli->json);
 	return CLI_EXIT_OK;
 }
 
