@@ -518,7 +518,8 @@ workspace_cred(struct workspace_job *j, const msgpack_object *o)
 	return NULL;
 }
 
-/* Reads and checks the request into j; NULL, or the error answered. */
+/* Reads and checks the request into j: true, or false once the error is
+ * answered. */
 static bool
 workspace_parse(struct workspace_job *j, struct server_conn *c,
     const struct proto_msg *m, const struct config_runtime **rt)
