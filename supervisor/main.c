@@ -123,6 +123,16 @@ berthd_stopped_cb(void)
 	berthd_sweep();
 }
 
+/* What berthd_shutdown stops and waits for: the services, the runtimes. */
+static int berthd_stopping_parts;
+
+static void
+berthd_part_stopped_cb(void)
+{
+	if (--berthd_stopping_parts == 0)
+		berthd_stopped_cb();
+}
+
 static void
 berthd_shutdown(const char *why, int sig)
 {
@@ -136,7 +146,10 @@ berthd_shutdown(const char *why, int sig)
 	proto_pack_kv_i64(pk, "signal", sig);
 	proto_pack_kv_str(pk, "reason", why);
 	events_commit();
-	service_shutdown(berthd_stopped_cb);
+	/* The runtimes stop beside the services; the sweep waits for both. */
+	berthd_stopping_parts = 2;
+	runtime_stop_all(berthd_part_stopped_cb);
+	service_shutdown(berthd_part_stopped_cb);
 }
 
 static void

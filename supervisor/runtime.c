@@ -19,6 +19,30 @@
 static struct runtime_run runtime_v[CONFIG_MAX_RUNTIMES];
 static size_t runtime_n;
 static struct runtime_run_waiter *runtime_list_waiters;
+/* Set while berthd shuts down: told once no runtime runs. */
+static void (*runtime_all_stopped)(void);
+
+static bool
+runtime_any_running(void)
+{
+	size_t i;
+
+	for (i = 0; i < runtime_n; i++)
+		if (runtime_run_running(&runtime_v[i]))
+			return true;
+	return false;
+}
+
+static void
+runtime_exited_cb(void)
+{
+	void (*done)(void) = runtime_all_stopped;
+
+	if (done == NULL || runtime_any_running())
+		return;
+	runtime_all_stopped = NULL;
+	done();
+}
 
 void
 runtime_init(struct event_base *base, const struct config *cfg)
@@ -26,7 +50,7 @@ runtime_init(struct event_base *base, const struct config *cfg)
 	size_t i;
 
 	runtime_version_init(base);
-	runtime_run_setup(base, cfg);
+	runtime_run_setup(base, cfg, runtime_exited_cb);
 	runtime_n = cfg->nruntimes;
 	for (i = 0; i < runtime_n; i++)
 		runtime_run_init(&runtime_v[i], &cfg->runtimes[i]);
@@ -93,28 +117,29 @@ static void
 runtime_pack_status(
     msgpack_packer *pk, const struct runtime_run *rt, bool secret)
 {
+	bool server = rt->mode == RUNTIME_RUN_SERVER;
+	bool password = server && secret && rt->password[0] != '\0';
+
 	if (rt->state == RUNTIME_RUN_STOPPED) {
 		msgpack_pack_map(pk, 2);
 		proto_pack_kv_str(pk, "name", rt->cfg->name);
 		proto_pack_kv_str(pk, "state", "stopped");
 		return;
 	}
-	msgpack_pack_map(pk, 13);
+	msgpack_pack_map(pk, 10 + server + password);
 	proto_pack_kv_str(pk, "name", rt->cfg->name);
 	proto_pack_kv_str(pk, "mode", runtime_run_mode_name(rt->mode));
 	proto_pack_kv_str(pk, "state", runtime_run_state_name(rt->state));
 	proto_pack_kv_u64(pk, "pid", (uint64_t)rt->pid);
 	proto_pack_kv_str(pk, "workspace", rt->workspace);
-	runtime_pack_str_or_nil(
-	    pk, "pty", rt->mode == RUNTIME_RUN_TUI ? rt->pty : NULL);
-	runtime_pack_str_or_nil(
-	    pk, "proc", rt->mode != RUNTIME_RUN_TUI ? rt->proc : NULL);
-	proto_pack_str(pk, "port");
-	if (rt->mode == RUNTIME_RUN_SERVER)
-		msgpack_pack_uint64(pk, rt->port);
+	if (rt->mode == RUNTIME_RUN_TUI)
+		proto_pack_kv_str(pk, "pty", rt->pty);
 	else
-		msgpack_pack_nil(pk);
-	runtime_pack_str_or_nil(pk, "password", secret ? rt->password : NULL);
+		proto_pack_kv_str(pk, "proc", rt->proc);
+	if (server)
+		proto_pack_kv_u64(pk, "port", rt->port);
+	if (password)
+		proto_pack_kv_str(pk, "password", rt->password);
 	proto_pack_kv_u64(pk, "started", rt->started);
 	proto_pack_str(pk, "ready_ms");
 	if (rt->was_ready)
@@ -405,6 +430,17 @@ runtime_op_status(struct server_conn *c, const struct proto_msg *m)
 
 	if (rt != NULL)
 		runtime_reply_status(c, m, rt);
+}
+
+void
+runtime_stop_all(void (*done)(void))
+{
+	size_t i;
+
+	for (i = 0; i < runtime_n; i++)
+		runtime_run_terminate(&runtime_v[i]);
+	runtime_all_stopped = done;
+	runtime_exited_cb();
 }
 
 void

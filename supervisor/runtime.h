@@ -24,6 +24,10 @@
 
 /* cfg outlives the runtimes. */
 void runtime_init(struct event_base *base, const struct config *cfg);
+/* berthd is shutting down: every runtime running gets SIGTERM now (SIGKILL
+ * after its stop_timeout_ms), while the services stop, and is not
+ * restarted; done is told once none runs (at once if none does). */
+void runtime_stop_all(void (*done)(void));
 /* Stops detections, probes and timers; the processes are pty's and
  * proc's to end (pty_shutdown, proc_shutdown). */
 void runtime_shutdown(void);

@@ -32,15 +32,18 @@ static const char *const runtime_state_names[] = {
 
 static struct event_base *runtime_base;
 static const struct config *runtime_conf;
+static void (*runtime_exited_hook)(void);
 
 static void runtime_restart_cb(evutil_socket_t fd, short what, void *arg);
 static void runtime_kill_cb(evutil_socket_t fd, short what, void *arg);
 
 void
-runtime_run_setup(struct event_base *base, const struct config *conf)
+runtime_run_setup(
+    struct event_base *base, const struct config *conf, void (*exited)(void))
 {
 	runtime_base = base;
 	runtime_conf = conf;
+	runtime_exited_hook = exited;
 }
 
 void
@@ -123,8 +126,9 @@ static void
 runtime_emit_started(const struct runtime_run *rt)
 {
 	msgpack_packer *pk = events_begin(EV_RUNTIME_STARTED);
+	bool server = rt->mode == RUNTIME_RUN_SERVER;
 
-	msgpack_pack_map(pk, 6);
+	msgpack_pack_map(pk, 5 + server);
 	proto_pack_kv_str(pk, "name", rt->cfg->name);
 	proto_pack_kv_str(pk, "mode", runtime_mode_names[rt->mode]);
 	proto_pack_kv_u64(pk, "pid", (uint64_t)rt->pid);
@@ -132,11 +136,8 @@ runtime_emit_started(const struct runtime_run *rt)
 		proto_pack_kv_str(pk, "pty", rt->pty);
 	else
 		proto_pack_kv_str(pk, "proc", rt->proc);
-	proto_pack_str(pk, "port");
-	if (rt->mode == RUNTIME_RUN_SERVER)
-		msgpack_pack_uint64(pk, rt->port);
-	else
-		msgpack_pack_nil(pk);
+	if (server)
+		proto_pack_kv_u64(pk, "port", rt->port);
 	proto_pack_kv_str(pk, "workspace", rt->workspace);
 	events_commit();
 }
@@ -145,15 +146,13 @@ static void
 runtime_emit_ready(const struct runtime_run *rt)
 {
 	msgpack_packer *pk = events_begin(EV_RUNTIME_READY);
+	bool server = rt->mode == RUNTIME_RUN_SERVER;
 
-	msgpack_pack_map(pk, 4);
+	msgpack_pack_map(pk, 3 + server);
 	proto_pack_kv_str(pk, "name", rt->cfg->name);
 	proto_pack_kv_str(pk, "mode", runtime_mode_names[rt->mode]);
-	proto_pack_str(pk, "port");
-	if (rt->mode == RUNTIME_RUN_SERVER)
-		msgpack_pack_uint64(pk, rt->port);
-	else
-		msgpack_pack_nil(pk);
+	if (server)
+		proto_pack_kv_u64(pk, "port", rt->port);
 	proto_pack_kv_u64(pk, "ready_ms", rt->ready_ms);
 	events_commit();
 }
@@ -423,12 +422,11 @@ runtime_stopped(struct runtime_run *rt)
 	runtime_run_waiters_free(&rt->stop_waiters);
 }
 
+static void runtime_schedule_restart(struct runtime_run *rt);
+
 static void
 runtime_exited(struct runtime_run *rt, int status)
 {
-	struct timeval tv;
-	unsigned delay;
-
 	runtime_probe_end(rt);
 	rt->status = status;
 	rt->has_exit = true;
@@ -436,12 +434,19 @@ runtime_exited(struct runtime_run *rt, int status)
 	log_info("runtime %s: pid %ld exited (status %d)", rt->cfg->name,
 	    (long)rt->pid, status);
 	runtime_emit_exited(rt);
-	if (rt->stopping) {
+	if (rt->stopping)
 		runtime_stopped(rt);
-		return;
-	}
-	if (!runtime_should_restart(rt))
-		return;
+	else if (runtime_should_restart(rt))
+		runtime_schedule_restart(rt);
+	runtime_exited_hook();
+}
+
+static void
+runtime_schedule_restart(struct runtime_run *rt)
+{
+	struct timeval tv;
+	unsigned delay;
+
 	delay = backoff_next(&rt->backoff);
 	rt->restarts++;
 	rt->state = RUNTIME_RUN_RESTARTING;
@@ -507,6 +512,21 @@ runtime_run_stop(
 	log_info("runtime %s: stopping pid %ld", rt->cfg->name, (long)rt->pid);
 	kill(-rt->pid, SIGTERM);
 	tv = clock_tv(rt->cfg->stop_timeout_ms);
+	evtimer_add(rt->kill_timer, &tv);
+}
+
+void
+runtime_run_terminate(struct runtime_run *rt)
+{
+	evtimer_del(rt->restart_timer);
+	if (rt->state == RUNTIME_RUN_RESTARTING)
+		rt->state = RUNTIME_RUN_EXITED;
+	if (rt->state != RUNTIME_RUN_STARTING && rt->state != RUNTIME_RUN_READY)
+		return;
+	struct timeval tv = clock_tv(rt->cfg->stop_timeout_ms);
+
+	rt->stopping = true;
+	kill(-rt->pid, SIGTERM);
 	evtimer_add(rt->kill_timer, &tv);
 }
 

@@ -72,8 +72,10 @@ struct runtime_run {
 	struct runtime_run_waiter *stop_waiters;
 };
 
-/* base and conf (for the probes) outlive every instance. */
-void runtime_run_setup(struct event_base *base, const struct config *conf);
+/* base and conf (for the probes) outlive every instance; exited is told
+ * after any instance's exit has been handled. */
+void runtime_run_setup(
+    struct event_base *base, const struct config *conf, void (*exited)(void));
 /* A runtime that has not started, for cfg. */
 void runtime_run_init(struct runtime_run *rt, const struct config_runtime *cfg);
 /* Frees what rt holds (not its processes: pty's and proc's). */
@@ -85,6 +87,9 @@ int runtime_run_spawn(struct runtime_run *rt, char **cause);
 /* runtime.stop of rt: answered on c once it has exited. */
 void runtime_run_stop(
     struct runtime_run *rt, struct server_conn *c, const struct proto_msg *m);
+/* SIGTERM to rt's process group if it runs (SIGKILL after its
+ * stop_timeout_ms), and no restart after. */
+void runtime_run_terminate(struct runtime_run *rt);
 /* Whether rt has a process, or will have one after a backoff. */
 bool runtime_run_running(const struct runtime_run *rt);
 /* A free loopback port, the kernel's pick; -1 with *cause. */

@@ -242,7 +242,8 @@ def t_tui_replay():
     with Sandbox(extra=pi_section(), offline=True) as sb:
         c = sb.unix()
         st = start(c, {"name": "pi", "mode": "tui", "cols": 100, "rows": 30})
-        expect_eq((st["mode"], st["state"], st["proc"], st["port"]), ("tui", "ready", None, None), "the status")
+        expect_eq((st["mode"], st["state"]), ("tui", "ready"), "the status")
+        expect("proc" not in st and "port" not in st and "password" not in st, "no proc, port or password: %r" % st)
         events_of(sb, "runtime.started", "pi")
         stream = "pty/" + st["pty"]
         c.call("pty.attach", {"id": st["pty"], "from_offset": 0})
@@ -262,7 +263,7 @@ def t_server():
     with Sandbox(extra=opencode_section(), offline=True) as sb:
         c = sb.unix()
         st = start(c, {"name": "opencode", "mode": "server"})
-        expect_eq((st["mode"], st["pty"]), ("server", None), "the status")
+        expect_eq((st["mode"], "pty" in st, "proc" in st), ("server", False, True), "the status")
         expect(isinstance(st["port"], int) and st["port"] > 0, "a port: %r" % st["port"])
         expect(re.fullmatch(r"[0-9a-f]{32}", st["password"] or ""), "a password: %r" % st["password"])
         ev = events_of(sb, "runtime.ready", "opencode", timeout=60)
@@ -284,7 +285,7 @@ def t_server():
         expect_eq(out.strip(), "401", "GET /config without the password")
         # The password goes to the one who asks, never into an event or
         # a list.
-        expect_eq(listed(c)["opencode"]["running"]["password"], None, "the password in runtime.list")
+        expect("password" not in listed(c)["opencode"]["running"], "the password in runtime.list")
         expect(st["password"].encode() not in sb.journal_bytes(), "the password is not in the journal")
         # A port asked for is the one it serves on, and a new password is
         # made for the new start.
@@ -292,7 +293,7 @@ def t_server():
         again = start(c, {"name": "opencode", "mode": "server", "port": 40123})
         expect_eq(again["port"], 40123, "the port asked for")
         expect(again["password"] != st["password"], "a new password per start")
-        ev = sb.wait_event(lambda e: e["kind"] == "runtime.ready" and e["data"]["port"] == 40123, 60)
+        ev = sb.wait_event(lambda e: e["kind"] == "runtime.ready" and e["data"].get("port") == 40123, 60)
         expect_eq(ev["data"]["name"], "opencode", "runtime.ready on the port asked for")
 
 
@@ -301,7 +302,7 @@ def t_rpc():
     with Sandbox(extra=pi_section(), offline=True) as sb:
         c = sb.unix()
         st = start(c, {"name": "pi", "mode": "rpc"})
-        expect_eq((st["mode"], st["state"], st["pty"]), ("rpc", "ready", None), "the status")
+        expect_eq((st["mode"], st["state"], "pty" in st, "port" in st), ("rpc", "ready", False, False), "the status")
         c.call("proc.attach", {"id": st["proc"], "from_offset": 0})
         c.call("proc.input", {"id": st["proc"], "data": b'{"id": "q1", "type": "get_state"}\n'})
         out = read_until(c, "proc/%s/stdout" % st["proc"], lambda b: b'"command":"get_state"' in b, 60)
@@ -414,20 +415,37 @@ def t_lifecycle():
         c.call("runtime.stop", {"name": "pi"}, timeout=30)
         # Started again after a stop: a new instance.
         again = start(c, {"name": "pi", "mode": "tui"})
-        expect(again["pid"] != st["pid"] and again["pty"], "a new instance: %r" % again)
+        expect(again["pid"] != st["pid"] and again.get("pty"), "a new instance: %r" % again)
 
 
 @case("runtime.stop kills a runtime that ignores SIGTERM after stop_timeout_ms", timeout=60)
 def t_stop_kill():
-    prog = script("trap '' TERM\nwhile :; do sleep 1; done\n")
+    armed = os.path.join(agent_dir(), "armed")
+    prog = script("trap '' TERM\ntouch %s\nwhile :; do sleep 1; done\n" % armed)
     with Sandbox(extra=section("stubborn", prog, agent_dir(), agent_dir(), "rpc =", "stop_timeout_ms = 300"),
                  offline=True) as sb:
         c = sb.unix()
         st = start(c, {"name": "stubborn", "mode": "rpc"})
+        wait_for(lambda: os.path.exists(armed), 10, "the runtime ignoring SIGTERM")
         expect_eq(c.call("runtime.stop", {"name": "stubborn"}, timeout=20), {}, "runtime.stop")
         ex = events_of(sb, "runtime.exited", "stubborn")
         expect_eq((ex["data"]["pid"], ex["data"].get("signal")), (st["pid"], 9), "the exit: SIGKILL")
         expect_eq(c.call("runtime.status", {"name": "stubborn"})["exit"]["signal"], 9, "the status's exit")
+
+
+@case("berthd shutting down sends a running runtime SIGTERM, so it can save its state, and does not restart it", timeout=60)
+def t_shutdown_term():
+    d = agent_dir()
+    armed, saved = os.path.join(d, "armed"), os.path.join(d, "saved")
+    prog = script("trap 'touch %s; exit 0' TERM\ntouch %s\nwhile :; do sleep 0.1; done\n" % (saved, armed))
+    with Sandbox(extra=section("saver", prog, agent_dir(), agent_dir(), "rpc =", "restart = always"),
+                 offline=True) as sb:
+        start(sb.unix(), {"name": "saver", "mode": "rpc"})
+        wait_for(lambda: os.path.exists(armed), 10, "the runtime's trap")
+        sb.stop()
+        expect(os.path.exists(saved), "the runtime did not get SIGTERM at shutdown")
+        kinds = [k for k in (b"runtime.restarting",) if k in sb.journal_bytes()]
+        expect(not kinds, "restarted during shutdown")
 
 
 @case("bad runtime.start requests: unknown name, mode not offered, bad workspace, resume without support", timeout=60)
