@@ -24,7 +24,8 @@
 #define WORKSPACE_PASSWORD_MAX 1024
 #define WORKSPACE_FILES_MAX 100
 /* workspace.progress at most about ten times a second, and at each new
- * phase. */
+ * phase and its end: a client sees where each phase began and that it
+ * finished. */
 #define WORKSPACE_PROGRESS_MS 100
 
 enum workspace_end {
@@ -57,7 +58,7 @@ struct workspace_job {
 	char *branch; /* done's, or the request's */
 	char *reason; /* failed's */
 	bool cloned;
-	uint64_t started, last_progress;
+	uint64_t started, last_progress, last_objects;
 	const char *last_phase;
 	struct workspace_job *next;
 };
@@ -162,11 +163,15 @@ workspace_emit_progress(struct workspace_job *j, const struct wsreport *r)
 	uint64_t now = clock_mono_ms();
 	msgpack_packer *pk;
 
-	if (r->phase == j->last_phase &&
+	bool finished = r->total > 0 && r->objects == r->total &&
+	    j->last_objects != r->objects;
+
+	if (r->phase == j->last_phase && !finished &&
 	    now - j->last_progress < WORKSPACE_PROGRESS_MS)
 		return;
 	j->last_phase = r->phase;
 	j->last_progress = now;
+	j->last_objects = r->objects;
 	pk = events_begin(EV_WORKSPACE_PROGRESS);
 	msgpack_pack_map(pk, 5);
 	proto_pack_kv_str(pk, "dir", j->dir);
@@ -513,7 +518,8 @@ workspace_cred(struct workspace_job *j, const msgpack_object *o)
 	return NULL;
 }
 
-/* Reads and checks the request into j; NULL, or the error answered. */
+/* Reads and checks the request into j: true, or false once the error is
+ * answered. */
 static bool
 workspace_parse(struct workspace_job *j, struct server_conn *c,
     const struct proto_msg *m, const struct config_runtime **rt)

@@ -252,7 +252,9 @@ def t_credential_nowhere():
         def watch():
             while not stop.is_set():
                 for pid, what, text in process_texts():
-                    if b"berth-workspace" in text or b"remote-https" in text:
+                    # Other programs on the machine may run git too: only
+                    # this sandbox's count.
+                    if (b"berth-workspace" in text or b"remote-https" in text) and sb.in_namespace(int(pid)):
                         seen.add(what + ":" + (b"remote-https" in text and "git" or "helper"))
                         if what == "cmdline":
                             ids.add(identity(pid))
@@ -275,8 +277,13 @@ def t_credential_nowhere():
         progress = [p for p in kinds(sb, "workspace.progress") if p["dir"] == dest]
         phases = len({p["phase"] for p in progress})
         note("%d progress events in %d ms, %d phases" % (len(progress), done["duration_ms"], phases))
+        note("progress: %r" % progress)
+        last = [p for p in progress if p["phase"] == "receiving"][-1]
+        expect_eq(last["objects"], last["total"], "receiving's last event (its end)")
+        got = max((p["bytes"] for p in progress if p["phase"] == "receiving"), default=0)
+        expect(got > 100 * 1024, "receiving's bytes reached %d, below the pack's size" % got)
         expect(done["duration_ms"] > 1000, "the clone took %d ms: too fast to watch" % done["duration_ms"])
-        expect(len(progress) <= done["duration_ms"] / 100 + phases + 1,
+        expect(len(progress) <= done["duration_ms"] / 100 + 2 * phases + 1,
                "%d progress events in %d ms: more than ten a second" % (len(progress), done["duration_ms"]))
         note("processes seen during the clone: %r" % sorted(seen))
         expect("cmdline:git" in seen and "cmdline:helper" in seen,
