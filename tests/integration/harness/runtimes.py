@@ -23,7 +23,7 @@ import time
 from .desktop import DESKTOP_USER, desktop_user
 from .model import MODEL_ID
 from .procs import scratch, wait_for
-from .runner import Skip, TestFailure, Timeout, expect_eq, short
+from .runner import TestFailure, Timeout, expect_eq, short
 
 OPENCODE = os.environ.get("BERTH_OPENCODE", "/usr/local/bin/opencode")
 PI = os.environ.get("BERTH_PI", "/usr/local/bin/pi")
@@ -41,9 +41,11 @@ OPENCODE_ENV = {
 
 
 def need_program(path, what):
-    """Skips the case where the runtime is not installed."""
+    """Fails a case whose runtime is not installed: ./dev installs both
+    (images/runtimes.sh), so a missing one is a broken setup, not a case
+    that cannot run here."""
     if not os.access(path, os.X_OK):
-        raise Skip("%s is not installed at %s" % (what, path))
+        raise TestFailure("%s is not installed at %s (images/runtimes.sh installs it)" % (what, path))
 
 
 class AgentDirs:
