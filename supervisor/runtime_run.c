@@ -18,9 +18,14 @@
 #include "launch.h"
 #include "log.h"
 #include "rand.h"
+#include "runtime_listen.h"
 #include "runtime_run.h"
 #include "secrets.h"
 #include "xmalloc.h"
+
+/* How often a server whose probe passes on a port not its own is looked
+ * at again (the probe says nothing new while it passes). */
+#define RUNTIME_CLAIM_MS 200
 
 /* A TUI session lives as long as its runtime, watched or not. */
 #define RUNTIME_TTY_TTL (30u * 86400)
@@ -37,6 +42,7 @@ static void (*runtime_exited_hook)(void);
 static void runtime_restart_cb(evutil_socket_t fd, short what, void *arg);
 static void runtime_kill_cb(evutil_socket_t fd, short what, void *arg);
 static void runtime_deadline_cb(evutil_socket_t fd, short what, void *arg);
+static void runtime_claim_cb(evutil_socket_t fd, short what, void *arg);
 
 void
 runtime_run_setup(
@@ -55,6 +61,7 @@ runtime_run_init(struct runtime_run *rt, const struct config_runtime *cfg)
 	rt->restart_timer = evtimer_new(runtime_base, runtime_restart_cb, rt);
 	rt->kill_timer = evtimer_new(runtime_base, runtime_kill_cb, rt);
 	rt->deadline_timer = evtimer_new(runtime_base, runtime_deadline_cb, rt);
+	rt->claim_timer = evtimer_new(runtime_base, runtime_claim_cb, rt);
 }
 
 const char *
@@ -206,21 +213,54 @@ runtime_arm_deadline(struct runtime_run *rt)
 		evtimer_add(rt->deadline_timer, &tv);
 }
 
+/* The probe passes: ready if the port's listeners are the runtime's
+ * (runtime_listen.h); else looked at again, until the deadline. */
+static void
+runtime_claim(struct runtime_run *rt)
+{
+	struct timeval tv = clock_tv(RUNTIME_CLAIM_MS);
+	char why[RUNTIME_RUN_REASON_MAX];
+
+	if (!runtime_listen_owned(rt->pid, rt->port, why, sizeof why)) {
+		if (strcmp(rt->reason, why) != 0)
+			log_warn("runtime %s: port %u answers, but %s",
+			    rt->cfg->name, rt->port, why);
+		memcpy(rt->reason, why, sizeof why);
+		evtimer_add(rt->claim_timer, &tv);
+		return;
+	}
+	log_info("runtime %s: ready on port %u", rt->cfg->name, rt->port);
+	runtime_set_ready(rt);
+}
+
+static void
+runtime_claim_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct runtime_run *rt = arg;
+
+	(void)fd;
+	(void)what;
+	if (rt->probe_ok && rt->alive &&
+	    (rt->state == RUNTIME_RUN_STARTING ||
+	        rt->state == RUNTIME_RUN_UNREADY))
+		runtime_claim(rt);
+}
+
 static void
 runtime_probe_cb(void *arg, bool ok, const char *reason)
 {
 	struct runtime_run *rt = arg;
 
+	rt->probe_ok = ok;
 	if (ok &&
 	    (rt->state == RUNTIME_RUN_STARTING ||
 	        rt->state == RUNTIME_RUN_UNREADY)) {
-		log_info(
-		    "runtime %s: ready on port %u", rt->cfg->name, rt->port);
-		runtime_set_ready(rt);
+		runtime_claim(rt);
 		return;
 	}
 	if (ok)
 		return;
+	evtimer_del(rt->claim_timer);
 	/* Kept for the failure's message, should it come to that. */
 	snprintf(rt->reason, sizeof rt->reason, "%s", reason);
 	if (rt->state != RUNTIME_RUN_READY)
@@ -236,6 +276,8 @@ runtime_probe_cb(void *arg, bool ok, const char *reason)
 static void
 runtime_probe_end(struct runtime_run *rt)
 {
+	evtimer_del(rt->claim_timer);
+	rt->probe_ok = false;
 	if (rt->probe == NULL)
 		return;
 	readiness_stop(rt->probe);
@@ -309,8 +351,8 @@ runtime_deadline_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	/* The probe's last word, cut to leave room for what came before. */
 	snprintf(why, sizeof why, "port %u %s %u ms%s%.160s", rt->port,
-	    rt->state == RUNTIME_RUN_STARTING ? "did not answer within"
-	                                      : "stopped answering for",
+	    rt->state == RUNTIME_RUN_STARTING ? "not ready within"
+	                                      : "unready for",
 	    rt->cfg->server_ready_timeout_ms, rt->reason[0] != '\0' ? ": " : "",
 	    rt->reason);
 	snprintf(rt->reason, sizeof rt->reason, "%s", why);
@@ -648,6 +690,7 @@ runtime_run_free(struct runtime_run *rt)
 	event_free(rt->restart_timer);
 	event_free(rt->kill_timer);
 	event_free(rt->deadline_timer);
+	event_free(rt->claim_timer);
 	runtime_run_waiters_free(&rt->stop_waiters);
 	child_strv_free(rt->req_env);
 	explicit_bzero(rt->password, sizeof rt->password);

@@ -76,7 +76,9 @@ struct runtime_run {
 	struct backoff backoff;
 	struct config_service check; /* a server's probe, while it runs */
 	struct readiness *probe;
+	bool probe_ok; /* the probe passes: ready once the port is its own */
 	struct event *restart_timer, *kill_timer, *deadline_timer;
+	struct event *claim_timer;
 	struct runtime_run_waiter *stop_waiters;
 };
 

@@ -547,7 +547,7 @@ def t_server_ready_timeout():
         failed = events_of(sb, "runtime.failed", "mute", timeout=20)
         note("runtime.failed: %r" % failed["data"])
         expect_eq(failed["data"]["mode"], "server", "runtime.failed's mode")
-        expect_in("port %d did not answer within 800 ms" % st["port"], failed["data"]["reason"], "the reason")
+        expect_in("port %d not ready within 800 ms" % st["port"], failed["data"]["reason"], "the reason")
         ex = events_of(sb, "runtime.exited", "mute", from_seq=failed["seq"])
         expect_eq((ex["data"]["pid"], ex["data"].get("code")), (st["pid"], 0), "the failed instance's exit")
         rs = events_of(sb, "runtime.restarting", "mute", from_seq=ex["seq"])
@@ -563,7 +563,7 @@ def t_server_ready_timeout():
         events_of(sb, "runtime.exited", "mute", timeout=20)
         s = c.call("runtime.status", {"name": "mute"})
         expect_eq((s["state"], s["exit"]), ("failed", {"code": 0}), "the status after the failure")
-        expect_in("did not answer within 500 ms", s["reason"], "the status's reason")
+        expect_in("not ready within 500 ms", s["reason"], "the status's reason")
         expect_eq(listed(c)["mute"]["running"]["state"], "failed", "runtime.list's view")
         expect_eq(c.error_of("runtime.stop", {"name": "mute"}), "conflict", "stop of a failed runtime")
         expect_eq(start(c, {"name": "mute", "mode": "server"})["state"], "starting", "a new start after a failure")
@@ -602,7 +602,7 @@ def t_server_liveness():
         expect_eq((s["state"], s["reason"]), ("unready", unready["data"]["reason"]), "the status while unready")
         expect_eq(s["ready_ms"], ready["data"]["ready_ms"], "ready_ms is the first readiness's")
         failed = events_of(sb, "runtime.failed", "live", timeout=20, from_seq=unready["seq"])
-        expect_in("port %d stopped answering for 1500 ms" % st["port"], failed["data"]["reason"], "the reason")
+        expect_in("port %d unready for 1500 ms" % st["port"], failed["data"]["reason"], "the reason")
         ex = events_of(sb, "runtime.exited", "live", timeout=20, from_seq=failed["seq"])
         expect_eq(ex["data"].get("signal"), 15, "stopped with SIGTERM")
         expect_eq(c.call("runtime.status", {"name": "live"})["state"], "failed", "the status after")
@@ -656,6 +656,38 @@ def t_tui_sessions():
         ev = sb.wait_event(lambda e: e["kind"] == "pty.closed" and e["data"]["id"] == last, 10)
         expect_eq(ev["data"]["reason"], "replaced", "pty.closed's reason")
         expect_eq([s["id"] for s in c.call("pty.list")["sessions"]], [nxt["pty"]], "the sessions after a new start")
+
+
+SQUAT = """import socket, sys
+s = socket.socket()
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen(8)
+open(sys.argv[2], "w").close()
+while True:
+    s.accept()[0].close()
+"""
+
+
+@case("a server's port taken first by another process of the runtime's user is not its: never ready, and failed", timeout=60)
+def t_server_port_taken():
+    d = agent_dir()
+    up = os.path.join(d, "up")
+    # The runtime never gets the port: the other process has it.
+    prog = script("while :; do sleep 0.1; done\n")
+    port = 20000 + os.getpid() % 20000
+    with Sandbox(extra=section("victim", prog, d, agent_dir(), "server = --port {port}",
+                               "server_ready_timeout_ms = 1500"), offline=True) as sb:
+        c = sb.unix()
+        # The same user, inside the sandbox, but not of the runtime's
+        # processes: what a task of another runtime could run.
+        c.call("proc.start", {"argv": [PY, pyfile(SQUAT), str(port), up], "user": USER})
+        wait_for(lambda: os.path.exists(up), 10, "the other process listening")
+        start(c, {"name": "victim", "mode": "server", "port": port})
+        failed = events_of(sb, "runtime.failed", "victim", timeout=20)
+        note("runtime.failed: %r" % failed["data"])
+        expect_in("port %d not ready within 1500 ms" % port, failed["data"]["reason"], "the failure")
+        expect_in("is not the runtime's", failed["data"]["reason"], "why")
+        expect(not kinds_of(sb, "victim", ("runtime.ready",)), "the port of another process taken for ready")
 
 
 run()
