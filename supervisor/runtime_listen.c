@@ -12,6 +12,9 @@
 
 #define RUNTIME_LISTEN_STATE 0x0A /* TCP_LISTEN, as the kernel numbers it */
 #define RUNTIME_LISTEN_INODES_MAX 64
+/* How far up the parents a process of a runtime that called setsid is
+ * looked for: a bound on the work a hostile chain of forks can cause. */
+#define RUNTIME_LISTEN_HOPS 32
 
 int
 runtime_listen_parse(
@@ -74,26 +77,33 @@ runtime_listen_inodes(unsigned port, unsigned long long *v, int max)
 	return n;
 }
 
+static int
+runtime_listen_by_pid(const void *a, const void *b)
+{
+	pid_t x = ((const struct pstat *)a)->pid;
+	pid_t y = ((const struct pstat *)b)->pid;
+
+	return (x > y) - (x < y);
+}
+
+/* pid in all, sorted by pid; NULL if not there. */
 static const struct pstat *
 runtime_listen_find(const struct pstat *all, size_t n, pid_t pid)
 {
-	size_t i;
+	struct pstat key = {.pid = pid};
 
-	for (i = 0; i < n; i++)
-		if (all[i].pid == pid)
-			return &all[i];
-	return NULL;
+	return bsearch(&key, all, n, sizeof *all, runtime_listen_by_pid);
 }
 
 /* Whether p is of leader's: its session or group, or below one (one that
- * called setsid). A chain of parents is no longer than the table. */
+ * called setsid). */
 static bool
 runtime_listen_member(
     const struct pstat *all, size_t n, const struct pstat *p, pid_t leader)
 {
-	size_t hops;
+	unsigned hops;
 
-	for (hops = 0; p != NULL && hops <= n; hops++) {
+	for (hops = 0; p != NULL && hops <= RUNTIME_LISTEN_HOPS; hops++) {
 		if (p->sid == leader || p->pgrp == leader || p->pid == leader)
 			return true;
 		if (p->ppid <= 1)
@@ -103,9 +113,10 @@ runtime_listen_member(
 	return false;
 }
 
-/* Clears in v each inode that is a socket open in pid. */
-static void
-runtime_listen_clear_open(pid_t pid, unsigned long long *v, int n)
+/* Clears in v each inode that is a socket open in pid; returns how many
+ * are left. */
+static int
+runtime_listen_clear_open(pid_t pid, unsigned long long *v, int n, int left)
 {
 	char path[64], link[64], want[48];
 	struct dirent *d;
@@ -115,8 +126,8 @@ runtime_listen_clear_open(pid_t pid, unsigned long long *v, int n)
 
 	snprintf(path, sizeof path, "/proc/%ld/fd", (long)pid);
 	if ((dir = opendir(path)) == NULL)
-		return;
-	while ((d = readdir(dir)) != NULL) {
+		return left;
+	while (left > 0 && (d = readdir(dir)) != NULL) {
 		snprintf(path, sizeof path, "/proc/%ld/fd/%.16s", (long)pid,
 		    d->d_name);
 		len = readlink(path, link, sizeof link - 1);
@@ -125,11 +136,14 @@ runtime_listen_clear_open(pid_t pid, unsigned long long *v, int n)
 		link[len] = '\0';
 		for (i = 0; i < n; i++) {
 			snprintf(want, sizeof want, "socket:[%llu]", v[i]);
-			if (v[i] != 0 && strcmp(link, want) == 0)
+			if (v[i] != 0 && strcmp(link, want) == 0) {
 				v[i] = 0;
+				left--;
+			}
 		}
 	}
 	closedir(dir);
+	return left;
 }
 
 bool
@@ -139,6 +153,7 @@ runtime_listen_owned(pid_t leader, unsigned port, char *why, size_t len)
 	struct pstat *all;
 	size_t nall, i;
 	int n = runtime_listen_inodes(port, v, RUNTIME_LISTEN_INODES_MAX);
+	int left = n;
 	bool owned = true;
 
 	if (n <= 0) {
@@ -148,9 +163,11 @@ runtime_listen_owned(pid_t leader, unsigned port, char *why, size_t len)
 		return false;
 	}
 	nall = pstat_all(&all);
-	for (i = 0; i < nall; i++)
+	qsort(all, nall, sizeof *all, runtime_listen_by_pid);
+	for (i = 0; i < nall && left > 0; i++)
 		if (runtime_listen_member(all, nall, &all[i], leader))
-			runtime_listen_clear_open(all[i].pid, v, n);
+			left =
+			    runtime_listen_clear_open(all[i].pid, v, n, left);
 	free(all);
 	for (i = 0; i < (size_t)n; i++)
 		if (v[i] != 0) {

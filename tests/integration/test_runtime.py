@@ -690,4 +690,18 @@ def t_server_port_taken():
         expect(not kinds_of(sb, "victim", ("runtime.ready",)), "the port of another process taken for ready")
 
 
+@case("a server listening in a descendant that left the runtime's session is still the runtime's: ready", timeout=60)
+def t_server_port_descendant():
+    d = agent_dir()
+    listener = pyfile(LISTENER)
+    prog = script('setsid %s %s "$2" %s &\nwait\n' % (PY, listener, os.path.join(d, "never")))
+    with Sandbox(extra=section("forks", prog, d, agent_dir(), "server = --port {port}",
+                               "server_ready_timeout_ms = 5000"), offline=True) as sb:
+        c = sb.unix()
+        st = start(c, {"name": "forks", "mode": "server"})
+        ev = events_of(sb, "runtime.ready", "forks", timeout=20)
+        expect_eq(ev["data"]["port"], st["port"], "runtime.ready's port")
+        c.call("runtime.stop", {"name": "forks"}, timeout=20)
+
+
 run()
