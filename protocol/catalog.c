@@ -59,6 +59,11 @@ const struct catalog_event catalog_events[] = {
 	    "a runtime was started (name, mode, pid, pty or proc, port, "
 	    "workspace)" },
 	{ EV_RUNTIME_READY, "a runtime is ready (name, mode, port, ready_ms)" },
+	{ EV_RUNTIME_UNREADY,
+	    "a ready server's port stopped answering (name, mode, reason)" },
+	{ EV_RUNTIME_FAILED,
+	    "a server did not answer in time, and is stopped (name, mode, "
+	    "reason)" },
 	{ EV_RUNTIME_EXITED,
 	    "a runtime exited (name, mode, pid, code or signal, core)" },
 	{ EV_RUNTIME_RESTARTING,

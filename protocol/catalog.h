@@ -73,6 +73,8 @@ struct catalog_event {
 #define EV_RECORD_FAILED "record.failed"
 #define EV_RUNTIME_STARTED "runtime.started"
 #define EV_RUNTIME_READY "runtime.ready"
+#define EV_RUNTIME_UNREADY "runtime.unready"
+#define EV_RUNTIME_FAILED "runtime.failed"
 #define EV_RUNTIME_EXITED "runtime.exited"
 #define EV_RUNTIME_RESTARTING "runtime.restarting"
 #define EV_RUNTIME_STOPPED "runtime.stopped"

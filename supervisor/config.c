@@ -937,6 +937,10 @@ config_runtime_ms(struct config_runtime *r, const char *key)
 		return &r->backoff_max_ms;
 	if (strcmp(key, "stop_timeout_ms") == 0)
 		return &r->stop_timeout_ms;
+	if (strcmp(key, "backoff_reset_ms") == 0)
+		return &r->backoff_reset_ms;
+	if (strcmp(key, "server_ready_timeout_ms") == 0)
+		return &r->server_ready_timeout_ms;
 	return NULL;
 }
 
@@ -1021,6 +1025,8 @@ config_runtime_init(struct config_runtime *r)
 	r->backoff_min_ms = 100;
 	r->backoff_max_ms = 5000;
 	r->stop_timeout_ms = 3000;
+	r->backoff_reset_ms = 10000;
+	r->server_ready_timeout_ms = 60000;
 }
 
 static int

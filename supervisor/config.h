@@ -157,6 +157,8 @@ struct config_runtime {
 	enum config_busy busy;
 	enum config_restart restart;
 	unsigned backoff_min_ms, backoff_max_ms, stop_timeout_ms;
+	unsigned backoff_reset_ms;        /* ready this long: backoff anew */
+	unsigned server_ready_timeout_ms; /* a server not answering: failed */
 	int line;
 };
 

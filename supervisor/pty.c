@@ -857,6 +857,17 @@ pty_op_close(struct server_conn *c, const struct proto_msg *m)
 	pty_close_session(s, "closed");
 }
 
+int
+pty_close(const char *id, const char *reason)
+{
+	struct pty_session *s = pty_find(id);
+
+	if (s == NULL)
+		return -1;
+	pty_close_session(s, reason);
+	return 0;
+}
+
 void
 pty_op_list(struct server_conn *c, const struct proto_msg *m)
 {

@@ -50,6 +50,9 @@ void pty_init(struct event_base *base);
  * secrets.injected) to the caller. Fills id and pid; -1 with *cause. */
 int pty_open_launch(struct launch *l, const struct pty_opts *o,
     char id[PTY_ID_LEN + 1], pid_t *pid, char **cause);
+/* Closes session id as pty.close does, reason in its pty.closed. Returns
+ * 0, or -1 if there is no such session. */
+int pty_close(const char *id, const char *reason);
 /* Closes every session (SIGHUP, then SIGKILL) and frees them. */
 void pty_shutdown(void);
 

@@ -119,6 +119,8 @@ runtime_pack_status(
 {
 	bool server = rt->mode == RUNTIME_RUN_SERVER;
 	bool password = server && secret && rt->password[0] != '\0';
+	bool reason =
+	    rt->state == RUNTIME_RUN_UNREADY || rt->state == RUNTIME_RUN_FAILED;
 
 	if (rt->state == RUNTIME_RUN_STOPPED) {
 		msgpack_pack_map(pk, 2);
@@ -126,10 +128,12 @@ runtime_pack_status(
 		proto_pack_kv_str(pk, "state", "stopped");
 		return;
 	}
-	msgpack_pack_map(pk, 10 + server + password);
+	msgpack_pack_map(pk, 10 + server + password + reason);
 	proto_pack_kv_str(pk, "name", rt->cfg->name);
 	proto_pack_kv_str(pk, "mode", runtime_run_mode_name(rt->mode));
 	proto_pack_kv_str(pk, "state", runtime_run_state_name(rt->state));
+	if (reason)
+		proto_pack_kv_str(pk, "reason", rt->reason);
 	proto_pack_kv_u64(pk, "pid", (uint64_t)rt->pid);
 	proto_pack_kv_str(pk, "workspace", rt->workspace);
 	if (rt->mode == RUNTIME_RUN_TUI)

@@ -18,17 +18,22 @@
 #include "launch.h"
 #include "log.h"
 #include "rand.h"
+#include "runtime_listen.h"
 #include "runtime_run.h"
 #include "secrets.h"
 #include "xmalloc.h"
+
+/* How often a server whose probe passes on a port not its own is looked
+ * at again (the probe says nothing new while it passes). */
+#define RUNTIME_CLAIM_MS 200
 
 /* A TUI session lives as long as its runtime, watched or not. */
 #define RUNTIME_TTY_TTL (30u * 86400)
 
 static const char *const runtime_mode_names[RUNTIME_RUN_NMODES] = {
     "tui", "server", "rpc"};
-static const char *const runtime_state_names[] = {
-    "stopped", "starting", "ready", "restarting", "exited"};
+static const char *const runtime_state_names[] = {"stopped", "starting",
+    "ready", "unready", "restarting", "exited", "failed"};
 
 static struct event_base *runtime_base;
 static const struct config *runtime_conf;
@@ -36,6 +41,8 @@ static void (*runtime_exited_hook)(void);
 
 static void runtime_restart_cb(evutil_socket_t fd, short what, void *arg);
 static void runtime_kill_cb(evutil_socket_t fd, short what, void *arg);
+static void runtime_deadline_cb(evutil_socket_t fd, short what, void *arg);
+static void runtime_claim_cb(evutil_socket_t fd, short what, void *arg);
 
 void
 runtime_run_setup(
@@ -53,6 +60,8 @@ runtime_run_init(struct runtime_run *rt, const struct config_runtime *cfg)
 	rt->cfg = cfg;
 	rt->restart_timer = evtimer_new(runtime_base, runtime_restart_cb, rt);
 	rt->kill_timer = evtimer_new(runtime_base, runtime_kill_cb, rt);
+	rt->deadline_timer = evtimer_new(runtime_base, runtime_deadline_cb, rt);
+	rt->claim_timer = evtimer_new(runtime_base, runtime_claim_cb, rt);
 }
 
 const char *
@@ -93,9 +102,7 @@ runtime_run_waiters_free(struct runtime_run_waiter **list)
 bool
 runtime_run_running(const struct runtime_run *rt)
 {
-	return rt->state == RUNTIME_RUN_STARTING ||
-	    rt->state == RUNTIME_RUN_READY ||
-	    rt->state == RUNTIME_RUN_RESTARTING;
+	return rt->alive || rt->state == RUNTIME_RUN_RESTARTING;
 }
 
 /* A free loopback port: the kernel's pick, let go for the server. */
@@ -157,6 +164,19 @@ runtime_emit_ready(const struct runtime_run *rt)
 	events_commit();
 }
 
+/* runtime.unready, runtime.failed: rt's reason. */
+static void
+runtime_emit_reason(const char *kind, const struct runtime_run *rt)
+{
+	msgpack_packer *pk = events_begin(kind);
+
+	msgpack_pack_map(pk, 3);
+	proto_pack_kv_str(pk, "name", rt->cfg->name);
+	proto_pack_kv_str(pk, "mode", runtime_mode_names[rt->mode]);
+	proto_pack_kv_str(pk, "reason", rt->reason);
+	events_commit();
+}
+
 static void
 runtime_emit_name(const char *kind, const struct runtime_run *rt)
 {
@@ -172,10 +192,58 @@ runtime_emit_name(const char *kind, const struct runtime_run *rt)
 static void
 runtime_set_ready(struct runtime_run *rt)
 {
+	evtimer_del(rt->deadline_timer);
 	rt->state = RUNTIME_RUN_READY;
+	rt->reason[0] = '\0';
+	rt->ready_since = clock_mono_ms();
+	if (!rt->was_ready)
+		rt->ready_ms = rt->ready_since - rt->started_mono;
 	rt->was_ready = true;
-	rt->ready_ms = clock_mono_ms() - rt->started_mono;
 	runtime_emit_ready(rt);
+}
+
+/* A server gets server_ready_timeout_ms to answer, from its spawn or from
+ * the moment it stopped answering; 0 waits for ever. */
+static void
+runtime_arm_deadline(struct runtime_run *rt)
+{
+	struct timeval tv = clock_tv(rt->cfg->server_ready_timeout_ms);
+
+	if (rt->cfg->server_ready_timeout_ms > 0)
+		evtimer_add(rt->deadline_timer, &tv);
+}
+
+/* The probe passes: ready if the port's listeners are the runtime's
+ * (runtime_listen.h); else looked at again, until the deadline. */
+static void
+runtime_claim(struct runtime_run *rt)
+{
+	struct timeval tv = clock_tv(RUNTIME_CLAIM_MS);
+	char why[RUNTIME_RUN_REASON_MAX];
+
+	if (!runtime_listen_owned(rt->pid, rt->port, why, sizeof why)) {
+		if (strcmp(rt->reason, why) != 0)
+			log_warn("runtime %s: port %u answers, but %s",
+			    rt->cfg->name, rt->port, why);
+		memcpy(rt->reason, why, sizeof why);
+		evtimer_add(rt->claim_timer, &tv);
+		return;
+	}
+	log_info("runtime %s: ready on port %u", rt->cfg->name, rt->port);
+	runtime_set_ready(rt);
+}
+
+static void
+runtime_claim_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct runtime_run *rt = arg;
+
+	(void)fd;
+	(void)what;
+	if (rt->probe_ok && rt->alive &&
+	    (rt->state == RUNTIME_RUN_STARTING ||
+	        rt->state == RUNTIME_RUN_UNREADY))
+		runtime_claim(rt);
 }
 
 static void
@@ -183,18 +251,33 @@ runtime_probe_cb(void *arg, bool ok, const char *reason)
 {
 	struct runtime_run *rt = arg;
 
-	if (ok && rt->state == RUNTIME_RUN_STARTING) {
-		log_info(
-		    "runtime %s: ready on port %u", rt->cfg->name, rt->port);
-		runtime_set_ready(rt);
-	} else if (!ok && rt->state == RUNTIME_RUN_READY)
-		log_warn("runtime %s: its port stopped answering: %s",
-		    rt->cfg->name, reason);
+	rt->probe_ok = ok;
+	if (ok &&
+	    (rt->state == RUNTIME_RUN_STARTING ||
+	        rt->state == RUNTIME_RUN_UNREADY)) {
+		runtime_claim(rt);
+		return;
+	}
+	if (ok)
+		return;
+	evtimer_del(rt->claim_timer);
+	/* Kept for the failure's message, should it come to that. */
+	snprintf(rt->reason, sizeof rt->reason, "%s", reason);
+	if (rt->state != RUNTIME_RUN_READY)
+		return;
+	log_warn("runtime %s: its port stopped answering: %s", rt->cfg->name,
+	    reason);
+	rt->state = RUNTIME_RUN_UNREADY;
+	rt->ready_since = 0;
+	runtime_emit_reason(EV_RUNTIME_UNREADY, rt);
+	runtime_arm_deadline(rt);
 }
 
 static void
 runtime_probe_end(struct runtime_run *rt)
 {
+	evtimer_del(rt->claim_timer);
+	rt->probe_ok = false;
 	if (rt->probe == NULL)
 		return;
 	readiness_stop(rt->probe);
@@ -235,7 +318,51 @@ runtime_probe_start(struct runtime_run *rt, char **cause)
 	rt->probe = readiness_new(
 	    runtime_base, &rt->check, runtime_conf, runtime_probe_cb, rt);
 	readiness_start(rt->probe, true);
+	runtime_arm_deadline(rt);
 	return 0;
+}
+
+/* SIGTERM to rt's group, SIGKILL after its stop_timeout_ms. */
+static void
+runtime_signal_stop(struct runtime_run *rt)
+{
+	struct timeval tv = clock_tv(rt->cfg->stop_timeout_ms);
+
+	if (evtimer_pending(rt->kill_timer, NULL))
+		return;
+	kill(-rt->pid, SIGTERM);
+	evtimer_add(rt->kill_timer, &tv);
+}
+
+/* The deadline passed with the port unanswered: the instance has failed,
+ * and is stopped; its exit is handled as any (the restart policy counts
+ * it a failure). */
+static void
+runtime_deadline_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct runtime_run *rt = arg;
+	char why[RUNTIME_RUN_REASON_MAX];
+
+	(void)fd;
+	(void)what;
+	if (!rt->alive ||
+	    (rt->state != RUNTIME_RUN_STARTING &&
+	        rt->state != RUNTIME_RUN_UNREADY))
+		return;
+	/* The probe's last word, cut to leave room for what came before. */
+	snprintf(why, sizeof why, "port %u %s %u ms%s%.160s", rt->port,
+	    rt->state == RUNTIME_RUN_STARTING ? "not ready within"
+	                                      : "unready for",
+	    rt->cfg->server_ready_timeout_ms, rt->reason[0] != '\0' ? ": " : "",
+	    rt->reason);
+	snprintf(rt->reason, sizeof rt->reason, "%s", why);
+	log_warn("runtime %s: failed: %s; stopping pid %ld", rt->cfg->name,
+	    rt->reason, (long)rt->pid);
+	runtime_probe_end(rt);
+	rt->failed = true;
+	rt->state = RUNTIME_RUN_FAILED;
+	runtime_emit_reason(EV_RUNTIME_FAILED, rt);
+	runtime_signal_stop(rt);
 }
 
 /* ---- spawning ---- */
@@ -314,6 +441,20 @@ runtime_proc_exit_cb(const char *id, pid_t pid, int status, void *arg)
 	runtime_exited(arg, status);
 }
 
+/* The last instance's terminal stays readable (its last screen, replayed)
+ * until the next instance is there: then it is closed, so that sessions
+ * do not pile up one per start. */
+static void
+runtime_close_last_pty(struct runtime_run *rt, const char *last)
+{
+	if (last[0] == '\0' ||
+	    (rt->mode == RUNTIME_RUN_TUI && strcmp(last, rt->pty) == 0))
+		return;
+	pty_close(last, "replaced");
+	if (rt->mode != RUNTIME_RUN_TUI)
+		rt->pty[0] = '\0';
+}
+
 int
 runtime_run_spawn(struct runtime_run *rt, char **cause)
 {
@@ -323,7 +464,7 @@ runtime_run_spawn(struct runtime_run *rt, char **cause)
 	    .ring = PTY_RING_DEFAULT,
 	    .on_exit = runtime_pty_exit_cb,
 	    .on_exit_arg = rt};
-	char *program, target[CONFIG_MAX_NAME + 16];
+	char *program, target[CONFIG_MAX_NAME + 16], last_pty[PTY_ID_LEN + 1];
 	struct launch l;
 	struct stat st;
 	int rc;
@@ -337,6 +478,7 @@ runtime_run_spawn(struct runtime_run *rt, char **cause)
 		return -1;
 	rt->started = proto_now_ms();
 	rt->started_mono = clock_mono_ms();
+	memcpy(last_pty, rt->pty, sizeof last_pty);
 	if (rt->mode == RUNTIME_RUN_TUI)
 		rc = pty_open_launch(&l, &o, rt->pty, &rt->pid, cause);
 	else
@@ -347,11 +489,16 @@ runtime_run_spawn(struct runtime_run *rt, char **cause)
 		secrets_grant_emit(&l.grant, target);
 	}
 	launch_free(&l);
-	if (rc < 0)
+	if (rc < 0) {
+		memcpy(rt->pty, last_pty, sizeof last_pty);
 		return -1;
+	}
+	runtime_close_last_pty(rt, last_pty);
 	rt->state = RUNTIME_RUN_STARTING;
-	rt->has_exit = rt->was_ready = false;
-	rt->ready_ms = 0;
+	rt->alive = true;
+	rt->has_exit = rt->was_ready = rt->failed = false;
+	rt->ready_ms = rt->ready_since = 0;
+	rt->reason[0] = '\0';
 	log_info("runtime %s: %s mode, pid %ld", rt->cfg->name,
 	    runtime_mode_names[rt->mode], (long)rt->pid);
 	runtime_emit_started(rt);
@@ -400,7 +547,8 @@ runtime_should_restart(const struct runtime_run *rt)
 	switch (rt->cfg->restart) {
 	case CONFIG_RESTART_ALWAYS: return true;
 	case CONFIG_RESTART_ON_FAILURE:
-		return !WIFEXITED(rt->status) || WEXITSTATUS(rt->status) != 0;
+		return rt->failed || !WIFEXITED(rt->status) ||
+		    WEXITSTATUS(rt->status) != 0;
 	case CONFIG_RESTART_NEVER: break;
 	}
 	return false;
@@ -428,9 +576,18 @@ static void
 runtime_exited(struct runtime_run *rt, int status)
 {
 	runtime_probe_end(rt);
+	evtimer_del(rt->deadline_timer);
+	evtimer_del(rt->kill_timer);
+	rt->alive = false;
 	rt->status = status;
 	rt->has_exit = true;
-	rt->state = RUNTIME_RUN_EXITED;
+	rt->state = rt->failed ? RUNTIME_RUN_FAILED : RUNTIME_RUN_EXITED;
+	/* As a service's: a runtime that was ready long enough earned a
+	 * fresh start of its backoff. */
+	if (rt->ready_since != 0 &&
+	    clock_mono_ms() - rt->ready_since >= rt->cfg->backoff_reset_ms)
+		backoff_reset(&rt->backoff);
+	rt->ready_since = 0;
 	log_info("runtime %s: pid %ld exited (status %d)", rt->cfg->name,
 	    (long)rt->pid, status);
 	runtime_emit_exited(rt);
@@ -467,8 +624,11 @@ runtime_restart_cb(evutil_socket_t fd, short what, void *arg)
 		return;
 	if (runtime_run_spawn(rt, &cause) < 0) {
 		log_warn("runtime %s: not restarted: %s", rt->cfg->name, cause);
+		snprintf(
+		    rt->reason, sizeof rt->reason, "not restarted: %s", cause);
 		free(cause);
-		rt->state = RUNTIME_RUN_EXITED;
+		rt->state = RUNTIME_RUN_FAILED;
+		runtime_emit_reason(EV_RUNTIME_FAILED, rt);
 	}
 }
 
@@ -479,8 +639,7 @@ runtime_kill_cb(evutil_socket_t fd, short what, void *arg)
 
 	(void)fd;
 	(void)what;
-	if (rt->state == RUNTIME_RUN_STARTING ||
-	    rt->state == RUNTIME_RUN_READY) {
+	if (rt->alive) {
 		log_info("runtime %s: did not stop in %u ms; killing its group",
 		    rt->cfg->name, rt->cfg->stop_timeout_ms);
 		kill(-rt->pid, SIGKILL);
@@ -491,8 +650,6 @@ void
 runtime_run_stop(
     struct runtime_run *rt, struct server_conn *c, const struct proto_msg *m)
 {
-	struct timeval tv;
-
 	if (rt->state == RUNTIME_RUN_RESTARTING) {
 		evtimer_del(rt->restart_timer);
 		rt->state = RUNTIME_RUN_EXITED;
@@ -510,9 +667,7 @@ runtime_run_stop(
 		return;
 	rt->stopping = true;
 	log_info("runtime %s: stopping pid %ld", rt->cfg->name, (long)rt->pid);
-	kill(-rt->pid, SIGTERM);
-	tv = clock_tv(rt->cfg->stop_timeout_ms);
-	evtimer_add(rt->kill_timer, &tv);
+	runtime_signal_stop(rt);
 }
 
 void
@@ -521,13 +676,10 @@ runtime_run_terminate(struct runtime_run *rt)
 	evtimer_del(rt->restart_timer);
 	if (rt->state == RUNTIME_RUN_RESTARTING)
 		rt->state = RUNTIME_RUN_EXITED;
-	if (rt->state != RUNTIME_RUN_STARTING && rt->state != RUNTIME_RUN_READY)
+	if (!rt->alive)
 		return;
-	struct timeval tv = clock_tv(rt->cfg->stop_timeout_ms);
-
 	rt->stopping = true;
-	kill(-rt->pid, SIGTERM);
-	evtimer_add(rt->kill_timer, &tv);
+	runtime_signal_stop(rt);
 }
 
 void
@@ -537,6 +689,8 @@ runtime_run_free(struct runtime_run *rt)
 	runtime_probe_end(rt);
 	event_free(rt->restart_timer);
 	event_free(rt->kill_timer);
+	event_free(rt->deadline_timer);
+	event_free(rt->claim_timer);
 	runtime_run_waiters_free(&rt->stop_waiters);
 	child_strv_free(rt->req_env);
 	explicit_bzero(rt->password, sizeof rt->password);

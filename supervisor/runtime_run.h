@@ -34,9 +34,13 @@ enum runtime_run_state {
 	RUNTIME_RUN_STOPPED, /* never started */
 	RUNTIME_RUN_STARTING,
 	RUNTIME_RUN_READY,
+	RUNTIME_RUN_UNREADY,    /* a ready server's port stopped answering */
 	RUNTIME_RUN_RESTARTING, /* exited; started again after a backoff */
 	RUNTIME_RUN_EXITED,
+	RUNTIME_RUN_FAILED, /* a server that did not answer in time: stopped */
 };
+
+#define RUNTIME_RUN_REASON_MAX 256
 
 /* A request answered later (runtime.list, runtime.stop): by serial, since
  * the connection may be gone by then. */
@@ -61,14 +65,20 @@ struct runtime_run {
 	pid_t pid;
 	char pty[PTY_ID_LEN + 1], proc[PROC_ID_LEN + 1];
 	uint64_t started, started_mono, ready_ms;
-	bool was_ready; /* this instance */
+	bool alive;           /* the process is there: spawned, not reaped */
+	bool was_ready;       /* this instance */
+	bool failed;          /* this instance missed its readiness deadline */
+	uint64_t ready_since; /* monotonic ms, while ready; else 0 */
+	char reason[RUNTIME_RUN_REASON_MAX]; /* why unready or failed */
 	bool has_exit;
 	int status;
 	unsigned restarts;
 	struct backoff backoff;
 	struct config_service check; /* a server's probe, while it runs */
 	struct readiness *probe;
-	struct event *restart_timer, *kill_timer;
+	bool probe_ok; /* the probe passes: ready once the port is its own */
+	struct event *restart_timer, *kill_timer, *deadline_timer;
+	struct event *claim_timer;
 	struct runtime_run_waiter *stop_waiters;
 };
 

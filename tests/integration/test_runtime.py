@@ -518,4 +518,190 @@ def t_restart():
         expect_eq(c.call("runtime.status", {"name": "flaky"})["restarts"], s["restarts"], "no restart after exit 0")
 
 
+def pyfile(body):
+    """A Python script the runtime user can read; its path."""
+    path = os.path.join(scratch(0o755), "prog.py")
+    with open(path, "w") as f:
+        f.write(body)
+    os.chmod(path, 0o644)
+    return path
+
+
+def kinds_of(sb, name, kinds):
+    """The events of runtime name among kinds, in the journal's order."""
+    return [(e["kind"], e["data"]) for e in sb.events()
+            if e["kind"] in kinds and e["data"].get("name", e["data"].get("id")) == name]
+
+
+@case("a server whose port never answers fails after server_ready_timeout_ms: stopped, reported, and restarted on failure", timeout=60)
+def t_server_ready_timeout():
+    d = agent_dir()
+    runs = os.path.join(d, "runs")
+    # It even exits 0 on SIGTERM: a failure all the same, for on-failure.
+    prog = script("echo run >> %s\ntrap 'exit 0' TERM\nwhile :; do sleep 0.1; done\n" % runs)
+    with Sandbox(extra=section("mute", prog, d, agent_dir(), "server = --port {port}", "restart = on-failure",
+                               "server_ready_timeout_ms = 800", "backoff_min_ms = 50"), offline=True) as sb:
+        c = sb.unix()
+        st = start(c, {"name": "mute", "mode": "server"})
+        expect_eq(st["state"], "starting", "the state before the port answers")
+        failed = events_of(sb, "runtime.failed", "mute", timeout=20)
+        note("runtime.failed: %r" % failed["data"])
+        expect_eq(failed["data"]["mode"], "server", "runtime.failed's mode")
+        expect_in("port %d not ready within 800 ms" % st["port"], failed["data"]["reason"], "the reason")
+        ex = events_of(sb, "runtime.exited", "mute", from_seq=failed["seq"])
+        expect_eq((ex["data"]["pid"], ex["data"].get("code")), (st["pid"], 0), "the failed instance's exit")
+        rs = events_of(sb, "runtime.restarting", "mute", from_seq=ex["seq"])
+        expect_eq(rs["data"]["restarts"], 1, "restarted by its on-failure policy")
+        again = events_of(sb, "runtime.started", "mute", from_seq=rs["seq"])
+        expect(again["data"]["pid"] != st["pid"], "a new process: %r" % again["data"])
+        c.call("runtime.stop", {"name": "mute"}, timeout=20)
+    # Without a restart policy it stays failed, with the reason.
+    with Sandbox(extra=section("mute", prog, d, agent_dir(), "server = --port {port}",
+                               "server_ready_timeout_ms = 500"), offline=True) as sb:
+        c = sb.unix()
+        st = start(c, {"name": "mute", "mode": "server"})
+        events_of(sb, "runtime.exited", "mute", timeout=20)
+        s = c.call("runtime.status", {"name": "mute"})
+        expect_eq((s["state"], s["exit"]), ("failed", {"code": 0}), "the status after the failure")
+        expect_in("not ready within 500 ms", s["reason"], "the status's reason")
+        expect_eq(listed(c)["mute"]["running"]["state"], "failed", "runtime.list's view")
+        expect_eq(c.error_of("runtime.stop", {"name": "mute"}), "conflict", "stop of a failed runtime")
+        expect_eq(start(c, {"name": "mute", "mode": "server"})["state"], "starting", "a new start after a failure")
+
+
+LISTENER = """import os, socket, sys, time
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen(8)
+while not os.path.exists(sys.argv[2]):
+    time.sleep(0.05)
+s.close()
+open(sys.argv[2] + ".closed", "w").close()
+while True:
+    time.sleep(1)
+"""
+
+
+@case("a ready server whose port stops answering is unready with the reason, then failed and stopped", timeout=60)
+def t_server_liveness():
+    d = agent_dir()
+    flag = os.path.join(d, "close")
+    prog = pyfile(LISTENER)
+    with Sandbox(extra=section("live", PY, d, agent_dir(), "server = %s {port} %s" % (prog, flag),
+                               "server_ready_timeout_ms = 1500"), offline=True) as sb:
+        c = sb.unix()
+        st = start(c, {"name": "live", "mode": "server"})
+        ready = events_of(sb, "runtime.ready", "live", timeout=20)
+        open(flag, "w").close()
+        unready = events_of(sb, "runtime.unready", "live", timeout=20, from_seq=ready["seq"])
+        note("runtime.unready: %r" % unready["data"])
+        expect(unready["data"]["reason"], "runtime.unready's reason")
+        # The deadline is 1.5 s away: the status says why meanwhile.
+        s = c.call("runtime.status", {"name": "live"})
+        expect_eq((s["state"], s["reason"]), ("unready", unready["data"]["reason"]), "the status while unready")
+        expect_eq(s["ready_ms"], ready["data"]["ready_ms"], "ready_ms is the first readiness's")
+        failed = events_of(sb, "runtime.failed", "live", timeout=20, from_seq=unready["seq"])
+        expect_in("port %d unready for 1500 ms" % st["port"], failed["data"]["reason"], "the reason")
+        ex = events_of(sb, "runtime.exited", "live", timeout=20, from_seq=failed["seq"])
+        expect_eq(ex["data"].get("signal"), 15, "stopped with SIGTERM")
+        expect_eq(c.call("runtime.status", {"name": "live"})["state"], "failed", "the status after")
+
+
+@case("the restart backoff starts over once a runtime has been ready for backoff_reset_ms", timeout=60)
+def t_backoff_reset():
+    d = agent_dir()
+    count = os.path.join(d, "count")
+    # Runs 1-3 exit at once, run 4 lives 1.2 s, later runs live on.
+    prog = script('echo run >> %s\nn=$(wc -l < %s)\n[ "$n" -le 3 ] && exit 1\n[ "$n" -eq 4 ] && { sleep 1.2; exit 1; }\n'
+                  "exec sleep 100\n" % (count, count))
+    with Sandbox(extra=section("flappy", prog, d, agent_dir(), "rpc =", "restart = always", "backoff_min_ms = 100",
+                               "backoff_max_ms = 5000", "backoff_reset_ms = 500"), offline=True) as sb:
+        c = sb.unix()
+        start(c, {"name": "flappy", "mode": "rpc"})
+        sb.wait_event(lambda e: e["kind"] == "runtime.restarting" and e["data"]["restarts"] == 4, 30)
+        delays = [data["delay_ms"] for kind, data in kinds_of(sb, "flappy", ("runtime.restarting",))]
+        expect_eq(delays, [100, 200, 400, 100], "the delays: doubling, then from the minimum after 1.2 s ready")
+        c.call("runtime.stop", {"name": "flappy"}, timeout=20)
+
+
+@case("a TUI's last session stays replayable after its exit, and is closed when the next instance starts", timeout=60)
+def t_tui_sessions():
+    d = agent_dir()
+    count = os.path.join(d, "count")
+    prog = script('echo run >> %s\nn=$(wc -l < %s)\necho "instance-$n"\n[ "$n" -le 3 ] && exit 1\n'
+                  "exec sleep 100\n" % (count, count))
+    with Sandbox(extra=section("term", prog, d, agent_dir(), "tui =", "restart = on-failure",
+                               "backoff_min_ms = 50"), offline=True) as sb:
+        c = sb.unix()
+        first = start(c, {"name": "term", "mode": "tui"})
+        wait_for(lambda: c.call("runtime.status", {"name": "term"})["restarts"] == 3 and
+                 c.call("runtime.status", {"name": "term"})["state"] == "ready", 20, "the fourth instance")
+        ids = [data["pty"] for kind, data in kinds_of(sb, "term", ("runtime.started",))]
+        expect_eq(len(ids), 4, "four instances: %r" % ids)
+        expect_eq(ids[0], first["pty"], "the first instance's session")
+        live = [s["id"] for s in c.call("pty.list")["sessions"]]
+        expect_eq(live, [ids[3]], "the sessions left: the running instance's only")
+        closed = {e["data"]["id"]: e["data"]["reason"] for e in sb.events() if e["kind"] == "pty.closed"}
+        expect_eq(closed, {i: "replaced" for i in ids[:3]}, "pty.closed of the earlier instances")
+        c.call("runtime.stop", {"name": "term"}, timeout=20)
+        # Stopped, its session is still there to read: the last output.
+        last = c.call("runtime.status", {"name": "term"})["pty"]
+        expect_eq(last, ids[3], "the status names the last session")
+        c.call("pty.attach", {"id": last, "from_offset": 0})
+        read_until(c, "pty/" + last, lambda b: b"instance-4" in b, 10)
+        expect_eq([s["id"] for s in c.call("pty.list")["sessions"]], [last], "the exited instance's session")
+        # The next start closes it.
+        nxt = start(c, {"name": "term", "mode": "tui"})
+        ev = sb.wait_event(lambda e: e["kind"] == "pty.closed" and e["data"]["id"] == last, 10)
+        expect_eq(ev["data"]["reason"], "replaced", "pty.closed's reason")
+        expect_eq([s["id"] for s in c.call("pty.list")["sessions"]], [nxt["pty"]], "the sessions after a new start")
+
+
+SQUAT = """import socket, sys
+s = socket.socket()
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen(8)
+open(sys.argv[2], "w").close()
+while True:
+    s.accept()[0].close()
+"""
+
+
+@case("a server's port taken first by another process of the runtime's user is not its: never ready, and failed", timeout=60)
+def t_server_port_taken():
+    d = agent_dir()
+    up = os.path.join(d, "up")
+    # The runtime never gets the port: the other process has it.
+    prog = script("while :; do sleep 0.1; done\n")
+    port = 20000 + os.getpid() % 20000
+    with Sandbox(extra=section("victim", prog, d, agent_dir(), "server = --port {port}",
+                               "server_ready_timeout_ms = 1500"), offline=True) as sb:
+        c = sb.unix()
+        # The same user, inside the sandbox, but not of the runtime's
+        # processes: what a task of another runtime could run.
+        c.call("proc.start", {"argv": [PY, pyfile(SQUAT), str(port), up], "user": USER})
+        wait_for(lambda: os.path.exists(up), 10, "the other process listening")
+        start(c, {"name": "victim", "mode": "server", "port": port})
+        failed = events_of(sb, "runtime.failed", "victim", timeout=20)
+        note("runtime.failed: %r" % failed["data"])
+        expect_in("port %d not ready within 1500 ms" % port, failed["data"]["reason"], "the failure")
+        expect_in("is not the runtime's", failed["data"]["reason"], "why")
+        expect(not kinds_of(sb, "victim", ("runtime.ready",)), "the port of another process taken for ready")
+
+
+@case("a server listening in a descendant that left the runtime's session is still the runtime's: ready", timeout=60)
+def t_server_port_descendant():
+    d = agent_dir()
+    listener = pyfile(LISTENER)
+    prog = script('setsid %s %s "$2" %s &\nwait\n' % (PY, listener, os.path.join(d, "never")))
+    with Sandbox(extra=section("forks", prog, d, agent_dir(), "server = --port {port}",
+                               "server_ready_timeout_ms = 5000"), offline=True) as sb:
+        c = sb.unix()
+        st = start(c, {"name": "forks", "mode": "server"})
+        ev = events_of(sb, "runtime.ready", "forks", timeout=20)
+        expect_eq(ev["data"]["port"], st["port"], "runtime.ready's port")
+        c.call("runtime.stop", {"name": "forks"}, timeout=20)
+
+
 run()

@@ -1191,6 +1191,8 @@ START_TEST(test_runtime_keys)
 	    "backoff_min_ms = 10\n"
 	    "backoff_max_ms = 20\n"
 	    "stop_timeout_ms = 700\n"
+	    "backoff_reset_ms = 900\n"
+	    "server_ready_timeout_ms = 1500\n"
 	    "[runtime pi]\n"
 	    "command = pi\n"
 	    "user = agent\n"
@@ -1231,10 +1233,12 @@ START_TEST(test_runtime_keys)
 	ck_assert_uint_eq(r->backoff_min_ms, 10);
 	ck_assert_uint_eq(r->backoff_max_ms, 20);
 	ck_assert_uint_eq(r->stop_timeout_ms, 700);
+	ck_assert_uint_eq(r->backoff_reset_ms, 900);
+	ck_assert_uint_eq(r->server_ready_timeout_ms, 1500);
 	ck_assert_int_eq(r->line, 1);
 
 	r = runtime_named(&cfg, "pi");
-	ck_assert_int_eq(r->line, 21);
+	ck_assert_int_eq(r->line, 23);
 	ck_assert(
 	    !r->has_tui && !r->has_server && r->has_rpc && !r->has_resume);
 	expect_list(&r->rpc_args, rpc);
@@ -1248,6 +1252,8 @@ START_TEST(test_runtime_keys)
 	ck_assert_int_eq(r->busy, CONFIG_BUSY_REJECT);
 	ck_assert_int_eq(r->restart, CONFIG_RESTART_NEVER);
 	ck_assert_uint_eq(r->stop_timeout_ms, 3000);
+	ck_assert_uint_eq(r->backoff_reset_ms, 10000);
+	ck_assert_uint_eq(r->server_ready_timeout_ms, 60000);
 	ck_assert_ptr_null(config_runtime_find(&cfg, "opencode2"));
 	ck_assert_ptr_null(config_runtime_find(&cfg, "open"));
 	/* Runtimes are no services: berthd starts none of them at boot. */

@@ -1,0 +1,34 @@
+/* runtime_listen: whether the listener on a server's port is the
+ * runtime's own.
+ *
+ * A port berthd picks is free when picked and bound by the runtime a
+ * moment later, and a port the request names is known in advance: in
+ * either case another process (the same unprivileged user's, outside the
+ * runtime) can bind it first, and the readiness probe would then pass on
+ * that process's listener, to which a backend would hand the server's
+ * password. So a server is ready only once every TCP socket listening on
+ * its port (IPv4 and IPv6, any address) is open in a process of the
+ * runtime's: of its session or process group, or a descendant of one.
+ *
+ * Ownership: nothing is kept between calls. */
+#ifndef BERTH_RUNTIME_LISTEN_H
+#define BERTH_RUNTIME_LISTEN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* The longest line of /proc/net/tcp{,6} read; a longer one is malformed. */
+#define RUNTIME_LISTEN_LINE_MAX 512
+
+/* One line of /proc/net/tcp or tcp6 (NUL-terminated, at most
+ * RUNTIME_LISTEN_LINE_MAX bytes). Returns 1 for a socket in state LISTEN,
+ * with its local port and inode; 0 for any other socket or the header;
+ * -1 for a line that is neither. */
+int runtime_listen_parse(
+    const char *line, unsigned *port, unsigned long long *inode);
+/* Whether some socket listens on port and every one that does is open in
+ * a process of leader's (see above). When not, why says so. */
+bool runtime_listen_owned(pid_t leader, unsigned port, char *why, size_t len);
+
+#endif
