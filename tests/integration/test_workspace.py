@@ -14,6 +14,7 @@ it never gets there."""
 import os
 import base64
 import pwd
+import re
 import shutil
 import subprocess
 import sys
@@ -199,6 +200,19 @@ def t_private_clone():
         expect_eq((res["commit"], res["cloned"]), (newer, False), "the private fetch")
 
 
+def vm_flags(pid):
+    """{start address: VmFlags} of each mapping."""
+    flags, start = {}, None
+    with open("/proc/%d/smaps" % pid) as f:
+        for line in f:
+            m = re.match(r"([0-9a-f]+)-[0-9a-f]+ ", line)
+            if m:
+                start = int(m.group(1), 16)
+            elif line.startswith("VmFlags:"):
+                flags[start] = line.split()[1:]
+    return flags
+
+
 def process_texts():
     """The cmdline and environ of every process on the host (the sandbox's
     included), read as root."""
@@ -255,9 +269,20 @@ def t_credential_nowhere():
         stop = threading.Event()
 
         ids = set()
+        berthd = sb.berthd_pid()
+        held = {}
+
+        def scan_berthd():
+            """Where berthd holds the credential while git runs: only in
+            mappings locked against swap and kept out of core dumps."""
+            locked = {s for s, f in vm_flags(berthd).items() if {"lo", "dd"} <= set(f)}
+            held["anywhere"] = memory_holds(berthd, [secret.encode()])
+            held["outside"] = memory_holds(berthd, [secret.encode()], skip=locked)
 
         def watch():
             while not stop.is_set():
+                if "cmdline:git" in seen and not held:
+                    scan_berthd()
                 for pid, what, text in process_texts():
                     # Other programs on the machine may run git too: only
                     # this sandbox's count.
@@ -296,6 +321,10 @@ def t_credential_nowhere():
         expect("cmdline:git" in seen and "cmdline:helper" in seen,
                "the watch never saw git's or berth-workspace's processes: %r" % sorted(seen))
         expect(not found, "the credential was in a process's cmdline or environ: %r" % found[:5])
+        note("berthd's memory during the clone: %r" % {k: bool(v) for k, v in held.items()})
+        expect(held.get("anywhere"), "the scan of berthd's memory during the clone found no copy of the "
+               "credential (%r)" % held)
+        expect(not held.get("outside"), "berthd holds the credential outside locked, undumpable memory")
         ids.discard(None)
         note("uid and NoNewPrivs of git and berth-workspace: %r" % sorted(ids))
         expect(ids == {(pw.pw_uid, "1")}, "git or berth-workspace ran as %r, not the runtime's user with "
