@@ -520,6 +520,11 @@ def t_config_redirects():
     untrusted = GitServer()
     untrusted.repo("priv", private=("alice", "x")).commit("main", {"r": "r\n"})
     proxy = TunnelProxy(untrusted.port)
+    # elsewhere: one with its own certificate at the real server's port on
+    # another loopback address, for curl to be told the host is there.
+    elsewhere = GitServer(bind=("127.0.0.2", gs.port))
+    elsewhere.repo("priv", private=("alice", "x")).commit("main", {"r": "r\n"})
+    resolve = "127.0.0.1:%d:127.0.0.2" % gs.port
     home, pw = agent_home()
     url = gs.url("priv")
     cred = {"username": "alice", "password": secret}
@@ -541,6 +546,9 @@ def t_config_redirects():
                 ("http.sslCAInfo", untrusted.cafile), ("http.%s.sslCAInfo" % url, untrusted.cafile),
                 ("http.%s.sslCAPath" % url, os.path.dirname(untrusted.cafile)),
                 ("http.%s.proxy" % url, proxy.url)], [untrusted], None),
+            ("no TLS check, the host resolved elsewhere", [
+                ("http.sslVerify", "false"), ("http.%s.sslVerify" % url, "false"),
+                ("http.curloptResolve", resolve), ("http.%s.curloptResolve" % url, resolve)], [elsewhere], None),
         ]
         for name, pairs, rogues, code in attacks:
             head = head_of(dest)

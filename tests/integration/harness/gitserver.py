@@ -88,9 +88,10 @@ class GitServer:
     (each round of the smart protocol), so a clone lasts a while.
     chunk_delay: seconds between 16 KiB chunks of a response body.
     cert_of: another GitServer whose certificate (and key) this one serves,
-    so that what trusts one trusts the other."""
+    so that what trusts one trusts the other. bind: the address to listen
+    on (default 127.0.0.1 and a free port)."""
 
-    def __init__(self, delay=0.0, chunk_delay=0.0, cert_of=None):
+    def __init__(self, delay=0.0, chunk_delay=0.0, cert_of=None, bind=("127.0.0.1", 0)):
         self.root = scratch(0o755)
         os.makedirs(os.path.join(self.root, "repos"))
         os.makedirs(os.path.join(self.root, "work"))
@@ -113,7 +114,7 @@ class GitServer:
         self.keyfile = key
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(self.cafile, key)
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.server = http.server.ThreadingHTTPServer(bind, self._handler())
         self.server.daemon_threads = True
         self.server.socket = ctx.wrap_socket(self.server.socket, server_side=True)
         self.port = self.server.server_address[1]
