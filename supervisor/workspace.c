@@ -5,6 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "catalog.h"
@@ -36,14 +39,21 @@ enum workspace_end {
 	WORKSPACE_BROKEN, /* the helper said something malformed */
 };
 
-/* One prepare under way. The credential's two parts are kept only to
- * redact what the helper reports, and wiped when it ends. */
+/* A credential's two parts, in a mapping of their own kept as secrets.c
+ * keeps values: locked against swap, out of core dumps, and zeros in a
+ * child between fork and exec. */
+struct workspace_cred {
+	char username[WORKSPACE_USERNAME_MAX + 1];
+	char password[WORKSPACE_PASSWORD_MAX + 1];
+};
+
+/* One prepare under way. The credential is kept only to fill the
+ * helper's pipe and redact what the helper reports, and is wiped and
+ * unmapped when the helper ends. */
 struct workspace_job {
 	uint64_t serial, id; /* who asked, and the request to answer */
 	char *dir, *repo;
-	char username[WORKSPACE_USERNAME_MAX + 1];
-	char password[WORKSPACE_PASSWORD_MAX + 1];
-	bool has_cred;
+	struct workspace_cred *cred; /* NULL: none */
 	pid_t pid;
 	int fd;
 	struct event *ev;
@@ -74,12 +84,34 @@ workspace_init(struct event_base *base, const struct config *cfg)
 	workspace_cfg = cfg;
 }
 
+/* A locked, undumpable mapping for one credential; NULL if there is no
+ * memory for it. */
+static struct workspace_cred *
+workspace_cred_new(void)
+{
+	struct workspace_cred *c = mmap(NULL, sizeof *c, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (c == MAP_FAILED)
+		return NULL;
+	/* The system call itself: the sanitizers' mlock() does nothing. */
+	if (syscall(SYS_mlock, c, sizeof *c) != 0)
+		log_warn("cannot lock a credential's memory (%s): it may be "
+		         "swapped out",
+		    strerror(errno));
+	madvise(c, sizeof *c, MADV_DONTDUMP);
+	madvise(c, sizeof *c, MADV_WIPEONFORK);
+	return c;
+}
+
 static void
 workspace_wipe_cred(struct workspace_job *j)
 {
-	explicit_bzero(j->username, sizeof j->username);
-	explicit_bzero(j->password, sizeof j->password);
-	j->has_cred = false;
+	if (j->cred == NULL)
+		return;
+	explicit_bzero(j->cred, sizeof *j->cred);
+	munmap(j->cred, sizeof *j->cred);
+	j->cred = NULL;
 }
 
 static void
@@ -142,11 +174,13 @@ workspace_redact(const struct workspace_job *j, const char *s, size_t n)
 	struct workspace_buf b = {xstrdup(""), 0, 1};
 	struct redact *r = redact_new();
 
-	if (j->has_cred) {
+	if (j->cred != NULL) {
 		v[set.n++] = (struct redact_secret){"credential",
-		    (const uint8_t *)j->password, strlen(j->password)};
+		    (const uint8_t *)j->cred->password,
+		    strlen(j->cred->password)};
 		v[set.n++] = (struct redact_secret){"credential",
-		    (const uint8_t *)j->username, strlen(j->username)};
+		    (const uint8_t *)j->cred->username,
+		    strlen(j->cred->username)};
 		for (size_t i = 0; i < set.n; i++)
 			if (v[i].len >= REDACT_MIN && v[i].len > set.maxlen)
 				set.maxlen = v[i].len;
@@ -504,17 +538,18 @@ workspace_cred(struct workspace_job *j, const msgpack_object *o)
 	}
 	u = proto_map_get(o, "username");
 	p = proto_map_get(o, "password");
+	if ((j->cred = workspace_cred_new()) == NULL)
+		return "no memory for the credential";
 	if (p == NULL ||
-	    !workspace_cred_part(p, j->password, WORKSPACE_PASSWORD_MAX))
+	    !workspace_cred_part(p, j->cred->password, WORKSPACE_PASSWORD_MAX))
 		return "credential's password must be 1 to 1024 bytes without "
 		       "NUL or line ends";
 	if (u != NULL &&
-	    !workspace_cred_part(u, j->username, WORKSPACE_USERNAME_MAX))
+	    !workspace_cred_part(u, j->cred->username, WORKSPACE_USERNAME_MAX))
 		return "credential's username must be 1 to 256 bytes without "
 		       "NUL or line ends";
 	if (u == NULL)
-		snprintf(j->username, sizeof j->username, "git");
-	j->has_cred = true;
+		snprintf(j->cred->username, sizeof j->cred->username, "git");
 	return NULL;
 }
 
@@ -600,26 +635,29 @@ workspace_argv(const struct workspace_job *j)
 		argv[n++] = xstrdup("--branch");
 		argv[n++] = xstrdup(j->branch);
 	}
-	if (j->has_cred) {
+	if (j->cred != NULL) {
 		argv[n++] = xstrdup("--credential-fd");
 		argv[n++] = xasprintf("%d", WORKSPACE_CRED_FD);
 	}
 	return argv;
 }
 
-/* The credential on a pipe, filled and closed: its read end, or -1. */
+/* The credential on a pipe, filled and closed: its read end, or -1.
+ * Written from its locked mapping, with no copy on the way. */
 static int
 workspace_cred_pipe(const struct workspace_job *j)
 {
-	char buf[WORKSPACE_USERNAME_MAX + WORKSPACE_PASSWORD_MAX + 3];
-	int p[2], n;
+	struct iovec iov[4] = {{j->cred->username, strlen(j->cred->username)},
+	    {"\n", 1}, {j->cred->password, strlen(j->cred->password)},
+	    {"\n", 1}};
+	size_t n = iov[0].iov_len + iov[2].iov_len + 2;
+	int p[2];
 	bool ok;
 
 	if (pipe2(p, O_CLOEXEC) != 0)
 		return -1;
-	n = snprintf(buf, sizeof buf, "%s\n%s\n", j->username, j->password);
-	ok = write(p[1], buf, (size_t)n) == n;
-	explicit_bzero(buf, sizeof buf);
+	/* A pipe holds far more than a credential: one write, whole. */
+	ok = writev(p[1], iov, 4) == (ssize_t)n;
 	close(p[1]);
 	if (!ok) {
 		close(p[0]);
@@ -653,7 +691,7 @@ workspace_spawn(
 		launch_free(&l);
 		return "cannot make a pipe";
 	}
-	if (j->has_cred && (cred = workspace_cred_pipe(j)) < 0) {
+	if (j->cred != NULL && (cred = workspace_cred_pipe(j)) < 0) {
 		close(out[0]);
 		close(out[1]);
 		launch_free(&l);

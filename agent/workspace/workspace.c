@@ -214,14 +214,39 @@ ws_branch(const struct ws *w)
 	return b;
 }
 
+/* Whether the workspace's config makes git talk to another URL than the
+ * requested one (url.<base>.insteadOf, remote.<url>.url), reported: no
+ * fetch then. The credential helper refuses another host or path anyway;
+ * this says so before anything goes out. */
+static bool
+ws_rewritten(const struct ws *w)
+{
+	const char *geturl[] = {"ls-remote", "--get-url", w->repo, NULL};
+	struct ws_git_out o;
+	bool other;
+
+	other =
+	    ws_local(w, geturl, &o) != 0 || strcmp(ws_chomp(&o), w->repo) != 0;
+	ws_git_out_free(&o);
+	if (other)
+		ws_failed(w,
+		    "the workspace's git config sends the repository's "
+		    "URL elsewhere (url.<base>.insteadOf or "
+		    "remote.<url>.url): nothing was fetched");
+	return other;
+}
+
 static int
 ws_update(struct ws *w)
 {
 	const char *url[] = {"config", "--get", "remote.origin.url", NULL};
 	const char *status[] = {
 	    "status", "--porcelain=v1", "-z", "--untracked-files=normal", NULL};
-	const char *fetch[] = {
-	    "fetch", "--progress", "--prune", "origin", NULL};
+	/* The requested URL, not "origin": no remote.origin.* of the
+	 * workspace's config applies. */
+	const char *fetch[] = {"fetch", "--progress", "--prune",
+	    "--no-recurse-submodules", w->repo,
+	    "+refs/heads/*:refs/remotes/origin/*", NULL};
 	struct ws_git_out o;
 	char *branch, ff[300];
 	size_t n;
@@ -233,6 +258,8 @@ ws_update(struct ws *w)
 		return 1;
 	}
 	ws_git_out_free(&o);
+	if (ws_rewritten(w))
+		return 1;
 	if (ws_local(w, status, &o) != 0) {
 		ws_failed(w, o.reason);
 		ws_git_out_free(&o);
@@ -369,6 +396,7 @@ main(int argc, char **argv)
 	if (w.repo == NULL || w.dir == NULL || w.dir[0] != '/')
 		return ws_usage();
 	w.git.self = argv[0];
+	w.git.repo = w.repo;
 	w.git.line = ws_progress_line;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (credfd >= 0 && ws_read_cred(&w, credfd) != 0) {

@@ -21,6 +21,9 @@
 
 struct ws_git {
 	const char *self; /* this program's path: git's credential helper */
+	/* The repository a network step talks to (berth's settings for it,
+	 * the one the credential is for); NULL for a local step. */
+	const char *repo;
 	const char *cred; /* "USERNAME\nPASSWORD\n", or NULL */
 	size_t credlen;
 	/* Called with each stderr line (without its end). */

@@ -6,10 +6,17 @@ auth, and git's reason when the credential is missing or wrong; the
 credential nowhere afterwards (state directory, journal, logs, the
 clone's .git) nor in any process's cmdline or environ while the clone
 runs; refused URLs that run nothing; a re-prepare that fetches a new
-commit; a dirty workspace or another repository's clone left alone."""
+commit; a dirty workspace or another repository's clone left alone; and,
+from the runtime's side, a workspace's .git/config rewritten by its user
+or a server's redirect that would send the credential to another server:
+it never gets there."""
 
 import os
+import base64
 import pwd
+import re
+import shutil
+import subprocess
 import sys
 import threading
 import time
@@ -31,10 +38,11 @@ from harness import (  # noqa: E402
     text_ok,
     wait_for,
 )
-from harness.gitserver import GitServer, git  # noqa: E402
+from harness.gitserver import GitServer, TunnelProxy, git  # noqa: E402
 from harness.memory import memory_holds  # noqa: E402
 
 RUNTIME = "ws"
+GIT = "/usr/bin/git"
 
 
 def runtime_config(gs, home):
@@ -192,6 +200,19 @@ def t_private_clone():
         expect_eq((res["commit"], res["cloned"]), (newer, False), "the private fetch")
 
 
+def vm_flags(pid):
+    """{start address: VmFlags} of each mapping."""
+    flags, start = {}, None
+    with open("/proc/%d/smaps" % pid) as f:
+        for line in f:
+            m = re.match(r"([0-9a-f]+)-[0-9a-f]+ ", line)
+            if m:
+                start = int(m.group(1), 16)
+            elif line.startswith("VmFlags:"):
+                flags[start] = line.split()[1:]
+    return flags
+
+
 def process_texts():
     """The cmdline and environ of every process on the host (the sandbox's
     included), read as root."""
@@ -248,9 +269,20 @@ def t_credential_nowhere():
         stop = threading.Event()
 
         ids = set()
+        berthd = sb.berthd_pid()
+        held = {}
+
+        def scan_berthd():
+            """Where berthd holds the credential while git runs: only in
+            mappings locked against swap and kept out of core dumps."""
+            locked = {s for s, f in vm_flags(berthd).items() if {"lo", "dd"} <= set(f)}
+            held["anywhere"] = memory_holds(berthd, [secret.encode()])
+            held["outside"] = memory_holds(berthd, [secret.encode()], skip=locked)
 
         def watch():
             while not stop.is_set():
+                if "cmdline:git" in seen and not held:
+                    scan_berthd()
                 for pid, what, text in process_texts():
                     # Other programs on the machine may run git too: only
                     # this sandbox's count.
@@ -289,6 +321,10 @@ def t_credential_nowhere():
         expect("cmdline:git" in seen and "cmdline:helper" in seen,
                "the watch never saw git's or berth-workspace's processes: %r" % sorted(seen))
         expect(not found, "the credential was in a process's cmdline or environ: %r" % found[:5])
+        note("berthd's memory during the clone: %r" % {k: bool(v) for k, v in held.items()})
+        expect(held.get("anywhere"), "the scan of berthd's memory during the clone found no copy of the "
+               "credential (%r)" % held)
+        expect(not held.get("outside"), "berthd holds the credential outside locked, undumpable memory")
         ids.discard(None)
         note("uid and NoNewPrivs of git and berth-workspace: %r" % sorted(ids))
         expect(ids == {(pw.pw_uid, "1")}, "git or berth-workspace ran as %r, not the runtime's user with "
@@ -429,6 +465,151 @@ def t_reprepare():
         expect_eq((len(err["files"]), err["more"]), (100, 22), "files named and counted")
         err = error_of(prepare(c, {"repo": gs.url("other"), "dir": dest}), "conflict", "another repository")
         expect("another repository" in err["message"], "the error: %r" % err["message"])
+
+
+def as_agent_git(pw, home, dest, *args, env=()):
+    """git run by the runtime's user in its workspace, as the runtime
+    could: what it writes in .git/config is the user's to write."""
+    env = ["PATH=/usr/bin:/bin", "HOME=" + home, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+           "GIT_TERMINAL_PROMPT=0", *env]
+    return subprocess.run(["runuser", "-u", pw.pw_name, "--", "env", "-i", *env, GIT, "-C", dest, *args],
+                          capture_output=True, timeout=60)
+
+
+def agent_config(pw, home, dest, *pairs):
+    for key, value in pairs:
+        r = as_agent_git(pw, home, dest, "config", key, value)
+        expect_eq(r.returncode, 0, "git config %s as the runtime's user (%r)" % (key, r.stderr))
+
+
+def agent_unconfig(pw, home, dest, *keys):
+    for key in keys:
+        as_agent_git(pw, home, dest, "config", "--unset-all", key)
+
+
+def decoy_fetch(pw, home, dest, cafile, what, decoy):
+    """What the workspace's config does to a plain git of the user's, with
+    the runtime's env and a helper that answers a decoy password: proof
+    that the attack is real."""
+    helper = "!f() { echo username=alice; echo password=%s; }; f" % decoy
+    return as_agent_git(pw, home, dest, "-c", "credential.helper=", "-c", "credential.helper=" + helper,
+                        "fetch", what, env=["GIT_SSL_CAINFO=" + cafile])
+
+
+def sent(servers, password):
+    """Whether an Authorization header any of servers saw holds password."""
+    for gs in servers:
+        for _, auth in gs.auths:
+            if auth.startswith("Basic ") and password.encode() in base64.b64decode(auth[6:] + "=="):
+                return True
+    return False
+
+
+@case("a re-prepare sends the credential only to the requested repository, whatever the runtime's user "
+      "wrote in .git/config", timeout=180)
+def t_config_redirects():
+    gs = GitServer()
+    secret = "pw-" + os.urandom(12).hex()
+    repo = gs.repo("priv", private=("alice", secret))
+    first = repo.commit("main", {"a.txt": "one\n"})
+    # rogue: another server the runtime's CAs trust; untrusted: one they do
+    # not (its own certificate), reached through a proxy that tunnels every
+    # CONNECT to it. Both ask for a password and record what they get.
+    rogue = GitServer(cert_of=gs)
+    rogue.repo("priv", private=("alice", "x")).commit("main", {"r": "r\n"})
+    untrusted = GitServer()
+    untrusted.repo("priv", private=("alice", "x")).commit("main", {"r": "r\n"})
+    proxy = TunnelProxy(untrusted.port)
+    # elsewhere: one with its own certificate at the real server's port on
+    # another loopback address, for curl to be told the host is there.
+    elsewhere = GitServer(bind=("127.0.0.2", gs.port))
+    elsewhere.repo("priv", private=("alice", "x")).commit("main", {"r": "r\n"})
+    resolve = "127.0.0.1:%d:127.0.0.2" % gs.port
+    home, pw = agent_home()
+    url = gs.url("priv")
+    cred = {"username": "alice", "password": secret}
+    with Sandbox(extra=runtime_config(gs, home)) as sb:
+        c = sb.ws()
+        dest = os.path.join(home, "ws")
+        res = result_of(prepare(c, {"repo": url, "dir": dest, "credential": cred}), "the first clone")
+        expect_eq(res["commit"], first, "the first clone")
+        attacks = [
+            ("url.insteadOf", [("url.%s.insteadOf" % rogue.url("priv"), url)], [rogue], "git_failed"),
+            ("remote.<url>.url", [("remote.%s.url" % url, rogue.url("priv"))], [rogue], "git_failed"),
+            ("remote.origin.url", [("remote.origin.url", rogue.url("priv"))], [rogue], "conflict"),
+            ("url.insteadOf, for origin", [("url.%s.insteadOf" % rogue.url("priv"), url)], [rogue], "git_failed"),
+            ("no TLS check, through a proxy", [
+                ("http.sslVerify", "false"), ("http.%s.sslVerify" % url, "false"),
+                ("http.proxy", proxy.url), ("http.%s.proxy" % url, proxy.url),
+                ("remote.%s.proxy" % url, proxy.url)], [untrusted], None),
+            ("another CA, through a proxy", [
+                ("http.sslCAInfo", untrusted.cafile), ("http.%s.sslCAInfo" % url, untrusted.cafile),
+                ("http.%s.sslCAPath" % url, os.path.dirname(untrusted.cafile)),
+                ("http.%s.proxy" % url, proxy.url)], [untrusted], None),
+            ("no TLS check, the host resolved elsewhere", [
+                ("http.sslVerify", "false"), ("http.%s.sslVerify" % url, "false"),
+                ("http.curloptResolve", resolve), ("http.%s.curloptResolve" % url, resolve)], [elsewhere], None),
+        ]
+        for name, pairs, rogues, code in attacks:
+            head = head_of(dest)
+            agent_config(pw, home, dest, *pairs)
+            decoy = "decoy-" + os.urandom(8).hex()
+            what = "origin" if "origin" in name else url
+            r = decoy_fetch(pw, home, dest, gs.cafile, what, decoy)
+            note("%s: a plain git fetch of the user's: %r" % (name, r.stderr.decode(errors="replace")[-200:]))
+            expect(sent(rogues, decoy), "%s: the user's own git did not send its decoy elsewhere: the attack is "
+                   "not real" % name)
+            newer = repo.commit("main", {"a.txt": os.urandom(4).hex() + "\n"})
+            seen = [len(x.auths) for x in rogues]
+            connects = len(proxy.connects)
+            r = prepare(c, {"repo": url, "dir": dest, "credential": cred})
+            note("%s: the prepare: %r" % (name, r.get("error") or r.get("result")))
+            expect(not sent(rogues, secret), "%s: the credential reached the other server" % name)
+            if code is None:
+                # What TLS and the proxy are is berth's: the real server, directly.
+                res = result_of(r, name)
+                expect_eq((res["commit"], res["cloned"]), (newer, False), "%s: the fetch from the real server" % name)
+                expect_eq(len(proxy.connects), connects, "%s: the proxy was used: %r" % (name, proxy.connects))
+            else:
+                err = error_of(r, code, name)
+                expect(secret not in repr(err), "%s: the error holds the credential" % name)
+                expect_eq([len(x.auths) for x in rogues], seen, "%s: the other server was asked at all" % name)
+                expect_eq(head_of(dest), head, "%s: HEAD after the refused prepare" % name)
+            agent_unconfig(pw, home, dest, *[k for k, _ in pairs])
+            agent_config(pw, home, dest, ("remote.origin.url", url))
+        expect(as_agent_git(pw, home, dest, "status", "--porcelain").stdout == b"", "the workspace is not clean")
+        res = result_of(prepare(c, {"repo": url, "dir": dest, "credential": cred}), "a prepare once the config "
+                        "is the user's again")
+        expect_eq(res["commit"], head_of(dest), "the last prepare")
+
+
+@case("a server's redirect to another host gets no credential: git's reason names that host")
+def t_redirect_refused():
+    gs = GitServer()
+    secret = "pw-" + os.urandom(12).hex()
+    rogue = GitServer(cert_of=gs)
+    rogue.repo("moved", private=("alice", "x")).commit("main", {"r": "r\n"})
+    gs.redirect("moved", rogue.url("moved"))
+    home, pw = agent_home()
+    with Sandbox(extra=runtime_config(gs, home)) as sb:
+        c = sb.ws()
+        dest = os.path.join(home, "m")
+        os.mkdir(dest)
+        os.chown(dest, pw.pw_uid, pw.pw_gid)
+        as_agent_git(pw, home, dest, "init", "-q")
+        r = decoy_fetch(pw, home, dest, gs.cafile, gs.url("moved"), "decoy-" + secret[3:])
+        expect(sent([rogue], "decoy-" + secret[3:]), "git did not follow the redirect with a credential: %r"
+               % r.stderr[-200:])
+        shutil.rmtree(dest)
+        err = error_of(prepare(c, {"repo": gs.url("moved"), "dir": dest,
+                                   "credential": {"username": "alice", "password": secret}}),
+                       "git_failed", "a clone redirected to another host")
+        note("the reason: %s" % err["message"])
+        expect_eq(err["message"], "git asked for a credential for another host: 127.0.0.1:%d" % rogue.port,
+                  "git's reason")
+        expect(not sent([rogue], secret), "the credential reached the host redirected to")
+        expect(any(n == "moved" for n, _ in rogue.auths), "git never followed the redirect")
+        expect(not os.path.exists(dest), "the failed clone left %s" % dest)
 
 
 @case("berth workspace prepare clones a private repository with the password from stdin", transports=TRANSPORTS)

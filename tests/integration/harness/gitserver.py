@@ -7,6 +7,9 @@ private (basic auth), and a delay that makes a clone last a while.
     repo = gs.repo("pub", branches={"main": 2, "dev": 1})
     priv = gs.repo("priv", private=("alice", "s3cret"))
     # gs.url("pub") is https://127.0.0.1:PORT/pub.git; gs.cafile trusts it
+    rogue = GitServer(cert_of=gs)        # another server the same CA trusts
+    gs.redirect("moved", rogue.url("moved"))
+    proxy = TunnelProxy(rogue.port)      # a CONNECT proxy that tunnels to it
 
 Everything lives in a scratch directory and the server stops when the
 case ends.
@@ -15,6 +18,7 @@ case ends.
 import base64
 import http.server
 import os
+import socket
 import ssl
 import subprocess
 import threading
@@ -82,9 +86,12 @@ class Repo:
 class GitServer:
     """The HTTPS server. delay: seconds to sleep before each response
     (each round of the smart protocol), so a clone lasts a while.
-    chunk_delay: seconds between 16 KiB chunks of a response body."""
+    chunk_delay: seconds between 16 KiB chunks of a response body.
+    cert_of: another GitServer whose certificate (and key) this one serves,
+    so that what trusts one trusts the other. bind: the address to listen
+    on (default 127.0.0.1 and a free port)."""
 
-    def __init__(self, delay=0.0, chunk_delay=0.0):
+    def __init__(self, delay=0.0, chunk_delay=0.0, cert_of=None, bind=("127.0.0.1", 0)):
         self.root = scratch(0o755)
         os.makedirs(os.path.join(self.root, "repos"))
         os.makedirs(os.path.join(self.root, "work"))
@@ -92,17 +99,22 @@ class GitServer:
         self.delay = delay
         self.chunk_delay = chunk_delay
         self.auths = []  # (repo name, Authorization header) of each request
-        self.cafile = os.path.join(self.root, "cert.pem")
-        key = os.path.join(self.root, "key.pem")
-        subprocess.run(
-            ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key,
-             "-out", self.cafile, "-days", "1", "-subj", "/CN=127.0.0.1",
-             "-addext", "subjectAltName=IP:127.0.0.1"],
-            check=True, capture_output=True, timeout=60)
-        os.chmod(self.cafile, 0o644)
+        self.redirects = {}  # repo name: the URL its requests are sent to
+        if cert_of is not None:
+            self.cafile, key = cert_of.cafile, cert_of.keyfile
+        else:
+            self.cafile = os.path.join(self.root, "cert.pem")
+            key = os.path.join(self.root, "key.pem")
+            subprocess.run(
+                ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key,
+                 "-out", self.cafile, "-days", "1", "-subj", "/CN=127.0.0.1",
+                 "-addext", "subjectAltName=IP:127.0.0.1"],
+                check=True, capture_output=True, timeout=60)
+            os.chmod(self.cafile, 0o644)
+        self.keyfile = key
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(self.cafile, key)
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.server = http.server.ThreadingHTTPServer(bind, self._handler())
         self.server.daemon_threads = True
         self.server.socket = ctx.wrap_socket(self.server.socket, server_side=True)
         self.port = self.server.server_address[1]
@@ -113,6 +125,10 @@ class GitServer:
         r = Repo(self.root, name, private)
         self.repos[name] = r
         return r
+
+    def redirect(self, name, url):
+        """Answers every request for NAME.git with a 302 to url."""
+        self.redirects[name] = url
 
     def url(self, name):
         return "https://127.0.0.1:%d/%s.git" % (self.port, name)
@@ -145,6 +161,14 @@ class GitServer:
                 repo = gs.repos.get(name)
                 auth = self.headers.get("Authorization", "")
                 gs.auths.append((name, auth))
+                if name in gs.redirects:
+                    rest = path.lstrip("/").split("/", 1)[1:]
+                    self.send_response(302)
+                    self.send_header("Location", gs.redirects[name] + "".join("/" + r for r in rest)
+                                     + ("?" + query if query else ""))
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
                 if repo is None:
                     self.send_error(404)
                     return
@@ -194,3 +218,63 @@ class GitServer:
                         time.sleep(gs.chunk_delay)
 
         return Handler
+
+
+class TunnelProxy:
+    """An HTTP proxy on loopback that answers every CONNECT by tunnelling
+    to one port of its own choosing, and records what was asked for
+    (self.connects): a proxy that sends a client elsewhere."""
+
+    def __init__(self, to_port):
+        self.to_port = to_port
+        self.connects = []
+        self.sock = socket.socket()
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        self.url = "http://127.0.0.1:%d" % self.port
+        threading.Thread(target=self._serve, daemon=True).start()
+        track_closer(self.sock.close)
+
+    def _serve(self):
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._tunnel, args=(conn,), daemon=True).start()
+
+    def _tunnel(self, conn):
+        conn.settimeout(30)
+        head = b""
+        try:
+            while b"\r\n\r\n" not in head and len(head) < 65536:
+                chunk = conn.recv(4096)
+                if not chunk:
+                    return
+                head += chunk
+            self.connects.append(head.split(b"\r\n", 1)[0].decode(errors="replace"))
+            up = socket.create_connection(("127.0.0.1", self.to_port), timeout=30)
+            conn.sendall(b"HTTP/1.1 200 Connection established\r\n\r\n")
+        except OSError:
+            conn.close()
+            return
+
+        def pump(a, b):
+            try:
+                while True:
+                    data = a.recv(65536)
+                    if not data:
+                        break
+                    b.sendall(data)
+            except OSError:
+                pass
+            for s in (a, b):
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
+        threading.Thread(target=pump, args=(up, conn), daemon=True).start()
+        pump(conn, up)

@@ -67,18 +67,20 @@ def memory_holds(pid, values, skip=None):
     /proc/PID/mem (root may read an undumpable process). The values'
     digits are random: a piece of one is found nowhere by chance, and a
     copy cut into pieces (read from a socket in several reads) is
-    found too. skip: the start of a mapping not to search."""
+    found too. skip: the start of a mapping not to search, or a set of
+    them."""
     windows = {}
     for v in values:
         for i in range(len(v) - WINDOW + 1):
             w = v[i : i + WINDOW]
             if w.translate(HEX_RUNS) == b"x" * WINDOW:
                 windows[w] = v
+    skips = skip if isinstance(skip, (set, frozenset)) else {skip}
     found = set()
     fd = os.open("/proc/%d/mem" % pid, os.O_RDONLY)
     try:
         for start, end, perms, _ in mappings(pid):
-            if "rw" not in perms or end - start > SCAN_MAX or start == skip:
+            if "rw" not in perms or end - start > SCAN_MAX or start in skips:
                 continue
             for lo, hi in present(pid, start, end):
                 try:
