@@ -136,12 +136,7 @@ runtime_pack_status(
 		proto_pack_kv_str(pk, "reason", rt->reason);
 	proto_pack_kv_u64(pk, "pid", (uint64_t)rt->pid);
 	proto_pack_kv_str(pk, "workspace", rt->workspace);
-	if (rt->mode == RUNTIME_RUN_TUI)
-		proto_pack_kv_str(pk, "pty", rt->pty);
-	else
-		proto_pack_kv_str(pk, "proc", rt->proc);
-	if (server)
-		proto_pack_kv_u64(pk, "port", rt->port);
+	runtime_run_pack_where(pk, rt);
 	if (password)
 		proto_pack_kv_str(pk, "password", rt->password);
 	proto_pack_kv_u64(pk, "started", rt->started);

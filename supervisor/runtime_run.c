@@ -127,6 +127,17 @@ runtime_run_free_port(unsigned *port, char **cause)
 	return 0;
 }
 
+void
+runtime_run_pack_where(msgpack_packer *pk, const struct runtime_run *rt)
+{
+	if (rt->mode == RUNTIME_RUN_TUI)
+		proto_pack_kv_str(pk, "pty", rt->pty);
+	else
+		proto_pack_kv_str(pk, "proc", rt->proc);
+	if (rt->mode == RUNTIME_RUN_SERVER)
+		proto_pack_kv_u64(pk, "port", rt->port);
+}
+
 /* ---- events ---- */
 
 static void
@@ -139,12 +150,7 @@ runtime_emit_started(const struct runtime_run *rt)
 	proto_pack_kv_str(pk, "name", rt->cfg->name);
 	proto_pack_kv_str(pk, "mode", runtime_mode_names[rt->mode]);
 	proto_pack_kv_u64(pk, "pid", (uint64_t)rt->pid);
-	if (rt->mode == RUNTIME_RUN_TUI)
-		proto_pack_kv_str(pk, "pty", rt->pty);
-	else
-		proto_pack_kv_str(pk, "proc", rt->proc);
-	if (server)
-		proto_pack_kv_u64(pk, "port", rt->port);
+	runtime_run_pack_where(pk, rt);
 	proto_pack_kv_str(pk, "workspace", rt->workspace);
 	events_commit();
 }

@@ -105,6 +105,9 @@ bool runtime_run_running(const struct runtime_run *rt);
 /* A free loopback port, the kernel's pick; -1 with *cause. */
 int runtime_run_free_port(unsigned *port, char **cause);
 
+/* Where a client reaches rt, in the map being packed: "pty" (tui) or
+ * "proc" (rpc, server), and "port" (server): 1 key, 2 for a server. */
+void runtime_run_pack_where(msgpack_packer *pk, const struct runtime_run *rt);
 const char *runtime_run_mode_name(enum runtime_run_mode mode);
 const char *runtime_run_state_name(enum runtime_run_state state);
 
