@@ -83,6 +83,14 @@ class Repo:
         return git("-C", self.work, "rev-parse", "HEAD")
 
 
+class _Server(http.server.ThreadingHTTPServer):
+    """A threaded HTTP server whose backlog takes a burst of git's
+    connections (the default is 5)."""
+
+    daemon_threads = True
+    request_queue_size = 128
+
+
 class GitServer:
     """The HTTPS server. delay: seconds to sleep before each response
     (each round of the smart protocol), so a clone lasts a while.
@@ -114,9 +122,11 @@ class GitServer:
         self.keyfile = key
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(self.cafile, key)
-        self.server = http.server.ThreadingHTTPServer(bind, self._handler())
-        self.server.daemon_threads = True
-        self.server.socket = ctx.wrap_socket(self.server.socket, server_side=True)
+        self.server = _Server(bind, self._handler())
+        # The handshake is each connection's own thread's (Handler.setup),
+        # not the accepting thread's: one slow client under load would
+        # otherwise hold up every other one's connect.
+        self.server.socket = ctx.wrap_socket(self.server.socket, server_side=True, do_handshake_on_connect=False)
         self.port = self.server.server_address[1]
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         track_closer(self.server.shutdown)
@@ -138,6 +148,11 @@ class GitServer:
 
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+
+            def setup(self):
+                self.request.settimeout(60)
+                self.request.do_handshake()
+                super().setup()
 
             def do_GET(self):
                 self._cgi()
