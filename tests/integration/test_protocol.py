@@ -36,7 +36,8 @@ REMOTE_OPS = ["hello", "ping", "state", "events.subscribe", "events.unsubscribe"
               "fs.chmod", "fs.watch", "fs.unwatch", "fs.watches",
               "artifact.publish", "artifact.read", "artifact.list",
               "desktop.screenshot", "desktop.input", "desktop.cursor", "desktop.info", "desktop.windows",
-              "desktop.wait_change", "record.start", "record.stop", "record.status"]
+              "desktop.wait_change", "record.start", "record.stop", "record.status",
+              "runtime.list", "runtime.start", "runtime.stop", "runtime.status", "workspace.prepare"]
 LOCAL_OPS = ["check.report", "gateway.attach", "gateway.auth_failed", "gateway.check", "desktop.provide", "desktop.emit"]
 
 
