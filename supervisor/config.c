@@ -871,6 +871,7 @@ config_runtime_ready(
 {
 	struct config_list w;
 	char **v;
+	bool tcp;
 	int err = 0;
 
 	if (r->server_ready != NULL)
@@ -878,11 +879,12 @@ config_runtime_ready(
 	if (config_split(p, val, &v) < 0)
 		return -1;
 	config_list_take(&w, v);
-	if (strcmp(w.v[0], "tcp") == 0 || strcmp(w.v[0], "http") == 0) {
+	tcp = strcmp(w.v[0], "tcp") == 0;
+	if (tcp || strcmp(w.v[0], "http") == 0) {
 		if (w.n < 2 || !config_list_has(&w, "{port}"))
 			err = config_fail(p,
 			    "server_ready = %s wants an address with {port}",
-			    w.v[0]);
+			    tcp ? "tcp" : "http");
 	} else if (strcmp(w.v[0], "exec") == 0) {
 		if (w.n < 2)
 			err = config_fail(
