@@ -25,6 +25,7 @@ import msgpack
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
+from harness.clients import pump  # noqa: E402
 from harness import (  # noqa: E402
     DESKTOP,
     SANITIZER_MARKS,
@@ -297,7 +298,7 @@ class CuttingProxy:
                 threading.Thread(target=self._cut, args=(client, up), daemon=True).start()
             else:
                 for a, b in ((client, up), (up, client)):
-                    threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+                    threading.Thread(target=pump, args=(a, b), daemon=True).start()
 
     @staticmethod
     def _cut(client, up):
@@ -317,22 +318,6 @@ class CuttingProxy:
             pass
         client.close()
         up.close()
-
-    @staticmethod
-    def _pump(a, b):
-        try:
-            while True:
-                data = a.recv(65536)
-                if not data:
-                    break
-                b.sendall(data)
-        except OSError:
-            pass
-        for s in (a, b):
-            try:
-                s.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
 
     def close(self):
         self.stopped = True

@@ -16,7 +16,6 @@ import errno
 import os
 import pwd
 import re
-import stat
 import subprocess
 import sys
 import time
@@ -30,7 +29,6 @@ from harness import (  # noqa: E402
     expect_eq,
     expect_in,
     note,
-    proc_status,
     run,
     scratch,
     wait_for,
@@ -506,7 +504,7 @@ def t_restart():
         r1 = events_of(sb, "runtime.restarting", "flaky")
         expect_eq(r1["data"]["restarts"], 1, "the first restart's count")
         r2 = sb.wait_event(lambda e: e["kind"] == "runtime.restarting" and e["data"]["restarts"] == 2)
-        expect(r2["data"]["delay_ms"] >= r1["data"]["delay_ms"], "the backoff grows: %r" % [r1, r2])
+        expect(r2["data"]["delay_ms"] >= r1["data"]["delay_ms"], "the backoff grows: %r" % ([r1, r2],))
         os.unlink(flag)
         # Once it exits 0 it is left alone.
         def settled():

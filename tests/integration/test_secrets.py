@@ -8,13 +8,12 @@ journal, the state directory, berthd's log, the events sent to a
 subscriber or the gateway's /metrics."""
 
 import os
-import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import msgpack  # noqa: E402
 
-from harness.memory import mappings, memory_holds  # noqa: E402
+from harness.memory import mappings, memory_holds, vm_flags  # noqa: E402
 from harness import (  # noqa: E402
     Sandbox,
     case,
@@ -289,19 +288,6 @@ def bad_input():
 
 # ---------------------------------------------------------------------
 # Memory
-
-
-def vm_flags(pid):
-    """{start address: VmFlags} of each mapping."""
-    flags, start = {}, None
-    with open("/proc/%d/smaps" % pid) as f:
-        for line in f:
-            m = re.match(r"([0-9a-f]+)-[0-9a-f]+ ", line)
-            if m:
-                start = int(m.group(1), 16)
-            elif line.startswith("VmFlags:"):
-                flags[start] = line.split()[1:]
-    return flags
 
 
 @case("memory: the store is locked and not dumped, and a value gone is gone from berthd's memory")

@@ -13,8 +13,6 @@ it never gets there."""
 
 import os
 import base64
-import pwd
-import re
 import shutil
 import subprocess
 import sys
@@ -39,7 +37,7 @@ from harness import (  # noqa: E402
     wait_for,
 )
 from harness.gitserver import GitServer, TunnelProxy, git  # noqa: E402
-from harness.memory import memory_holds  # noqa: E402
+from harness.memory import memory_holds, vm_flags  # noqa: E402
 
 RUNTIME = "ws"
 GIT = "/usr/bin/git"
@@ -198,19 +196,6 @@ def t_private_clone():
         res = result_of(prepare(c, {"repo": gs.url("priv"), "dir": dest,
                                     "credential": {"username": "alice", "password": secret}}), "a fetch with it")
         expect_eq((res["commit"], res["cloned"]), (newer, False), "the private fetch")
-
-
-def vm_flags(pid):
-    """{start address: VmFlags} of each mapping."""
-    flags, start = {}, None
-    with open("/proc/%d/smaps" % pid) as f:
-        for line in f:
-            m = re.match(r"([0-9a-f]+)-[0-9a-f]+ ", line)
-            if m:
-                start = int(m.group(1), 16)
-            elif line.startswith("VmFlags:"):
-                flags[start] = line.split()[1:]
-    return flags
 
 
 def process_texts():

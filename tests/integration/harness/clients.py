@@ -525,3 +525,21 @@ class HttpServer:
         self.port = self.server.server_address[1]
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         track_closer(self.server.shutdown)
+
+
+def pump(a, b):
+    """Copies what socket a receives to socket b until either ends, then
+    shuts both down (one direction of a relay)."""
+    try:
+        while True:
+            data = a.recv(65536)
+            if not data:
+                break
+            b.sendall(data)
+    except OSError:
+        pass
+    for s in (a, b):
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass

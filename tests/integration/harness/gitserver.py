@@ -24,6 +24,7 @@ import subprocess
 import threading
 import time
 
+from .clients import pump
 from .procs import scratch
 from .runner import track_closer
 
@@ -275,21 +276,6 @@ class TunnelProxy:
         except OSError:
             conn.close()
             return
-
-        def pump(a, b):
-            try:
-                while True:
-                    data = a.recv(65536)
-                    if not data:
-                        break
-                    b.sendall(data)
-            except OSError:
-                pass
-            for s in (a, b):
-                try:
-                    s.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
 
         threading.Thread(target=pump, args=(up, conn), daemon=True).start()
         pump(conn, up)

@@ -2,6 +2,7 @@
 /proc/PID/mem: what a test reads to prove a value was wiped."""
 
 import os
+import re
 import struct
 
 
@@ -91,3 +92,16 @@ def memory_holds(pid, values, skip=None):
     finally:
         os.close(fd)
     return found
+
+
+def vm_flags(pid):
+    """{start address: VmFlags} of each mapping."""
+    flags, start = {}, None
+    with open("/proc/%d/smaps" % pid) as f:
+        for line in f:
+            m = re.match(r"([0-9a-f]+)-[0-9a-f]+ ", line)
+            if m:
+                start = int(m.group(1), 16)
+            elif line.startswith("VmFlags:"):
+                flags[start] = line.split()[1:]
+    return flags
