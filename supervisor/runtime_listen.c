@@ -6,15 +6,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "pstat.h"
 #include "runtime_listen.h"
-#include "xmalloc.h"
 
 #define RUNTIME_LISTEN_STATE 0x0A /* TCP_LISTEN, as the kernel numbers it */
 #define RUNTIME_LISTEN_INODES_MAX 64
-/* How far up the parents a process of a runtime that called setsid is
- * looked for: a bound on the work a hostile chain of forks can cause. */
-#define RUNTIME_LISTEN_HOPS 32
 
 int
 runtime_listen_parse(
@@ -77,42 +72,6 @@ runtime_listen_inodes(unsigned port, unsigned long long *v, int max)
 	return n;
 }
 
-static int
-runtime_listen_by_pid(const void *a, const void *b)
-{
-	pid_t x = ((const struct pstat *)a)->pid;
-	pid_t y = ((const struct pstat *)b)->pid;
-
-	return (x > y) - (x < y);
-}
-
-/* pid in all, sorted by pid; NULL if not there. */
-static const struct pstat *
-runtime_listen_find(const struct pstat *all, size_t n, pid_t pid)
-{
-	struct pstat key = {.pid = pid};
-
-	return bsearch(&key, all, n, sizeof *all, runtime_listen_by_pid);
-}
-
-/* Whether p is of leader's: its session or group, or below one (one that
- * called setsid). */
-static bool
-runtime_listen_member(
-    const struct pstat *all, size_t n, const struct pstat *p, pid_t leader)
-{
-	unsigned hops;
-
-	for (hops = 0; p != NULL && hops <= RUNTIME_LISTEN_HOPS; hops++) {
-		if (p->sid == leader || p->pgrp == leader || p->pid == leader)
-			return true;
-		if (p->ppid <= 1)
-			return false;
-		p = runtime_listen_find(all, n, p->ppid);
-	}
-	return false;
-}
-
 /* Clears in v each inode that is a socket open in pid; returns how many
  * are left. */
 static int
@@ -147,14 +106,12 @@ runtime_listen_clear_open(pid_t pid, unsigned long long *v, int n, int left)
 }
 
 bool
-runtime_listen_owned(pid_t leader, unsigned port, char *why, size_t len)
+runtime_listen_owned(struct tree *t, unsigned port, char *why, size_t len)
 {
 	unsigned long long v[RUNTIME_LISTEN_INODES_MAX];
-	struct pstat *all;
-	size_t nall, i;
 	int n = runtime_listen_inodes(port, v, RUNTIME_LISTEN_INODES_MAX);
-	int left = n;
-	bool owned = true;
+	int left = n, i;
+	size_t m;
 
 	if (n <= 0) {
 		snprintf(why, len, "%s",
@@ -162,20 +119,16 @@ runtime_listen_owned(pid_t leader, unsigned port, char *why, size_t len)
 		           : "its listeners cannot be told");
 		return false;
 	}
-	nall = pstat_all(&all);
-	qsort(all, nall, sizeof *all, runtime_listen_by_pid);
-	for (i = 0; i < nall && left > 0; i++)
-		if (runtime_listen_member(all, nall, &all[i], leader))
-			left =
-			    runtime_listen_clear_open(all[i].pid, v, n, left);
-	free(all);
-	for (i = 0; i < (size_t)n; i++)
+	tree_scan(t);
+	for (m = 0; m < t->n && left > 0; m++)
+		left = runtime_listen_clear_open(t->v[m].pid, v, n, left);
+	for (i = 0; i < n; i++)
 		if (v[i] != 0) {
-			owned = false;
 			snprintf(why, len,
 			    "a socket listening on it (inode %llu) is not the "
 			    "runtime's",
 			    v[i]);
+			return false;
 		}
-	return owned;
+	return true;
 }

@@ -8,7 +8,8 @@
  * that process's listener, to which a backend would hand the server's
  * password. So a server is ready only once every TCP socket listening on
  * its port (IPv4 and IPv6, any address) is open in a process of the
- * runtime's: of its session or process group, or a descendant of one.
+ * runtime's tree (tree.h: its session or process group, a descendant of
+ * one, or one seen so before), the same processes a stop ends.
  *
  * Ownership: nothing is kept between calls. */
 #ifndef BERTH_RUNTIME_LISTEN_H
@@ -17,6 +18,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
+
+#include "tree.h"
 
 /* The longest line of /proc/net/tcp{,6} read; a longer one is malformed. */
 #define RUNTIME_LISTEN_LINE_MAX 512
@@ -28,7 +31,7 @@
 int runtime_listen_parse(
     const char *line, unsigned *port, unsigned long long *inode);
 /* Whether some socket listens on port and every one that does is open in
- * a process of leader's (see above). When not, why says so. */
-bool runtime_listen_owned(pid_t leader, unsigned port, char *why, size_t len);
+ * a process of t, scanned afresh (see above). When not, why says so. */
+bool runtime_listen_owned(struct tree *t, unsigned port, char *why, size_t len);
 
 #endif

@@ -227,7 +227,7 @@ runtime_claim(struct runtime_run *rt)
 	struct timeval tv = clock_tv(RUNTIME_CLAIM_MS);
 	char why[RUNTIME_RUN_REASON_MAX];
 
-	if (!runtime_listen_owned(rt->pid, rt->port, why, sizeof why)) {
+	if (!runtime_listen_owned(&rt->tree, rt->port, why, sizeof why)) {
 		if (strcmp(rt->reason, why) != 0)
 			log_warn("runtime %s: port %u answers, but %s",
 			    rt->cfg->name, rt->port, why);
@@ -328,7 +328,8 @@ runtime_probe_start(struct runtime_run *rt, char **cause)
 	return 0;
 }
 
-/* SIGTERM to rt's group, SIGKILL after its stop_timeout_ms. */
+/* SIGTERM to rt's tree (its group first), SIGKILL to what is left of
+ * the tree after its stop_timeout_ms, whether the leader is gone or not. */
 static void
 runtime_signal_stop(struct runtime_run *rt)
 {
@@ -337,7 +338,19 @@ runtime_signal_stop(struct runtime_run *rt)
 	if (evtimer_pending(rt->kill_timer, NULL))
 		return;
 	kill(-rt->pid, SIGTERM);
+	tree_scan(&rt->tree);
+	tree_signal(&rt->tree, SIGTERM, true);
 	evtimer_add(rt->kill_timer, &tv);
+}
+
+/* SIGKILL to every process left of rt's tree; how many. */
+static size_t
+runtime_kill_tree(struct runtime_run *rt)
+{
+	if (rt->alive)
+		kill(-rt->pid, SIGKILL);
+	tree_scan(&rt->tree);
+	return tree_signal(&rt->tree, SIGKILL, false);
 }
 
 /* The deadline passed with the port unanswered: the instance has failed,
@@ -500,6 +513,14 @@ runtime_run_spawn(struct runtime_run *rt, char **cause)
 		return -1;
 	}
 	runtime_close_last_pty(rt, last_pty);
+	/* What a stopped instance left is ended now, not by a timer that
+	 * would find the new one's tree. */
+	if (evtimer_pending(rt->kill_timer, NULL)) {
+		evtimer_del(rt->kill_timer);
+		runtime_kill_tree(rt);
+	}
+	tree_free(&rt->tree);
+	tree_init(&rt->tree, rt->pid, NULL);
 	rt->state = RUNTIME_RUN_STARTING;
 	rt->alive = true;
 	rt->has_exit = rt->was_ready = rt->failed = false;
@@ -568,7 +589,6 @@ runtime_stopped(struct runtime_run *rt)
 	struct server_conn *c;
 
 	rt->stopping = false;
-	evtimer_del(rt->kill_timer);
 	runtime_emit_name(EV_RUNTIME_STOPPED, rt);
 	for (w = rt->stop_waiters; w != NULL; w = w->next)
 		if ((c = server_conn_find(w->serial)) != NULL)
@@ -583,8 +603,11 @@ runtime_exited(struct runtime_run *rt, int status)
 {
 	runtime_probe_end(rt);
 	evtimer_del(rt->deadline_timer);
-	evtimer_del(rt->kill_timer);
 	rt->alive = false;
+	/* A stop in progress still ends what the leader left of its tree at
+	 * the stop timeout. */
+	if (tree_scan(&rt->tree) == 0)
+		evtimer_del(rt->kill_timer);
 	rt->status = status;
 	rt->has_exit = true;
 	rt->state = rt->failed ? RUNTIME_RUN_FAILED : RUNTIME_RUN_EXITED;
@@ -642,14 +665,15 @@ static void
 runtime_kill_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct runtime_run *rt = arg;
+	size_t n;
 
 	(void)fd;
 	(void)what;
-	if (rt->alive) {
-		log_info("runtime %s: did not stop in %u ms; killing its group",
-		    rt->cfg->name, rt->cfg->stop_timeout_ms);
-		kill(-rt->pid, SIGKILL);
-	}
+	n = runtime_kill_tree(rt);
+	if (n > 0)
+		log_info("runtime %s: %zu processes did not stop in %u ms; "
+		         "killed",
+		    rt->cfg->name, n, rt->cfg->stop_timeout_ms);
 }
 
 void
@@ -698,6 +722,7 @@ runtime_run_free(struct runtime_run *rt)
 	event_free(rt->deadline_timer);
 	event_free(rt->claim_timer);
 	runtime_run_waiters_free(&rt->stop_waiters);
+	tree_free(&rt->tree);
 	child_strv_free(rt->req_env);
 	explicit_bzero(rt->password, sizeof rt->password);
 	memset(rt, 0, sizeof *rt);

@@ -20,6 +20,7 @@
 #include "readiness.h"
 #include "runtime_version.h"
 #include "server.h"
+#include "tree.h"
 
 #define RUNTIME_RUN_PASSWORD_BYTES 16
 
@@ -63,6 +64,9 @@ struct runtime_run {
 	char password[2 * RUNTIME_RUN_PASSWORD_BYTES + 1]; /* "" if none */
 	/* The instance. */
 	pid_t pid;
+	/* Its processes, the leader's session and group and their
+	 * descendants: what a stop ends, and whose a server's port must be. */
+	struct tree tree;
 	char pty[PTY_ID_LEN + 1], proc[PROC_ID_LEN + 1];
 	uint64_t started, started_mono, ready_ms;
 	bool alive;           /* the process is there: spawned, not reaped */

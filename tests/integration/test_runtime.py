@@ -28,7 +28,10 @@ from harness import (  # noqa: E402
     expect,
     expect_eq,
     expect_in,
+    host_processes,
     note,
+    pid_alive,
+    proc_argv,
     run,
     scratch,
     wait_for,
@@ -688,7 +691,8 @@ def t_server_port_taken():
         expect(not kinds_of(sb, "victim", ("runtime.ready",)), "the port of another process taken for ready")
 
 
-@case("a server listening in a descendant that left the runtime's session is still the runtime's: ready", timeout=60)
+@case("a server listening in a descendant that left the runtime's session is still the runtime's: ready; "
+      "runtime.stop ends that descendant too", timeout=60)
 def t_server_port_descendant():
     d = agent_dir()
     listener = pyfile(LISTENER)
@@ -699,7 +703,14 @@ def t_server_port_descendant():
         st = start(c, {"name": "forks", "mode": "server"})
         ev = events_of(sb, "runtime.ready", "forks", timeout=20)
         expect_eq(ev["data"]["port"], st["port"], "runtime.ready's port")
+
+        def listeners():
+            return [p for p in host_processes() if listener in " ".join(proc_argv(p) or [])]
+
+        held = listeners()
+        expect(held, "no process runs the listener")
         c.call("runtime.stop", {"name": "forks"}, timeout=20)
+        wait_for(lambda: not any(pid_alive(p) for p in held), 10, "the setsid listener ended by runtime.stop")
 
 
 run()

@@ -99,6 +99,7 @@ START_TEST(test_owner)
 {
 	struct sockaddr_in sin = {.sin_family = AF_INET};
 	socklen_t len = sizeof sin;
+	struct tree ours, other;
 	char why[128];
 	int fd = socket(AF_INET, SOCK_STREAM, 0);
 	unsigned port;
@@ -114,14 +115,18 @@ START_TEST(test_owner)
 		pause();
 		_exit(0);
 	}
-	ck_assert(runtime_listen_owned(getsid(0), port, why, sizeof why));
-	ck_assert(!runtime_listen_owned(0x7ffffff0, port, why, sizeof why));
+	tree_init(&ours, getsid(0), NULL);
+	tree_init(&other, 0x7ffffff0, NULL);
+	ck_assert(runtime_listen_owned(&ours, port, why, sizeof why));
+	ck_assert(!runtime_listen_owned(&other, port, why, sizeof why));
 	ck_assert_msg(strstr(why, "is not the runtime's") != NULL, "%s", why);
 	close(fd);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
-	ck_assert(!runtime_listen_owned(getsid(0), port, why, sizeof why));
+	ck_assert(!runtime_listen_owned(&ours, port, why, sizeof why));
 	ck_assert_str_eq(why, "no socket listens on it");
+	tree_free(&ours);
+	tree_free(&other);
 }
 END_TEST
 
