@@ -192,16 +192,17 @@ cg_unescape(char *s)
 	*out = '\0';
 }
 
-/* Whether the comma-separated list holds word. */
+/* Whether list, words separated by sep (mount options by commas,
+ * cgroup.controllers by spaces), holds word. */
 static bool
-cg_list_has(const char *list, const char *word)
+cg_list_has(const char *list, char sep, const char *word)
 {
 	size_t len = strlen(word);
 	const char *at = list;
 
 	while ((at = strstr(at, word)) != NULL) {
-		if ((at == list || at[-1] == ',') &&
-		    (at[len] == ',' || at[len] == '\0'))
+		if ((at == list || at[-1] == sep) &&
+		    (at[len] == sep || at[len] == '\n' || at[len] == '\0'))
 			return true;
 		at += len;
 	}
@@ -227,7 +228,7 @@ cg_mount_match(char *line, const char *ctl, char **root, char **point)
 		return false;
 	if (ctl == NULL
 	        ? strcmp(type, "cgroup2") != 0
-	        : strcmp(type, "cgroup") != 0 || !cg_list_has(opts, ctl))
+	        : strcmp(type, "cgroup") != 0 || !cg_list_has(opts, ',', ctl))
 		return false;
 	save = NULL;
 	for (i = 0; i < 6; i++)
@@ -259,7 +260,7 @@ cg_own_path(const char *ctl)
 		*list++ = '\0';
 		*path++ = '\0';
 		if (ctl == NULL ? strcmp(line, "0") == 0 && *list == '\0'
-		                : cg_list_has(list, ctl))
+		                : cg_list_has(list, ',', ctl))
 			found = xstrdup(path);
 	}
 	free(line);
@@ -385,22 +386,6 @@ cg_v2_enable(const char *own, const char *sub, const char *ctl)
 	return cg_write(sub, "cgroup.subtree_control", plus);
 }
 
-/* Whether the v2 controller list (space-separated) names ctl. */
-static bool
-cg_words_have(const char *words, const char *ctl)
-{
-	size_t len = strlen(ctl);
-	const char *at = words;
-
-	while ((at = strstr(at, ctl)) != NULL) {
-		if ((at == words || at[-1] == ' ') &&
-		    (at[len] == ' ' || at[len] == '\n' || at[len] == '\0'))
-			return true;
-		at += len;
-	}
-	return false;
-}
-
 /* The v2 controllers berthd's cgroup offers, enabled for berth where the
  * kernel lets; the roles the v2 subtree takes. */
 static unsigned
@@ -413,8 +398,12 @@ cg_v2_controllers(const char *own, const char *sub, bool at_root)
 	if (cg_read(own, "cgroup.controllers", have, sizeof have) < 0)
 		return 0;
 	for (ctl = 0; ctl < CGROUP_NCTL; ctl++) {
-		if (!cg_words_have(have, cg_ctl_name[ctl]))
+		if (!cg_list_has(have, ' ', cg_ctl_name[ctl])) {
+			snprintf(cg.ctl_why[ctl], CG_WHY_MAX,
+			    "berthd's cgroup v2 %s does not offer %s", own,
+			    cg_ctl_name[ctl]);
 			continue;
+		}
 		if (left == -1)
 			left = cg_v2_leave(own, at_root);
 		if (left != 0) {
@@ -438,16 +427,16 @@ cg_v2_controllers(const char *own, const char *sub, bool at_root)
 static void
 cg_setup_v2(char *why, size_t size)
 {
-	char *own = cg_own_dir(NULL, why, size), *sub, *path;
+	char *own = cg_own_dir(NULL, why, size), *sub;
 	unsigned roles = CG_MEMBER | CG_CPUTIME;
 	bool at_root;
 	int err, i;
 
 	if (own == NULL)
 		return;
-	path = cg_own_path(NULL);
-	at_root = path != NULL && strcmp(path, "/") == 0;
-	free(path);
+	/* Only the hierarchy's true root lacks cgroup.events; the root of a
+	 * cgroup namespace has it, and the rule holds there. */
+	at_root = !cg_exists(own, "cgroup.events");
 	sub = xasprintf("%s/berth", own);
 	if ((err = cg_mkdir(sub)) != 0) {
 		snprintf(
@@ -645,19 +634,39 @@ cg_alloc(void)
 	return g;
 }
 
-/* Makes dir, which a crashed berthd of the same tag may have left empty;
- * and berth's subtree again if another berthd's shutdown removed it.
+/* berth's subtree made again, as setup made it, after another berthd's
+ * shutdown removed it (it was empty then). 0, or an errno. */
+static int
+cg_remake_subtree(const struct cg_hier *h)
+{
+	char plus[32];
+	int err = cg_mkdir(h->subtree), ctl;
+
+	for (ctl = 0; err == 0 && h->version == 2 && ctl < CGROUP_NCTL; ctl++)
+		if (h->roles & (1u << ctl)) {
+			snprintf(plus, sizeof plus, "+%s", cg_ctl_name[ctl]);
+			err = cg_write(
+			    h->subtree, "cgroup.subtree_control", plus);
+		}
+	return err;
+}
+
+/* Makes dir, which a crashed berthd of the same tag may have left empty.
  * 0, or an errno. */
 static int
-cg_make_group(const char *subtree, const char *dir)
+cg_make_group(const struct cg_hier *h, const char *dir)
 {
+	int err;
+
 	if (mkdir(dir, 0755) == 0)
 		return 0;
 	if (errno == EEXIST && rmdir(dir) == 0 && mkdir(dir, 0755) == 0)
 		return 0;
-	if (errno == ENOENT && cg_mkdir(subtree) == 0 && mkdir(dir, 0755) == 0)
-		return 0;
-	return errno;
+	if (errno != ENOENT)
+		return errno;
+	if ((err = cg_remake_subtree(h)) != 0)
+		return err;
+	return mkdir(dir, 0755) == 0 ? 0 : errno;
 }
 
 static void
@@ -692,7 +701,7 @@ cgroup_create(const char *name, char **why)
 	for (i = 0; i < cg.nh; i++) {
 		g->dir[i] =
 		    xasprintf("%s/%s.%s", cg.h[i].subtree, cg.tag, name);
-		if ((err = cg_make_group(cg.h[i].subtree, g->dir[i])) != 0) {
+		if ((err = cg_make_group(&cg.h[i], g->dir[i])) != 0) {
 			*why = xasprintf(
 			    "cannot create %s (%s)", g->dir[i], strerror(err));
 			cg_remove_dirs(g);
@@ -898,11 +907,19 @@ cg_freeze_settle(const char *dir, int version, bool frozen)
 	}
 }
 
+static int
+cg_freeze_write(const char *dir, int version, bool frozen)
+{
+	return version == 2
+	    ? cg_write(dir, "cgroup.freeze", frozen ? "1" : "0")
+	    : cg_write(dir, "freezer.state", frozen ? "FROZEN" : "THAWED");
+}
+
 int
 cgroup_freeze(struct cgroup *g, bool frozen, const char **why)
 {
 	const char *dir;
-	int version, err;
+	int version;
 
 	if (!cgroup_can_freeze(why))
 		return -1;
@@ -911,10 +928,7 @@ cgroup_freeze(struct cgroup *g, bool frozen, const char **why)
 		return -1;
 	}
 	version = cg.h[cg.freezer].version;
-	err = version == 2
-	    ? cg_write(dir, "cgroup.freeze", frozen ? "1" : "0")
-	    : cg_write(dir, "freezer.state", frozen ? "FROZEN" : "THAWED");
-	if (err != 0) {
+	if (cg_freeze_write(dir, version, frozen) != 0) {
 		*why = frozen ? "the kernel refused to freeze the group"
 		              : "the kernel refused to thaw the group";
 		return -1;
@@ -956,27 +970,28 @@ cg_kill_listed(const char *dir)
 
 /* Without cgroup.kill: freeze (so that none forks meanwhile), kill every
  * process listed, thaw (v1 frozen tasks die only once thawed), until the
- * list is empty. */
+ * list is empty. Leaves the group thawed. */
 static void
 cg_kill_rounds(struct cgroup *g, const char *dir)
 {
-	const char *why;
-	bool freeze = cg.freezer >= 0 && g->dir[cg.freezer] != NULL;
+	const char *fdir = cg.freezer >= 0 ? g->dir[cg.freezer] : NULL;
+	int version = fdir != NULL ? cg.h[cg.freezer].version : 0, round;
 	ssize_t n;
-	int round;
 
 	for (round = 0; round < CG_KILL_ROUNDS; round++) {
-		if (freeze)
-			cgroup_freeze(g, true, &why);
+		if (fdir != NULL && cg_freeze_write(fdir, version, true) == 0)
+			cg_freeze_settle(fdir, version, true);
 		n = cg_kill_listed(dir);
-		if (freeze)
-			cgroup_freeze(g, false, &why);
+		if (fdir != NULL)
+			cg_freeze_write(fdir, version, false);
 		if (n <= 0)
-			return;
+			break;
 		usleep(CG_SETTLE_USEC);
 	}
-	log_warn("processes remain in %s after %d rounds of SIGKILL", dir,
-	    CG_KILL_ROUNDS);
+	g->frozen = false;
+	if (round == CG_KILL_ROUNDS)
+		log_warn("processes remain in %s after %d rounds of SIGKILL",
+		    dir, CG_KILL_ROUNDS);
 }
 
 int
@@ -998,14 +1013,23 @@ cgroup_kill(struct cgroup *g)
 	return 0;
 }
 
+/* v2 says it in cgroup.events, until the last task is through its exit;
+ * cgroup.procs drops a process as soon as it starts to exit, so v1 (which
+ * has nothing better) may answer false a moment early, and a rmdir then
+ * leaves the directory to the sweep. */
 bool
 cgroup_populated(struct cgroup *g)
 {
+	const char *dir;
 	char buf[32];
+	uint64_t v;
 
-	if (cg.member < 0 || g->dir[cg.member] == NULL)
+	if (cg.member < 0 || (dir = g->dir[cg.member]) == NULL)
 		return false;
-	return cg_read(g->dir[cg.member], "cgroup.procs", buf, sizeof buf) > 0;
+	if (cg.h[cg.member].version == 2)
+		return cg_read_key(dir, "cgroup.events", "populated", &v) &&
+		    v != 0;
+	return cg_read(dir, "cgroup.procs", buf, sizeof buf) > 0;
 }
 
 /* --- Usage and OOM. --- */
@@ -1251,12 +1275,17 @@ cgroup_shutdown(void)
 
 	for (i = 0; i < cg.nh; i++)
 		cg_shutdown_hier(&cg.h[i]);
-	cgroup_sweep();
+	for (i = 0; i < CG_SETTLE_TRIES && cg.nleft > 0; i++) {
+		cgroup_sweep();
+		usleep(CG_SETTLE_USEC);
+	}
 	for (i = 0; i < cg.nh; i++) {
 		/* Another berthd's groups may still be there. */
 		rmdir(cg.h[i].subtree);
 		free(cg.h[i].subtree);
 	}
+	for (i = 0; i < cg.nleft; i++)
+		free(cg.left[i]);
 	free(cg.left);
 	memset(&cg, 0, sizeof cg);
 	cg.member = cg.cputime = cg.freezer = -1;

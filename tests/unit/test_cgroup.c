@@ -173,6 +173,16 @@ seek(const char *name, const char *file)
 	return seek_count;
 }
 
+static bool
+has_file(const char *dir, const char *file)
+{
+	char *path = xasprintf("%s/%s", dir, file);
+	bool yes = access(path, F_OK) == 0;
+
+	free(path);
+	return yes;
+}
+
 static unsigned long long
 read_ull(const char *dir, const char *file)
 {
@@ -187,13 +197,40 @@ read_ull(const char *dir, const char *file)
 	return v;
 }
 
+/* What a failed case left behind (its assertion ends its process at
+ * once, without the teardown; check kills its processes): the empty
+ * groups tagged with this run's pid, and berth's subtrees if nothing else
+ * is in them. */
+static char run_prefix[32];
+
+static int
+sweep_visit(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	const char *base = path + ftw->base;
+
+	(void)st;
+	if (flag == FTW_DP &&
+	    (strncmp(base, run_prefix, strlen(run_prefix)) == 0 ||
+	        strcmp(base, "berth") == 0))
+		rmdir(path);
+	return 0;
+}
+
+static void
+sweep_run(void)
+{
+	snprintf(run_prefix, sizeof run_prefix, "t%ld-", (long)getpid());
+	nftw(CGROUP_ROOT, sweep_visit, 16, FTW_PHYS | FTW_DEPTH);
+}
+
 /* --- Fixtures. --- */
 
 static void
 start(bool enabled)
 {
 	ck_assert_int_eq(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
-	snprintf(tag, sizeof tag, "t%ld", (long)getpid());
+	/* The run's pid first, so that main finds what a failed case left. */
+	snprintf(tag, sizeof tag, "t%ld-%ld", (long)getppid(), (long)getpid());
 	cgroup_setup(enabled, tag);
 }
 
@@ -408,6 +445,31 @@ START_TEST(test_memory_limit_kills_a_hog)
 }
 END_TEST
 
+/* A limit that is no whole number of pages holds as the kernel rounds
+ * it; a raise and a cut after it hold too (v1 keeps memory and swap
+ * together at or above the memory limit alone). */
+START_TEST(test_memory_limit_rounds_raises_and_cuts)
+{
+	struct cgroup *g = create("memset");
+
+	limit(g, CGROUP_MEMORY, (8 << 20) + 100, "memory.");
+	limit(g, CGROUP_MEMORY, 64 << 20, "memory.");
+	limit(g, CGROUP_MEMORY, 16 << 20, "memory.");
+	if (seek("memset", "memory.limit_in_bytes") == 1) {
+		ck_assert_uint_eq(
+		    read_ull(seek_found, "memory.limit_in_bytes"), 16 << 20);
+		if (has_file(seek_found, "memory.memsw.limit_in_bytes"))
+			ck_assert_uint_eq(
+			    read_ull(seek_found, "memory.memsw.limit_in_bytes"),
+			    16 << 20);
+	} else {
+		ck_assert_uint_eq(seek("memset", "memory.max"), 1);
+		ck_assert_uint_eq(read_ull(seek_found, "memory.max"), 16 << 20);
+	}
+	cgroup_destroy(g);
+}
+END_TEST
+
 START_TEST(test_cpu_limit_is_the_quota)
 {
 	struct cgroup *g = create("cpu");
@@ -436,13 +498,15 @@ START_TEST(test_cpu_limit_is_the_quota)
 END_TEST
 
 /* A joined child forks a middle that calls setsid, forks the daemon and
- * exits: the daemon is in no session or process group of the child's. */
+ * exits: the daemon is in no session or process group of the child's.
+ * The child reaps the middle before it says "done" (0), so the daemon is
+ * the test's (the subreaper's) by then. */
 static void
 body_daemonize(int fd)
 {
-	pid_t daemon;
+	pid_t daemon, middle = fork(), done = 0;
 
-	if (fork() == 0) {
+	if (middle == 0) {
 		setsid();
 		if ((daemon = fork()) == 0)
 			body_pause(0);
@@ -450,6 +514,9 @@ body_daemonize(int fd)
 			_exit(95);
 		_exit(0);
 	}
+	if (waitpid(middle, NULL, 0) != middle ||
+	    write(fd, &done, sizeof done) != sizeof done)
+		_exit(96);
 	body_pause(0);
 }
 
@@ -457,11 +524,13 @@ START_TEST(test_kill_ends_a_setsid_grandchild)
 {
 	struct cgroup *g = create("kill");
 	int out[2];
-	pid_t pid, daemon = 0;
+	pid_t pid, daemon = 0, done = -1;
 
 	ck_assert_int_eq(pipe(out), 0);
 	pid = spawn_joined(g, body_daemonize, out[1]);
 	ck_assert_int_eq(read(out[0], &daemon, sizeof daemon), sizeof daemon);
+	ck_assert_int_eq(read(out[0], &done, sizeof done), sizeof done);
+	ck_assert_int_eq(done, 0);
 	ck_assert_int_ne(getsid(daemon), getsid(pid));
 	ck_assert_int_eq(cgroup_kill(g), 0);
 	assert_killed(pid);
@@ -558,6 +627,32 @@ START_TEST(test_destroy_populated_waits_for_the_sweep)
 }
 END_TEST
 
+static int
+remove_subtree(
+    const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	if (flag == FTW_DP && strcmp(path + ftw->base, "berth") == 0)
+		rmdir(path);
+	return 0;
+}
+
+/* Another berthd's shutdown removes berth's subtree once it is empty:
+ * a group is created all the same. */
+START_TEST(test_create_after_the_subtree_went)
+{
+	struct cgroup *g = create("first");
+	int fds[CGROUP_JOIN_MAX];
+	size_t n = cgroup_join_fds(g, fds);
+
+	cgroup_destroy(g);
+	nftw(CGROUP_ROOT, remove_subtree, 16, FTW_PHYS | FTW_DEPTH);
+	g = create("again");
+	ck_assert_uint_eq(seek("again", NULL), n);
+	cgroup_destroy(g);
+}
+END_TEST
+
 START_TEST(test_shutdown_kills_and_removes)
 {
 	struct cgroup *g = create("shut");
@@ -600,12 +695,14 @@ add_common(TCase *tc)
 {
 	tcase_add_test(tc, test_pids_limit_stops_a_fork);
 	tcase_add_test(tc, test_memory_limit_kills_a_hog);
+	tcase_add_test(tc, test_memory_limit_rounds_raises_and_cuts);
 	tcase_add_test(tc, test_cpu_limit_is_the_quota);
 	tcase_add_test(tc, test_kill_ends_a_setsid_grandchild);
 	tcase_add_test(tc, test_freeze_stops_a_spinner);
 	tcase_add_test(tc, test_kill_ends_a_frozen_group);
 	tcase_add_test(tc, test_destroy_removes_the_directories);
 	tcase_add_test(tc, test_destroy_populated_waits_for_the_sweep);
+	tcase_add_test(tc, test_create_after_the_subtree_went);
 	tcase_add_test(tc, test_shutdown_kills_and_removes);
 }
 
@@ -638,6 +735,7 @@ main(void)
 	Suite *s = suite_create("cgroup");
 	const char *no = cannot_run();
 	TCase *on, *v1, *off;
+	int rc;
 
 	if (no != NULL) {
 		printf("1..0 # SKIP %s\n", no);
@@ -654,5 +752,7 @@ main(void)
 	suite_add_tcase(s, on);
 	suite_add_tcase(s, v1);
 	suite_add_tcase(s, off);
-	return tap_run(s);
+	rc = tap_run(s);
+	sweep_run();
+	return rc;
 }
