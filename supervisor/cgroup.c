@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "cgroup.h"
+#include "cgroup_parse.h"
 #include "log.h"
 #include "xmalloc.h"
 
@@ -122,28 +123,13 @@ cg_exists(const char *dir, const char *file)
 	return yes;
 }
 
-/* A number at the start of s ("max" is UINT64_MAX). */
-static bool
-cg_parse_u64(const char *s, uint64_t *v)
-{
-	char *end;
-
-	if (strncmp(s, "max", 3) == 0) {
-		*v = UINT64_MAX;
-		return true;
-	}
-	errno = 0;
-	*v = strtoull(s, &end, 10);
-	return errno == 0 && end != s &&
-	    (*end == '\0' || *end == '\n' || *end == ' ');
-}
-
 static bool
 cg_read_u64(const char *dir, const char *file, uint64_t *v)
 {
 	char buf[64];
 
-	return cg_read(dir, file, buf, sizeof buf) > 0 && cg_parse_u64(buf, v);
+	return cg_read(dir, file, buf, sizeof buf) > 0 &&
+	    cgroup_parse_u64(buf, v);
 }
 
 /* The value of the line "key N" of a flat keyed file (cpu.stat,
@@ -151,16 +137,10 @@ cg_read_u64(const char *dir, const char *file, uint64_t *v)
 static bool
 cg_read_key(const char *dir, const char *file, const char *key, uint64_t *v)
 {
-	char buf[CG_FILE_MAX], *line, *save = NULL;
-	size_t klen = strlen(key);
+	char buf[CG_FILE_MAX];
 
-	if (cg_read(dir, file, buf, sizeof buf) < 0)
-		return false;
-	for (line = strtok_r(buf, "\n", &save); line != NULL;
-	     line = strtok_r(NULL, "\n", &save))
-		if (strncmp(line, key, klen) == 0 && line[klen] == ' ')
-			return cg_parse_u64(line + klen + 1, v);
-	return false;
+	return cg_read(dir, file, buf, sizeof buf) >= 0 &&
+	    cgroup_parse_key(buf, key, v);
 }
 
 /* mkdir that takes an existing directory as made. 0, or an errno. */
@@ -174,95 +154,20 @@ cg_mkdir(const char *dir)
 
 /* --- Discovery: where each hierarchy is and where berthd sits in it. --- */
 
-/* Undoes mountinfo's octal escapes (\040 for a space) in place. */
-static void
-cg_unescape(char *s)
-{
-	char *out = s;
-
-	for (; *s != '\0'; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' &&
-		    s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
-			*out++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 +
-			    (s[3] - '0'));
-			s += 3;
-		} else
-			*out++ = *s;
-	}
-	*out = '\0';
-}
-
-/* Whether list, words separated by sep (mount options by commas,
- * cgroup.controllers by spaces), holds word. */
-static bool
-cg_list_has(const char *list, char sep, const char *word)
-{
-	size_t len = strlen(word);
-	const char *at = list;
-
-	while ((at = strstr(at, word)) != NULL) {
-		if ((at == list || at[-1] == sep) &&
-		    (at[len] == sep || at[len] == '\n' || at[len] == '\0'))
-			return true;
-		at += len;
-	}
-	return false;
-}
-
-/* Whether a mountinfo line is the hierarchy sought (ctl NULL: v2); if so
- * sets root and point (in line). Fields: id parent dev root point opts
- * [optional...] - fstype source superopts. */
-static bool
-cg_mount_match(char *line, const char *ctl, char **root, char **point)
-{
-	char *f[6], *sep = strstr(line, " - "), *save = NULL, *type, *opts;
-	size_t i;
-
-	if (sep == NULL)
-		return false;
-	*sep = '\0';
-	type = strtok_r(sep + 3, " \n", &save);
-	strtok_r(NULL, " \n", &save);
-	opts = strtok_r(NULL, " \n", &save);
-	if (type == NULL || opts == NULL)
-		return false;
-	if (ctl == NULL
-	        ? strcmp(type, "cgroup2") != 0
-	        : strcmp(type, "cgroup") != 0 || !cg_list_has(opts, ',', ctl))
-		return false;
-	save = NULL;
-	for (i = 0; i < 6; i++)
-		if ((f[i] = strtok_r(i == 0 ? line : NULL, " ", &save)) == NULL)
-			return false;
-	cg_unescape(f[3]);
-	cg_unescape(f[4]);
-	*root = f[3];
-	*point = f[4];
-	return true;
-}
-
 /* berthd's cgroup path in the hierarchy (ctl NULL: v2), from
- * /proc/self/cgroup ("0::/path", "N:ctl,ctl:/path"). Caller frees. */
+ * /proc/self/cgroup. Caller frees. */
 static char *
 cg_own_path(const char *ctl)
 {
 	FILE *f = fopen("/proc/self/cgroup", "re");
-	char *line = NULL, *list, *path, *found = NULL;
+	char *line = NULL, *path, *found = NULL;
 	size_t cap = 0;
 
 	if (f == NULL)
 		return NULL;
-	while (found == NULL && getline(&line, &cap, f) > 0) {
-		line[strcspn(line, "\n")] = '\0';
-		if ((list = strchr(line, ':')) == NULL ||
-		    (path = strchr(list + 1, ':')) == NULL)
-			continue;
-		*list++ = '\0';
-		*path++ = '\0';
-		if (ctl == NULL ? strcmp(line, "0") == 0 && *list == '\0'
-		                : cg_list_has(list, ',', ctl))
+	while (found == NULL && getline(&line, &cap, f) > 0)
+		if (cgroup_parse_own(line, ctl, &path))
 			found = xstrdup(path);
-	}
 	free(line);
 	fclose(f);
 	return found;
@@ -275,7 +180,7 @@ cg_own_dir(const char *ctl, char *why, size_t size)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 	char *line = NULL, *root, *point, *path, *dir = NULL;
-	size_t cap = 0, rlen;
+	size_t cap = 0;
 	bool mounted = false;
 
 	if (f == NULL) {
@@ -284,7 +189,7 @@ cg_own_dir(const char *ctl, char *why, size_t size)
 		return NULL;
 	}
 	while (!mounted && getline(&line, &cap, f) > 0)
-		mounted = cg_mount_match(line, ctl, &root, &point);
+		mounted = cgroup_parse_mount(line, ctl, &root, &point);
 	fclose(f);
 	if (!mounted) {
 		snprintf(why, size, "no %s%s hierarchy is mounted",
@@ -296,17 +201,10 @@ cg_own_dir(const char *ctl, char *why, size_t size)
 	if ((path = cg_own_path(ctl)) == NULL)
 		snprintf(why, size, "/proc/self/cgroup names no %s cgroup",
 		    ctl == NULL ? "v2" : ctl);
-	else {
-		rlen = strcmp(root, "/") == 0 ? 0 : strlen(root);
-		if (strncmp(path, root, rlen) != 0 ||
-		    (path[rlen] != '/' && path[rlen] != '\0'))
-			snprintf(why, size,
-			    "berthd's %s cgroup %s is outside the mounted %s",
-			    ctl == NULL ? "v2" : ctl, path, root);
-		else
-			dir = xasprintf("%s%s", point,
-			    strcmp(path + rlen, "/") == 0 ? "" : path + rlen);
-	}
+	else if ((dir = cgroup_parse_dir(root, point, path)) == NULL)
+		snprintf(why, size,
+		    "berthd's %s cgroup %s is outside the mounted %s",
+		    ctl == NULL ? "v2" : ctl, path, root);
 	free(path);
 	free(line);
 	return dir;
@@ -398,7 +296,7 @@ cg_v2_controllers(const char *own, const char *sub, bool at_root)
 	if (cg_read(own, "cgroup.controllers", have, sizeof have) < 0)
 		return 0;
 	for (ctl = 0; ctl < CGROUP_NCTL; ctl++) {
-		if (!cg_list_has(have, ' ', cg_ctl_name[ctl])) {
+		if (!cgroup_parse_has(have, ' ', cg_ctl_name[ctl])) {
 			snprintf(cg.ctl_why[ctl], CG_WHY_MAX,
 			    "berthd's cgroup v2 %s does not offer %s", own,
 			    cg_ctl_name[ctl]);
