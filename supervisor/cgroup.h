@@ -65,7 +65,8 @@ int cgroup_kill(struct cgroup *g);
 /* Freeze or thaw. 0, or -1 with *why (static). */
 int cgroup_freeze(struct cgroup *g, bool frozen, const char **why);
 bool cgroup_frozen(const struct cgroup *g);
-/* Whether any process is in g. */
+/* Whether any process is in g (v2: until the last is through its exit;
+ * v1: cgroup.procs, which drops a process as it starts to exit). */
 bool cgroup_populated(struct cgroup *g);
 
 struct cgroup_usage {
@@ -77,7 +78,10 @@ void cgroup_usage(struct cgroup *g, struct cgroup_usage *u);
 /* An fd that becomes readable when the memory limit kills a process of g
  * (v1: eventfd registered through cgroup.event_control on
  * memory.oom_control; v2: inotify on memory.events), -1 if none. After it
- * fires, cgroup_oom_drain(g) empties it. Owned by g. */
+ * fires, cgroup_oom_drain(g) empties it. Owned by g. It may also wake for
+ * what is no kill (v2: any memory event, such as reaching memory.max; v1:
+ * an OOM the kernel resolved, or the group's removal): a kill is an
+ * oom_kills of cgroup_usage greater than the last seen. */
 int cgroup_oom_fd(struct cgroup *g);
 void cgroup_oom_drain(struct cgroup *g);
 /* Removes g's directories if empty and frees g; if processes remain, the
