@@ -213,7 +213,9 @@ cg_own_dir(const char *ctl, char *why, size_t size)
 /* --- Setup. --- */
 
 /* Adds a hierarchy used for roles, or the roles to the one at the same
- * subtree (v1 controllers mounted together). Takes subtree. Its index. */
+ * subtree (v1 controllers mounted together). Takes subtree. Its index.
+ * There are at most CGROUP_JOIN_MAX: v2, v1 cpu, memory, pids, v1 freezer
+ * where v2 cannot freeze, v1 cpuacct where there is no v2. */
 static int
 cg_add(int version, char *subtree, unsigned roles)
 {
