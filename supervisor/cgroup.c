@@ -727,7 +727,7 @@ int
 cgroup_limit(struct cgroup *g, enum cgroup_ctl ctl, uint64_t value,
     const char **how, char **why)
 {
-	const char *no;
+	const char *no = "the group is not in that controller's hierarchy";
 	int i = cg.ctl[ctl], version, rc;
 
 	if (i < 0 || g->dir[i] == NULL) {
