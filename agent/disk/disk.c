@@ -210,6 +210,8 @@ static int
 dk_fill(struct dk *d, uint64_t used)
 {
 	struct statfs sf;
+	struct stat st;
+
 	snprintf(d->stage, sizeof d->stage, "%.*s.mnt",
 	    (int)(strlen(d->image) - 4), d->image);
 	if (mkdir(d->stage, 0700) != 0 && errno != EEXIST)
@@ -227,7 +229,16 @@ dk_fill(struct dk *d, uint64_t used)
 		              "disk_bytes leaves free in its filesystem (%llu)",
 		    (unsigned long long)used,
 		    (unsigned long long)sf.f_bavail * sf.f_bsize);
-	return dk_tree_copy(d->dirfd, d->stage);
+	if (dk_tree_copy(d->dirfd, d->stage) != 0)
+		return -1;
+	/* The workspace is its runtime's user's, whoever made the
+	 * directory; its mode stays as it was. */
+	if (stat(d->stage, &st) != 0 ||
+	    chown(d->stage, d->a.uid, d->a.gid) != 0 ||
+	    chmod(d->stage, st.st_mode & 07777) != 0)
+		return dk_why("cannot give the workspace to %u:%u: %s",
+		    (unsigned)d->a.uid, (unsigned)d->a.gid, strerror(errno));
+	return 0;
 }
 
 /* DIR bounded by an image of its own: made and filled, or the one an

@@ -31,6 +31,10 @@ dk_args_path(const char *s)
 
 	if (n < 2 || n > DK_ARGS_PATH_MAX || s[0] != '/' || s[n - 1] == '/')
 		return false;
+	/* A path is quoted in the report, a line without control bytes. */
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return false;
 	while (*c == '/') {
 		c++;
 		end = strchrnul(c, '/');

@@ -4,7 +4,7 @@
  *	berth-disk --dir DIR --bytes N --uid U --gid G --state STATE
  *
  * DIR and STATE are absolute paths without "." or ".." components, empty
- * components or a trailing "/" (DIR is not "/"); N is decimal bytes from
+ * components, a trailing "/" or a control byte (DIR is not "/"); N is decimal bytes from
  * DK_ARGS_BYTES_MIN to DK_ARGS_BYTES_MAX; U and G are decimal ids.
  * Ownership: the strings point into argv. */
 #ifndef BERTH_DK_ARGS_H

@@ -3,9 +3,11 @@ test's own (the mounts and their loop devices go with it): an empty
 workspace bounded to 32 MiB that its unprivileged user fills until
 ENOSPC while the image, and the disk under it, take no more than its
 size; a workspace with content bounded with every file there, owners,
-modes, times and links kept; the same size again changing nothing; a
-larger size grown with the user's files kept and room for more; a
-smaller size refused; content larger than the size refused with the
+modes, times and links kept; a workspace made by root given to its
+user; the same size again changing nothing; a
+larger size grown with the user's files kept and room for more (while
+the user is in it: online where the kernel lets root, else refused with
+nothing changed); a smaller size refused; content larger than the size refused with the
 directory left as it was and no image left; a symbolic link put on the
 workspace's way by its user refused, nothing mounted where it points;
 malformed arguments refused, each with one "error:" line."""
@@ -183,6 +185,20 @@ def tree(root):
     return out
 
 
+@case("a workspace made by root is its runtime's user's once bounded, its mode kept", timeout=60)
+def test_owner():
+    need_root()
+    pw = desktop_user()
+    ws, state = workspace(pw)
+    os.chown(ws, 0, 0)
+    os.chmod(ws, 0o2770)
+    expect_eq(berth_disk(ws, state, 32 * MIB, pw), (0, "ok loop"), "berth-disk's answer")
+    st = os.stat(ws)
+    expect_eq((st.st_uid, st.st_gid, st.st_mode & 0o7777), (pw.pw_uid, pw.pw_gid, 0o2770), "the workspace's owner and mode")
+    p = as_user(pw, ["sh", "-c", "echo mine > %s/mine" % ws])
+    expect_eq(p.returncode, 0, "the user's write (%s)" % p.stderr.strip())
+
+
 @case("the same size again changes nothing; a larger one grows it, the user's files kept, with room for more; a smaller one is refused", timeout=90)
 def test_resize():
     need_root()
@@ -197,6 +213,21 @@ def test_resize():
     expect_eq(len(images(state)), 1, "images after the same size again")
     p, first = fill(pw, os.path.join(ws, "fill"), 64)
     expect(p.returncode != 0 and "No space left on device" in p.stderr, "the first fill did not end on ENOSPC")
+    # A process of the user's in the workspace: grown online where the
+    # kernel lets root (CAP_SYS_RESOURCE), else refused, nothing changed.
+    holder = subprocess.Popen(["sleep", "60"], cwd=ws, user=pw.pw_uid, group=pw.pw_gid, extra_groups=[])
+    track_closer(holder.kill)
+    status, line = berth_disk(ws, state, 48 * MIB, pw)
+    holder.kill()
+    holder.wait()
+    (img,) = images(state)
+    if status == 0:
+        expect(32 * MIB < fs_size(ws) <= 48 * MIB, "the filesystem grown online is %d bytes" % fs_size(ws))
+    else:
+        expect_in("while it is in use", line, "the refusal to grow a workspace in use")
+        expect(fs_size(ws) <= 32 * MIB, "the filesystem after the refused grow is %d bytes" % fs_size(ws))
+        expect_eq(os.stat(os.path.join(state, "disks", img)).st_size, 32 * MIB, "the image after the refused grow")
+        expect_eq(berth_disk(ws, state, 32 * MIB, pw), (0, "ok loop"), "the same size after the refused grow")
     expect_eq(berth_disk(ws, state, 64 * MIB, pw), (0, "ok loop"), "grown to 64 MiB")
     expect(48 * MIB < fs_size(ws) <= 64 * MIB, "the filesystem after the grow is %d bytes" % fs_size(ws))
     expect_eq(open(os.path.join(ws, "marker")).read(), "kept\n", "the marker after the grow")
@@ -282,6 +313,7 @@ def test_bad_args():
         {"--dir": ws + "/../ws"},
         {"--dir": ws.replace("/", "//", 1)},
         {"--dir": "/"},
+        {"--dir": ws + "\nok loop"},
         {"--state": "state"},
         {"--dir": None},
         {"--uid": None},
