@@ -3,7 +3,6 @@
  * No filesystem of the machines berth is tested on keeps project quotas,
  * so this path is kept to the few calls it needs; the loop image is the
  * one exercised. */
-#define _XOPEN_SOURCE 700
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>

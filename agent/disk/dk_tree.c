@@ -1,5 +1,4 @@
 /* dk_tree: a workspace's existing content (see dk_tree.h). */
-#define _XOPEN_SOURCE 700
 #include <errno.h>
 #include <ftw.h>
 #include <stdio.h>
