@@ -4,13 +4,14 @@ workspace bounded to 32 MiB that its unprivileged user fills until
 ENOSPC while the image, and the disk under it, take no more than its
 size; a workspace with content bounded with every file there, owners,
 modes, times and links kept; a workspace made by root given to its
-user; the same size again changing nothing; a
-larger size grown with the user's files kept and room for more (while
-the user is in it: online where the kernel lets root, else refused with
-nothing changed); a smaller size refused; content larger than the size refused with the
-directory left as it was and no image left; a symbolic link put on the
-workspace's way by its user refused, nothing mounted where it points;
-malformed arguments refused, each with one "error:" line."""
+user; the mount nosuid and nodev, a set-uid root program in it giving
+its user nothing; the same size again changing nothing; a larger size
+grown with the user's files kept and room for more (while the user is
+in it: online where the kernel lets root, else refused with nothing
+changed); a smaller size refused; content larger than the size refused
+with the directory left as it was and no image left; a symbolic link
+put on the workspace's way by its user refused, nothing mounted where
+it points; malformed arguments refused, each with one "error:" line."""
 
 import os
 import shutil
@@ -197,6 +198,22 @@ def test_owner():
     expect_eq((st.st_uid, st.st_gid, st.st_mode & 0o7777), (pw.pw_uid, pw.pw_gid, 0o2770), "the workspace's owner and mode")
     p = as_user(pw, ["sh", "-c", "echo mine > %s/mine" % ws])
     expect_eq(p.returncode, 0, "the user's write (%s)" % p.stderr.strip())
+
+
+@case("the bound workspace is nosuid and nodev: a set-uid root program copied in gives its user nothing", timeout=60)
+def test_nosuid():
+    need_root()
+    pw = desktop_user()
+    ws, state = workspace(pw)
+    shutil.copy("/usr/bin/id", os.path.join(ws, "id"))
+    os.chmod(os.path.join(ws, "id"), 0o4755)
+    expect_eq(berth_disk(ws, state, 32 * MIB, pw), (0, "ok loop"), "berth-disk's answer")
+    flags = os.statvfs(ws).f_flag
+    expect(flags & os.ST_NOSUID and flags & os.ST_NODEV, "the mount's flags are %#x" % flags)
+    st = os.stat(os.path.join(ws, "id"))
+    expect_eq((st.st_uid, st.st_mode & 0o7777), (0, 0o4755), "the copied program's owner and mode")
+    p = as_user(pw, [os.path.join(ws, "id"), "-u"])
+    expect_eq((p.returncode, p.stdout.strip()), (0, str(pw.pw_uid)), "the effective uid of the set-uid program run by the user")
 
 
 @case("the same size again changes nothing; a larger one grows it, the user's files kept, with room for more; a smaller one is refused", timeout=90)
