@@ -8,7 +8,8 @@ user; the mount nosuid and nodev, a set-uid root program in it giving
 its user nothing; the same size again changing nothing; a larger size
 grown with the user's files kept and room for more (while the user is
 in it: online where the kernel lets root, else refused with nothing
-changed); a smaller size refused; content larger than the size refused
+changed); a smaller size refused; an image whose mount has gone mounted
+again as it was, or grown; content larger than the size refused
 with the directory left as it was and no image left; a symbolic link
 put on the workspace's way by its user refused, nothing mounted where
 it points; malformed arguments refused, each with one "error:" line."""
@@ -258,6 +259,31 @@ def test_resize():
     expect(line.startswith("error: conflict: ") and "cannot shrink" in line, "the refusal: %r" % line)
     expect(48 * MIB < fs_size(ws) <= 64 * MIB, "the filesystem after the refused shrink is %d bytes" % fs_size(ws))
     expect_eq(os.stat(os.path.join(ws, "fill2")).st_size, 16 * MIB, "the files after the refused shrink")
+
+
+@case("an image whose mount has gone (an earlier berthd's) is mounted again as it was, and grown if asked", timeout=60)
+def test_left_image():
+    need_root()
+    pw = desktop_user()
+    ws, state = workspace(pw)
+    expect_eq(berth_disk(ws, state, 32 * MIB, pw), (0, "ok loop"), "the first bound")
+    expect_eq(as_user(pw, ["sh", "-c", "echo inside > %s/note" % ws]).returncode, 0, "the user's write")
+    # What a mount namespace's end does to the mount; the image stays in
+    # the state directory.
+    subprocess.run(["umount", ws], check=True)
+    expect(not os.path.exists(os.path.join(ws, "note")), "the note outside the image")
+    expect_eq(berth_disk(ws, state, 32 * MIB, pw), (0, "ok loop"), "the bound again")
+    expect_eq(open(os.path.join(ws, "note")).read(), "inside\n", "the note after the bound again")
+    subprocess.run(["umount", ws], check=True)
+    expect_eq(berth_disk(ws, state, 48 * MIB, pw), (0, "ok loop"), "the bound again, larger")
+    expect(32 * MIB < fs_size(ws) <= 48 * MIB, "the filesystem is %d bytes" % fs_size(ws))
+    expect_eq(open(os.path.join(ws, "note")).read(), "inside\n", "the note after the larger bound")
+    expect_eq(os.listdir(ws).count("lost+found"), 0, "lost+found in the workspace")
+    expect_eq(len(images(state)), 1, "images")
+    subprocess.run(["umount", ws], check=True)
+    status, line = berth_disk(ws, state, 32 * MIB, pw)
+    expect(status == 1 and line.startswith("error: conflict: "), "a smaller bound of the image left: %r" % line)
+    expect(not os.path.ismount(ws), "%s was mounted" % ws)
 
 
 @case("content larger than the size is refused: the directory as it was, no image and no loop device left", timeout=60)
