@@ -97,14 +97,14 @@ END_TEST
 START_TEST(test_own_cgroup)
 {
 	static const char *const lines = "12:pids:/\n"
-	                                 "4:memory:/process_api/f6d5\n"
+	                                 "4:memory:/box/3f2a\n"
 	                                 "2:cpu,cpuacct:/a:b\n"
 	                                 "1:name=systemd:/x\n"
 	                                 "0::/init.scope\n";
 	char *all = xstrdup(lines), *line, *save = NULL;
 	const char *want[][3] = {
 	    {"pids", "/", NULL},
-	    {"memory", "/process_api/f6d5", NULL},
+	    {"memory", "/box/3f2a", NULL},
 	    {"cpuacct", "/a:b", NULL},
 	    {"systemd", NULL, NULL},
 	    {NULL, "/init.scope", NULL},
