@@ -1,0 +1,724 @@
+"""Resource limits (the `limits` argument, limits.status), whole-tree kill
+and pause/resume, against the real kernel: a fork bomb, a memory hog, a
+CPU spinner, a disk filler and a descriptor hog, each run as an
+unprivileged user under its limit, with berthd's cgroups and with
+`[berthd] cgroups = off` (rlimits only), limits.status saying in each
+what held; a setsid double-forked daemon holding a port, gone after a
+timeout, a SIGKILL and a runtime.stop; a runtime's counter frozen and
+thawed without a gap; bad limits refused naming the key; berthd and its
+gateway outside every limited cgroup."""
+
+import functools
+import os
+import re
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import (  # noqa: E402
+    Sandbox,
+    Timeout,
+    case,
+    expect,
+    expect_eq,
+    expect_in,
+    free_port,
+    http_get,
+    note,
+    pid_alive,
+    read_to_eof,
+    run,
+    scratch,
+    short,
+    wait_for,
+)
+from harness.limits import (  # noqa: E402
+    case_user,
+    cgroups_of,
+    cpu_seconds,
+    limits_config,
+    port_free,
+    statvfs_free,
+    user_dir,
+)
+from harness.runtimes import screen_text  # noqa: E402
+
+PY = "/usr/bin/python3"
+MiB = 1 << 20
+
+
+def mode_name(cgroups):
+    return "with cgroups" if cgroups else "with cgroups = off"
+
+
+def both_modes(name, timeout=90):
+    """Registers fn(cgroups) as two cases: with berthd's cgroups, then
+    with `[berthd] cgroups = off`."""
+
+    def register(fn):
+        for on in (True, False):
+            case("%s (%s)" % (name, mode_name(on)), timeout=timeout)(functools.partial(fn, on))
+        return fn
+
+    return register
+
+
+def pyfile(body):
+    """A Python script anyone can read; its path."""
+    path = os.path.join(scratch(0o755), "prog.py")
+    with open(path, "w") as f:
+        f.write(body)
+    os.chmod(path, 0o644)
+    return path
+
+
+def shfile(body):
+    """An executable shell script anyone can run; its path."""
+    path = os.path.join(scratch(0o755), "prog.sh")
+    with open(path, "w") as f:
+        f.write("#!/bin/sh\n" + body)
+    os.chmod(path, 0o755)
+    return path
+
+
+def limits_of(c, target):
+    st = c.call("limits.status", {"target": target})
+    note("limits.status %s: %s" % (target, short(st, 1500)))
+    expect_eq(st.get("target"), target, "limits.status's target")
+    return st
+
+
+def held(st, key):
+    """One limit's report from a limits object, checked for its shape."""
+    expect_in(key, st["limits"], "the limits reported")
+    h = st["limits"][key]
+    expect(isinstance(h.get("enforced"), bool) and isinstance(h.get("how"), str) and h["how"],
+           "%s's report has enforced and how: %r" % (key, h))
+    return h
+
+
+def expect_cgroup(st, key, files):
+    """key enforced by a cgroup, through one of files (v2 or v1 names)."""
+    h = held(st, key)
+    expect(h["enforced"], "%s not enforced: %r" % (key, h))
+    expect(re.match(r"cgroup-v[12] ", h["how"]), "%s's mechanism is not a cgroup: %r" % (key, h["how"]))
+    expect(any(f in h["how"] for f in files), "%s's mechanism names none of %r: %r" % (key, files, h["how"]))
+    expect(st["cgroup"] in ("v2+v1", "v2", "v1"), "the target's cgroup: %r" % st["cgroup"])
+
+
+def expect_rlimit(st, key, rlimit):
+    h = held(st, key)
+    expect(h["enforced"], "%s not enforced: %r" % (key, h))
+    expect(h["how"].startswith("rlimit " + rlimit), "%s's mechanism: %r, not %s" % (key, h["how"], rlimit))
+
+
+def expect_no_cgroup(st):
+    expect_eq(st["cgroup"], None, "the target's cgroup with cgroups = off")
+    for k in ("cpu_usec", "memory_current", "memory_peak", "processes"):
+        expect(k not in st["usage"], "usage %s reported without a cgroup: %r" % (k, st["usage"]))
+
+
+def stdout_until(c, pid, pred, timeout=30.0):
+    """What proc pid (attached on c) writes to stdout, read until
+    pred(text so far)."""
+    stream = "proc/%s/stdout" % pid
+    out = b""
+    deadline = time.monotonic() + timeout
+    while not pred(out):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise Timeout("%s: not seen within %.0f s; got %r" % (stream, timeout, out[-600:]))
+        m = c.recv(left)
+        if m.get("type") == "data" and m.get("stream") == stream:
+            if m.get("eof"):
+                expect(pred(out), "%s ended with %r" % (stream, out[-600:]))
+                break
+            out += bytes(m["data"])
+    return out
+
+
+def proc_exited(sb, pid):
+    return sb.wait_event(lambda e: e["kind"] == "proc.exited" and e["data"]["id"] == pid, 30)["data"]
+
+
+# ---------------------------------------------------------------------
+# The fork bomb
+
+BOMB = """import errno, os, sys, time
+made = failed = 0
+last = None
+for _ in range(int(sys.argv[1])):
+    try:
+        pid = os.fork()
+    except OSError as e:
+        failed += 1
+        last = errno.errorcode.get(e.errno, e.errno)
+        continue
+    if pid == 0:
+        time.sleep(60)
+        os._exit(0)
+    made += 1
+print("forked %d failed %d last %s" % (made, failed, last), flush=True)
+time.sleep(60)
+"""
+
+
+@both_modes("a fork bomb under max_processes 64 stops at 64; ping and /healthz answer throughout", timeout=120)
+def t_fork_bomb(cgroups):
+    with case_user() as pw, Sandbox(config=limits_config(cgroups)) as sb:
+        c = sb.unix()
+        poll = sb.unix()
+        p = c.call("proc.start", {"argv": [PY, pyfile(BOMB), "300"], "user": pw.pw_name, "attach": True,
+                                  "limits": {"max_processes": 64}})
+        pings = healthz = 0
+        out = b""
+        calm_after = None
+        deadline = time.monotonic() + 60
+        # berthd and its gateway are asked all the while the bomb forks,
+        # and for a second more once it has hit its wall.
+        while calm_after is None or time.monotonic() < calm_after:
+            expect(time.monotonic() < deadline, "the bomb never reported; its output: %r" % out)
+            t0 = time.monotonic()
+            poll.call("ping", timeout=5)
+            pings += 1
+            status = http_get(sb.port, "/healthz", timeout=5)[0]
+            expect_eq(status, 200, "/healthz while the bomb runs")
+            healthz += 1
+            expect(time.monotonic() - t0 < 5, "ping and /healthz took %.1f s" % (time.monotonic() - t0))
+            try:
+                m = c.recv(0.02)
+            except Timeout:
+                continue
+            if m.get("type") == "data" and m.get("stream") == "proc/%s/stdout" % p["id"]:
+                out += bytes(m["data"])
+                if b"\n" in out and calm_after is None:
+                    calm_after = time.monotonic() + 1.0
+        note("bomb: %r; %d pings and %d /healthz answered meanwhile" % (out, pings, healthz))
+        got = re.match(rb"forked (\d+) failed (\d+) last (\w+)", out)
+        expect(got, "the bomb's report: %r" % out)
+        made, failed = int(got.group(1)), int(got.group(2))
+        # The bomb itself is one of the 64.
+        expect(made <= 63, "%d forks succeeded under max_processes 64" % made)
+        expect(made >= 48, "only %d forks succeeded: something else than the limit stopped them" % made)
+        expect(failed > 0 and got.group(3) == b"EAGAIN", "the forks past the wall fail with EAGAIN: %r" % out)
+        st = limits_of(c, "proc/" + p["id"])
+        if cgroups:
+            expect_cgroup(st, "max_processes", ("pids.max",))
+            expect_eq(held(st, "max_processes")["value"], 64, "the value")
+            expect_eq(st["usage"].get("processes"), made + 1, "the processes counted in the bomb's cgroup")
+        else:
+            expect_rlimit(st, "max_processes", "RLIMIT_NPROC")
+            expect_no_cgroup(st)
+        c.call("proc.signal", {"id": p["id"], "signal": "KILL"})
+        w = c.call("proc.wait", {"id": p["id"]}, timeout=20)
+        expect_eq(w["exit"], {"signal": 9, "core": False}, "the bomb's end")
+        uid = str(pw.pw_uid)
+
+        def left():
+            return [q for q in os.listdir("/proc") if q.isdigit() and sb.in_namespace(int(q))
+                    and _uid_of(int(q)) == uid and pid_alive(int(q))]
+
+        wait_for(lambda: not left(), 10, "the bomb's children ended with it")
+        c.call("ping")
+
+
+def _uid_of(pid):
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("Uid:"):
+                    return line.split()[1]
+    except (FileNotFoundError, ProcessLookupError):
+        pass
+    return None
+
+
+# ---------------------------------------------------------------------
+# The memory hog
+
+HOG = """import sys
+chunks = []
+mib = 0
+try:
+    while mib < int(sys.argv[1]):
+        chunks.append(b"\\x01" * (4 << 20))
+        mib += 4
+        print(mib, flush=True)
+except MemoryError:
+    chunks = None
+    print("MemoryError at %d MiB" % mib, flush=True)
+    sys.exit(3)
+print("allocated %d MiB" % mib, flush=True)
+"""
+
+
+@both_modes("a memory hog under memory_bytes 64M is stopped: OOM-killed by the cgroup, or refused by RLIMIT_AS")
+def t_memory_hog(cgroups):
+    with Sandbox(config=limits_config(cgroups)) as sb:
+        c = sb.unix()
+        p = c.call("proc.start", {"argv": [PY, pyfile(HOG), "512"], "user": "nobody",
+                                  "limits": {"memory_bytes": 64 * MiB}})
+        ex = proc_exited(sb, p["id"])
+        c.call("proc.attach", {"id": p["id"], "from_offset": 0})
+        out = read_to_eof(c, ["proc/%s/stdout" % p["id"], "proc/%s/stderr" % p["id"]])["proc/%s/stdout" % p["id"]]
+        last = out.split(b"\n")[-2] if b"\n" in out else b""
+        note("the hog's exit: %r; its last line %r" % (ex, last))
+        expect(b"allocated" not in out, "the hog got all it asked for: %r" % last)
+        st = limits_of(c, "proc/" + p["id"])
+        if cgroups:
+            expect_eq((ex.get("signal"), ex["oom_killed"]), (9, True), "proc.exited of the hog")
+            expect_cgroup(st, "memory_bytes", ("memory.limit_in_bytes", "memory.max"))
+            expect(st["oom_kills"] >= 1, "limits.status counts no OOM kill: %r" % st["oom_kills"])
+            oom = sb.wait_event(lambda e: e["kind"] == "limits.oom_kill", 10)["data"]
+            expect_eq((oom["target"], oom["memory_bytes"]), ("proc/" + p["id"], 64 * MiB), "limits.oom_kill")
+            expect(oom["oom_kills"] >= 1, "limits.oom_kill's count: %r" % oom)
+            peak = st["usage"].get("memory_peak")
+            if peak is not None:
+                expect(peak <= 64 * MiB + MiB, "the peak past the limit: %d" % peak)
+            mib = int(last) if last.isdigit() else 0
+            expect(mib <= 64, "the hog had %d MiB before its end" % mib)
+        else:
+            expect_eq((ex.get("code"), ex["oom_killed"]), (3, False), "proc.exited of the hog")
+            expect_in(b"MemoryError", last, "the hog's allocation failed")
+            expect_rlimit(st, "memory_bytes", "RLIMIT_AS")
+            expect_no_cgroup(st)
+            kinds = [e["kind"] for e in sb.events()]
+            expect("limits.oom_kill" not in kinds, "a limits.oom_kill event without a kill")
+
+
+# ---------------------------------------------------------------------
+# The CPU spinner
+
+@both_modes("a CPU spinner under cpu_millis 250 gets well below a core, or the status says it cannot")
+def t_cpu_spinner(cgroups):
+    with Sandbox(config=limits_config(cgroups)) as sb:
+        c = sb.unix()
+        p = c.call("proc.start", {"argv": [PY, "-c", "while True: pass"], "user": "nobody",
+                                  "limits": {"cpu_millis": 250}})
+        pid = sb.host_pid(p["pid"])
+        target = "proc/" + p["id"]
+        time.sleep(0.5)
+        t0, cpu0, st0 = time.monotonic(), cpu_seconds(pid), limits_of(c, target)
+        time.sleep(3.0)
+        t1, cpu1, st1 = time.monotonic(), cpu_seconds(pid), limits_of(c, target)
+        share = (cpu1 - cpu0) / (t1 - t0)
+        note("the spinner had %.3f of a core over %.1f s" % (share, t1 - t0))
+        if cgroups:
+            expect_cgroup(st1, "cpu_millis", ("cpu.max", "cpu.cfs_quota_us"))
+            expect(0.05 < share < 0.6, "the spinner had %.2f of a core under cpu_millis 250" % share)
+            used = (st1["usage"]["cpu_usec"] - st0["usage"]["cpu_usec"]) / 1e6 / (t1 - t0)
+            note("its cgroup counted %.3f of a core" % used)
+            expect(abs(used - share) < 0.1, "usage.cpu_usec says %.2f of a core, /proc %.2f" % (used, share))
+        else:
+            h = held(st1, "cpu_millis")
+            expect(not h["enforced"], "cpu_millis said enforced without a cgroup: %r" % h)
+            expect(h["how"].startswith("unavailable: "), "why cpu_millis is not held: %r" % h["how"])
+            expect_no_cgroup(st1)
+        c.call("proc.signal", {"id": p["id"], "signal": "KILL"})
+        c.call("proc.wait", {"id": p["id"]}, timeout=20)
+
+
+# ---------------------------------------------------------------------
+# The disk filler
+
+FILLER = """cd "$1" || exit 1
+cat keep > "$2/kept" 2>&1
+dd if=/dev/zero of=fill bs=1M count=200 2> "$2/dd.err"
+echo "$?" > "$2/dd.rc"
+stat -c %s fill > "$2/size"
+mv "$2/dd.rc" "$2/done"
+exec sleep 1000
+"""
+
+
+@both_modes("a disk filler under disk_bytes 32M gets ENOSPC; the disk outside loses no more than the image", timeout=120)
+def t_disk_filler(cgroups):
+    with case_user() as pw:
+        ws, res = user_dir(pw), user_dir(pw)
+        with open(os.path.join(ws, "keep"), "w") as f:
+            f.write("what the workspace held before\n")
+        os.chown(os.path.join(ws, "keep"), pw.pw_uid, pw.pw_gid)
+        section = ("[runtime filler]\ncommand = /bin/sh\nuser = %s\nworkspace = %s\nrpc = %s %s %s\n"
+                   % (pw.pw_name, ws, shfile(FILLER), ws, res))
+        with Sandbox(config=limits_config(cgroups, section)) as sb:
+            c = sb.unix()
+            before = statvfs_free(sb.state_dir)
+            c.call("runtime.start", {"name": "filler", "mode": "rpc", "limits": {"disk_bytes": 32 * MiB}},
+                   timeout=60)
+            wait_for(lambda: os.path.exists(os.path.join(res, "done")), 60, "the filler's dd to end")
+            after = statvfs_free(sb.state_dir)
+            err = open(os.path.join(res, "dd.err")).read()
+            size = int(open(os.path.join(res, "size")).read())
+            note("dd: exit %s, %d bytes written; %r; the outer filesystem lost %.1f MiB"
+                 % (open(os.path.join(res, "done")).read().strip(), size, err[-200:], (before - after) / MiB))
+            expect_eq(open(os.path.join(res, "done")).read().strip() != "0", True, "dd failed")
+            expect_in("No space left on device", err, "dd's error")
+            expect(size <= 32 * MiB, "the filler wrote %d bytes under disk_bytes 32M" % size)
+            expect(size >= 16 * MiB, "the filler wrote only %d bytes: something else than the limit stopped it"
+                   % size)
+            expect(before - after <= 40 * MiB, "the outer filesystem lost %.1f MiB" % ((before - after) / MiB))
+            expect_eq(open(os.path.join(res, "kept")).read(), "what the workspace held before\n",
+                      "the workspace's content, copied into its bounded filesystem")
+            st = limits_of(c, "runtime/filler")
+            h = held(st, "disk_bytes")
+            expect(h["enforced"], "disk_bytes not enforced: %r" % h)
+            expect(h["how"].startswith("loop ext4 image") or h["how"] == "project quota", "how: %r" % h["how"])
+            u = st["usage"]
+            expect("disk_used" in u and "disk_size" in u, "disk usage in the status: %r" % u)
+            expect(u["disk_size"] <= 32 * MiB and u["disk_used"] >= size, "disk usage: %r" % u)
+            rs = c.call("runtime.status", {"name": "filler"})
+            expect_eq(rs["limits"]["limits"]["disk_bytes"], h, "runtime.status's limits")
+            c.call("runtime.stop", {"name": "filler"}, timeout=30)
+
+
+# ---------------------------------------------------------------------
+# Open files
+
+FDHOG = """import errno, os
+fds = []
+try:
+    while len(fds) < 4096:
+        fds.append(os.open("/dev/null", os.O_RDONLY))
+except OSError as e:
+    print("stopped at %d after %d %s" % (max(fds) + 1, len(fds), errno.errorcode.get(e.errno, e.errno)))
+else:
+    print("never stopped: %d" % len(fds))
+"""
+
+
+@both_modes("open_files 32 holds: a command opening files stops at EMFILE, a terminal's shell has 32")
+def t_open_files(cgroups):
+    with Sandbox(config=limits_config(cgroups)) as sb:
+        c = sb.unix()
+        p = c.call("proc.start", {"argv": [PY, pyfile(FDHOG)], "user": "nobody", "attach": True,
+                                  "limits": {"open_files": 32}})
+        out = stdout_until(c, p["id"], lambda b: b.endswith(b"\n"))
+        note("the descriptor hog: %r" % out)
+        got = re.match(rb"stopped at (\d+) after (\d+) EMFILE", out)
+        expect(got, "the hog did not stop at EMFILE: %r" % out)
+        expect(int(got.group(1)) <= 32, "a descriptor numbered %d under open_files 32" % (int(got.group(1)) - 1))
+        expect(int(got.group(2)) >= 16, "only %s opened: something else than the limit stopped it" % got.group(2))
+        st = limits_of(c, "proc/" + p["id"])
+        expect_rlimit(st, "open_files", "RLIMIT_NOFILE")
+        expect_eq(st["cgroup"] is None, not cgroups, "the target has a cgroup")
+        s = c.call("pty.open", {"argv": ["/bin/sh", "-c", "echo nofile=$(ulimit -n); sleep 30"], "user": "nobody",
+                                "limits": {"open_files": 32}})
+        c.call("pty.attach", {"id": s["id"], "from_offset": 0})
+        text = b""
+        deadline = time.monotonic() + 20
+        while b"nofile=32" not in text:
+            expect(time.monotonic() < deadline, "the terminal's shell said %r" % text)
+            m = c.recv(20)
+            if m.get("type") == "data" and m.get("stream") == "pty/" + s["id"]:
+                expect(not m.get("eof"), "the terminal ended: %r" % text)
+                text += bytes(m["data"])
+        sessions = {x["id"]: x for x in c.call("pty.list")["sessions"]}
+        expect_eq(held(sessions[s["id"]]["limits"], "open_files")["enforced"], True, "pty.list's limits")
+        procs = {x["id"]: x for x in c.call("proc.list")["procs"]}
+        expect_eq(procs[p["id"]]["limits"]["limits"], st["limits"], "proc.list's limits")
+
+
+# ---------------------------------------------------------------------
+# Whole-tree kill
+
+DAEMON = """import os, signal, socket, sys, time
+port, pidfile = int(sys.argv[1]), sys.argv[2]
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+            signal.signal(sig, signal.SIG_IGN)
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.bind(("127.0.0.1", port))
+        s.listen(8)
+        devnull = os.open("/dev/null", os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(devnull, fd)
+        with open(pidfile + ".tmp", "w") as f:
+            f.write(str(os.getpid()))
+        os.rename(pidfile + ".tmp", pidfile)
+        while True:
+            time.sleep(1)
+    os._exit(0)
+os.wait()
+print("daemon started", flush=True)
+time.sleep(1000)
+"""
+
+
+def daemon_up(sb, pidfile, port, leader):
+    """The host pid of the daemon once it listens on port, out of the
+    session of leader (the target's first process, a namespace pid)."""
+    nspid = int(wait_for(lambda: os.path.exists(pidfile) and open(pidfile).read(), 20, "the daemon's pid file"))
+    pid = sb.host_pid(nspid)
+    expect(not port_free(port), "the daemon does not hold port %d" % port)
+    expect(os.getsid(pid) != os.getsid(sb.host_pid(leader)), "the daemon is in its target's session")
+    expect(os.getpgid(pid) != os.getpgid(sb.host_pid(leader)), "the daemon is in its target's process group")
+    return pid
+
+
+def expect_gone(pid, port, what):
+    wait_for(lambda: not pid_alive(pid), 10, "the setsid daemon (pid %d) ended by %s" % (pid, what))
+    expect(port_free(port), "port %d still held after %s" % (port, what))
+
+
+@case("a timeout, proc.signal SIGKILL and runtime.stop leave no process behind: a setsid daemon's port is free",
+      timeout=120)
+def t_tree_kill():
+    with case_user() as pw:
+        runs = user_dir(pw)
+        daemon = pyfile(DAEMON)
+        port = free_port()
+        rt_pidfile = os.path.join(runs, "runtime.pid")
+        section = ("[runtime leaver]\ncommand = %s\nuser = %s\nworkspace = %s\nrpc = %s %d %s\n"
+                   "stop_timeout_ms = 500\n" % (PY, pw.pw_name, runs, daemon, port, rt_pidfile))
+        with Sandbox(config=limits_config(True, section)) as sb:
+            c = sb.unix()
+            for i, (how, args) in enumerate((("a timeout", {"timeout_ms": 3000}),
+                                             ("a timeout, limited", {"timeout_ms": 3000,
+                                                                     "limits": {"max_processes": 16}}),
+                                             ("proc.signal SIGKILL", {}))):
+                pidfile = os.path.join(runs, "%d.pid" % i)
+                p = c.call("proc.start", dict(args, argv=[PY, daemon, str(port), pidfile], user=pw.pw_name))
+                pid = daemon_up(sb, pidfile, port, p["pid"])
+                st = limits_of(c, "proc/" + p["id"])
+                expect(st["cgroup"] is not None, "a command without a cgroup: %r" % st)
+                if "timeout_ms" in args:
+                    w = c.call("proc.wait", {"id": p["id"]}, timeout=20)
+                    expect_eq(w["timed_out"], True, "the wait result")
+                else:
+                    c.call("proc.signal", {"id": p["id"], "signal": "KILL"})
+                    c.call("proc.wait", {"id": p["id"]}, timeout=20)
+                expect_gone(pid, port, how)
+                note("%s: the daemon %d is gone, port %d free" % (how, pid, port))
+            rt = c.call("runtime.start", {"name": "leaver", "mode": "rpc"}, timeout=30)
+            pid = daemon_up(sb, rt_pidfile, port, rt["pid"])
+            c.call("runtime.stop", {"name": "leaver"}, timeout=30)
+            expect_gone(pid, port, "runtime.stop")
+
+
+# ---------------------------------------------------------------------
+# Pause and resume
+
+COUNTER = "i=0\nwhile :; do i=$((i+1)); echo \"n=$i\"; sleep 0.1; done\n"
+
+
+def counted(data):
+    return [int(n) for n in re.findall(r"n=(\d+)\r?\n", screen_text(data))]
+
+
+class Screen:
+    """A PTY session's bytes, attached from offset 0 over c."""
+
+    def __init__(self, c, pty_id):
+        self.c, self.stream, self.data = c, "pty/" + pty_id, bytearray()
+        c.call("pty.attach", {"id": pty_id, "from_offset": 0})
+
+    def read(self, seconds):
+        """Reads for seconds; returns how many bytes came."""
+        n = len(self.data)
+        deadline = time.monotonic() + seconds
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return len(self.data) - n
+            try:
+                m = self.c.recv(left)
+            except Timeout:
+                continue
+            if m.get("type") == "data" and m.get("stream") == self.stream and not m.get("eof"):
+                expect_eq(m["offset"], len(self.data), "the offset of the next chunk")
+                self.data += bytes(m["data"])
+
+    def until_count(self, n, timeout=20.0):
+        deadline = time.monotonic() + timeout
+        while not counted(self.data) or counted(self.data)[-1] < n:
+            expect(time.monotonic() < deadline, "the counter did not reach %d: %r" % (n, bytes(self.data[-200:])))
+            self.read(0.2)
+
+
+@case("runtime.pause freezes a runtime's counter, its session kept; runtime.resume goes on from the next number",
+      timeout=90)
+def t_pause_resume():
+    with case_user() as pw:
+        section = ("[runtime counter]\ncommand = /bin/sh\nuser = %s\nworkspace = %s\ntui = %s\n"
+                   % (pw.pw_name, user_dir(pw), shfile(COUNTER)))
+        with Sandbox(config=limits_config(True, section)) as sb:
+            c = sb.unix()
+            expect_eq(c.error_of("runtime.pause", {"name": "counter"}), "conflict", "pause before a start")
+            st = c.call("runtime.start", {"name": "counter", "mode": "tui"}, timeout=30)
+            screen = Screen(c, st["pty"])
+            screen.until_count(5)
+            expect_eq(c.error_of("runtime.resume", {"name": "counter"}), "conflict", "resume of a running one")
+            seq = sb.events()[-1]["seq"]
+            c.call("runtime.pause", {"name": "counter"})
+            sb.wait_event(lambda e: e["kind"] == "runtime.paused" and e["data"]["name"] == "counter", 10, seq)
+            expect_eq(c.call("runtime.status", {"name": "counter"})["paused"], True, "runtime.status's paused")
+            expect_eq(c.error_of("runtime.pause", {"name": "counter"}), "conflict", "a second pause")
+            # What was written before the freeze may still be on its way.
+            screen.read(0.3)
+            frozen_at = counted(screen.data)[-1]
+            came = screen.read(1.0)
+            expect_eq(came, 0, "bytes from the paused runtime over 1 s")
+            # Its session keeps its ring and takes a new viewer.
+            other = sb.unix()
+            replay = Screen(other, st["pty"])
+            replay.read(0.5)
+            expect_eq(bytes(replay.data), bytes(screen.data), "the paused session replayed from offset 0")
+            c.call("runtime.resume", {"name": "counter"})
+            sb.wait_event(lambda e: e["kind"] == "runtime.resumed" and e["data"]["name"] == "counter", 10, seq)
+            expect_eq(c.call("runtime.status", {"name": "counter"})["paused"], False, "paused after resume")
+            screen.until_count(frozen_at + 5)
+            nums = counted(screen.data)
+            note("paused at %d; the counter went on to %d" % (frozen_at, nums[-1]))
+            expect_eq(nums, list(range(1, nums[-1] + 1)), "the counter, across the pause")
+            # A stop of a paused runtime thaws it first.
+            c.call("runtime.pause", {"name": "counter"})
+            c.call("runtime.stop", {"name": "counter"}, timeout=30)
+            expect_eq(c.call("runtime.status", {"name": "counter"})["state"], "exited", "stopped while paused")
+            expect_eq(c.error_of("runtime.pause", {"name": "counter"}), "conflict", "pause after the stop")
+
+
+@case("with cgroups = off runtime.pause is unavailable, says why, and the runtime runs on", timeout=60)
+def t_pause_unavailable():
+    with case_user() as pw:
+        section = ("[runtime counter]\ncommand = /bin/sh\nuser = %s\nworkspace = %s\ntui = %s\n"
+                   % (pw.pw_name, user_dir(pw), shfile(COUNTER)))
+        with Sandbox(config=limits_config(False, section)) as sb:
+            c = sb.unix()
+            st = c.call("runtime.start", {"name": "counter", "mode": "tui"}, timeout=30)
+            screen = Screen(c, st["pty"])
+            screen.until_count(3)
+            r = c.request("runtime.pause", {"name": "counter"})
+            expect(not r["ok"], "runtime.pause without cgroups succeeded")
+            expect_eq(r["error"]["code"], "unavailable", "runtime.pause's error")
+            note("why: %r" % r["error"]["message"])
+            expect(r["error"]["message"], "runtime.pause says why")
+            expect_eq(c.call("runtime.status", {"name": "counter"})["paused"], False, "paused")
+            n = counted(screen.data)[-1]
+            screen.until_count(n + 3)
+            c.call("runtime.stop", {"name": "counter"}, timeout=30)
+
+
+# ---------------------------------------------------------------------
+# Bad input
+
+BAD_LIMITS = [
+    ({"cpu_millis": -1}, "cpu_millis"),
+    ({"cpu_millis": 0}, "cpu_millis"),
+    ({"cpu_millis": 9}, "cpu_millis"),
+    ({"cpu_millis": 1024001}, "cpu_millis"),
+    ({"memory_bytes": 0}, "memory_bytes"),
+    ({"memory_bytes": 4 * MiB - 1}, "memory_bytes"),
+    ({"memory_bytes": (1 << 50) + 1}, "memory_bytes"),
+    ({"memory_bytes": 1 << 63}, "memory_bytes"),
+    ({"memory_bytes": "64M"}, "memory_bytes"),
+    ({"max_processes": 0}, "max_processes"),
+    ({"max_processes": 1 << 63}, "max_processes"),
+    ({"max_processes": 1.5}, "max_processes"),
+    ({"max_processes": True}, "max_processes"),
+    ({"open_files": 15}, "open_files"),
+    ({"open_files": -32}, "open_files"),
+    ({"memry_bytes": 64 * MiB}, "memry_bytes"),
+]
+
+
+@case("bad limits are refused naming the key; disk_bytes on a command, unknown targets, pause when not running")
+def t_bad_input():
+    with case_user() as pw:
+        section = ("[runtime idle]\ncommand = /bin/sh\nuser = %s\nworkspace = %s\nrpc = %s\n"
+                   % (pw.pw_name, user_dir(pw), shfile("exec sleep 100\n")))
+        with Sandbox(config=limits_config(True, section)) as sb:
+            c = sb.ws()
+            for limits, key in BAD_LIMITS:
+                for op, args in (("proc.start", {"argv": ["true"]}), ("pty.open", {"argv": ["true"]}),
+                                 ("runtime.start", {"name": "idle", "mode": "rpc"})):
+                    r = c.request(op, dict(args, limits=limits))
+                    what = "%s with limits %r" % (op, limits)
+                    expect(not r["ok"], "%s succeeded" % what)
+                    expect_eq(r["error"]["code"], "bad_args", what)
+                    expect_in(key, r["error"]["message"], "the message of %s" % what)
+            r = c.request("proc.start", {"argv": ["true"], "limits": {"memory_bytes": 0}})
+            expect_in("4194304", r["error"]["message"], "the message names the range")
+            for op in ("proc.start", "pty.open"):
+                r = c.request(op, {"argv": ["true"], "limits": {"disk_bytes": 32 * MiB}})
+                expect_eq(r["error"]["code"] if not r["ok"] else None, "bad_args", "%s with disk_bytes" % op)
+                expect_in("disk_bytes", r["error"]["message"], "the message of %s with disk_bytes" % op)
+            for limits in ("64M", [64], 5):
+                expect_eq(c.error_of("proc.start", {"argv": ["true"], "limits": limits}), "bad_args",
+                          "limits %r" % (limits,))
+            expect_eq(c.call("proc.list")["procs"], [], "the commands started by bad requests")
+            expect_eq(c.call("pty.list")["sessions"], [], "the sessions opened by bad requests")
+            expect_eq(c.call("runtime.status", {"name": "idle"})["state"], "stopped", "the runtime")
+            for target in ("proc/00000000", "pty/00000000", "runtime/nope"):
+                expect_eq(c.error_of("limits.status", {"target": target}), "not_found", "limits.status %s" % target)
+            expect_eq(c.error_of("limits.status", {}), "bad_args", "limits.status without a target")
+            expect_eq(c.error_of("limits.status", {"target": 5}), "bad_args", "limits.status of a number")
+            expect_eq(c.error_of("runtime.pause", {"name": "idle"}), "conflict", "pause of a stopped runtime")
+            expect_eq(c.error_of("runtime.resume", {"name": "idle"}), "conflict", "resume of a stopped runtime")
+            expect_eq(c.error_of("runtime.pause", {"name": "nope"}), "not_found", "pause of an unknown runtime")
+            c.call("ping")
+
+
+@case("limits in the catalog: good ones start, a bad one stops berthd at start, naming the file and the line")
+def t_bad_catalog():
+    good = "".join("%s\n" % kv for kv in ("cpu_millis = 500", "memory_bytes = 64M", "max_processes = 32",
+                                           "disk_bytes = 1G", "open_files = 64"))
+    with Sandbox(config=limits_config(True, "[runtime r]\ncommand = /bin/true\nuser = nobody\nrpc =\n" + good),
+                 wait="socket") as sb:
+        sb.unix().call("ping")
+    for line in ("memory_bytes = 1K", "max_processes = 0", "cpu_millis = lots", "open_files = 2000000"):
+        text = limits_config(True, "[runtime r]\ncommand = /bin/true\nuser = nobody\nrpc =\n%s\n" % line)
+        at = text.splitlines().index(line) + 1
+        with Sandbox(config=text, wait=None) as sb:
+            rc = sb.wait_exit(10)
+            log = sb.log()
+            where = "%s:%d:" % (sb.config_path, at)
+        expect(rc != 0, "berthd started with %r; log:\n%s" % (line, log))
+        expect(where in log, "the log does not name %r for %r:\n%s" % (where, line, log))
+        expect_in(line.split()[0], log, "the log names the key")
+
+
+# ---------------------------------------------------------------------
+# berth itself
+
+def under(path, subtree):
+    return path == subtree or path.startswith(subtree.rstrip("/") + "/")
+
+
+@case("berthd and its gateway are in no limited cgroup; a limited command is, under berth's subtree; "
+      "the log says once which hierarchies are used")
+def t_berth_outside():
+    with Sandbox(config=limits_config(True)) as sb:
+        c = sb.unix()
+        p = c.call("proc.start", {"argv": ["sleep", "30"], "user": "nobody",
+                                  "limits": {"memory_bytes": 64 * MiB, "max_processes": 8, "cpu_millis": 500}})
+        cmd = cgroups_of(sb.host_pid(p["pid"]))
+        own = cgroups_of(sb.berthd_pid())
+        note("berthd's cgroups: %r; the command's: %r" % (own, cmd))
+        # A target's group is "<berth's subtree>/<tag>.<name>", the
+        # subtree named berth: in each hierarchy where the command has a
+        # group of its own, berthd and its gateway must be outside it.
+        subtrees = {h: os.path.dirname(path) for h, path in cmd.items() if path != own.get(h)}
+        for ctl in ("memory", "pids"):
+            expect(any(ctl in h.split(",") for h in subtrees), "the command is in no %s group of its own" % ctl)
+        for h, subtree in subtrees.items():
+            expect_eq(os.path.basename(subtree), "berth", "the parent of the command's %s group %s" % (h, cmd[h]))
+        for who, pid in (("berthd", sb.berthd_pid()), ("the gateway", sb.gateway_pid())):
+            theirs = cgroups_of(pid)
+            for h, subtree in subtrees.items():
+                expect(not under(theirs.get(h, ""), subtree), "%s is in %s's group %s" % (who, h, theirs.get(h)))
+        c.call("proc.signal", {"id": p["id"], "signal": "KILL"})
+        c.call("proc.wait", {"id": p["id"]})
+        lines = [ln for ln in sb.log().splitlines() if "cgroup" in ln]
+        note("the log's cgroup lines: %r" % lines)
+        expect_eq(len(lines), 1, "lines of the log saying which cgroups are used")
+    with Sandbox(config=limits_config(False)) as sb:
+        lines = [ln for ln in sb.log().splitlines() if "cgroup" in ln]
+        note("with cgroups = off: %r" % lines)
+        expect_eq(len(lines), 1, "lines of the log saying cgroups are off")
+        expect(re.search(r"\boff\b", lines[0]), "the log does not say cgroups are off: %r" % lines[0])
+
+
+run()
