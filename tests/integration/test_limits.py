@@ -665,11 +665,12 @@ def t_bad_input():
 def t_bad_catalog():
     good = "".join("%s\n" % kv for kv in ("cpu_millis = 500", "memory_bytes = 64M", "max_processes = 32",
                                            "disk_bytes = 1G", "open_files = 64"))
-    with Sandbox(config=limits_config(True, "[runtime r]\ncommand = /bin/true\nuser = nobody\nrpc =\n" + good),
+    runtime = "[runtime r]\ncommand = /bin/true\nuser = nobody\nworkspace = %s\nrpc =\n" % scratch()
+    with Sandbox(config=limits_config(True, runtime + good),
                  wait="socket") as sb:
         sb.unix().call("ping")
     for line in ("memory_bytes = 1K", "max_processes = 0", "cpu_millis = lots", "open_files = 2000000"):
-        text = limits_config(True, "[runtime r]\ncommand = /bin/true\nuser = nobody\nrpc =\n%s\n" % line)
+        text = limits_config(True, runtime + line + "\n")
         at = text.splitlines().index(line) + 1
         with Sandbox(config=text, wait=None) as sb:
             rc = sb.wait_exit(10)
@@ -680,8 +681,40 @@ def t_bad_catalog():
         expect_in(line.split()[0], log, "the log names the key")
 
 
+@case("runtime.start's limits override the catalog's key by key; the process runs under both")
+def t_catalog_override():
+    with case_user() as pw:
+        section = ("[runtime idle]\ncommand = /bin/sh\nuser = %s\nworkspace = %s\nrpc = %s\n"
+                   "max_processes = 32\nopen_files = 64\n"
+                   % (pw.pw_name, user_dir(pw), shfile("exec sleep 100\n")))
+        with Sandbox(config=limits_config(True, section)) as sb:
+            c = sb.unix()
+            st = c.call("runtime.start", {"name": "idle", "mode": "rpc", "limits": {"open_files": 40}}, timeout=30)
+            pid = sb.host_pid(st["pid"])
+            lim = limits_of(c, "runtime/idle")["limits"]
+            expect_eq({k: v["value"] for k, v in lim.items()}, {"max_processes": 32, "open_files": 40},
+                      "the limits of the catalog and of the request")
+            expect_eq(c.call("runtime.status", {"name": "idle"})["limits"]["limits"], lim, "runtime.status's limits")
+            with open("/proc/%d/limits" % pid) as f:
+                nofile = [ln.split()[3:5] for ln in f if ln.startswith("Max open files")][0]
+            expect_eq(nofile, ["40", "40"], "the runtime's RLIMIT_NOFILE (soft, hard)")
+            pids = [v for h, v in cgroups_of(pid).items() if "pids" in h.split(",")]
+            expect(pids, "the runtime is in no pids group")
+            mount = [ln.split()[4] for ln in open("/proc/self/mountinfo")
+                     if " - cgroup " in ln and "pids" in ln.split()[-1].split(",")]
+            if mount:
+                with open(os.path.join(mount[0], pids[0].lstrip("/"), "pids.max")) as f:
+                    expect_eq(f.read().strip(), "32", "the runtime's pids.max")
+            c.call("runtime.stop", {"name": "idle"}, timeout=30)
+
+
 # ---------------------------------------------------------------------
 # berth itself
+
+def oom_score_adj(pid):
+    with open("/proc/%d/oom_score_adj" % pid) as f:
+        return int(f.read())
+
 
 def under(path, subtree):
     return path == subtree or path.startswith(subtree.rstrip("/") + "/")
@@ -709,6 +742,16 @@ def t_berth_outside():
             theirs = cgroups_of(pid)
             for h, subtree in subtrees.items():
                 expect(not under(theirs.get(h, ""), subtree), "%s is in %s's group %s" % (who, h, theirs.get(h)))
+        # Under a host's memory pressure an agent's processes go first:
+        # berth lowers its own score where it may, and says so where not.
+        target_adj = oom_score_adj(sb.host_pid(p["pid"]))
+        for who, pid, word in (("berthd", sb.berthd_pid(), "berthd"), ("the gateway", sb.gateway_pid(), "gateway")):
+            adj = oom_score_adj(pid)
+            note("%s's oom_score_adj: %d; the command's: %d" % (who, adj, target_adj))
+            said = [ln for ln in sb.log().splitlines() if "oom_score_adj" in ln and word in ln]
+            protected = adj < 0 and target_adj > adj
+            expect(protected or said, "%s's oom_score_adj is %d (the command's %d) and the log does not say why"
+                   % (who, adj, target_adj))
         c.call("proc.signal", {"id": p["id"], "signal": "KILL"})
         c.call("proc.wait", {"id": p["id"]})
         lines = [ln for ln in sb.log().splitlines() if "cgroup" in ln]
