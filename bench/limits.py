@@ -5,7 +5,8 @@ one and beside cgexec.
 
 berth: proc.start of `true`, then proc.wait until it has exited, on one
 Unix connection kept to berthd; once with limits {cpu_millis 500,
-memory_bytes 64M, max_processes 64}, once without. cgexec: `cgexec -g
+memory_bytes 64M, max_processes 64}, once without; and the same on a
+berthd with `[berthd] cgroups = off` (rlimits, no cgroup). cgexec: `cgexec -g
 memory,pids,cpu:GROUP true` in a group made with the same limits and
 removed after it, by cgcreate + cgset + cgdelete, and by hand (mkdir,
 the writes, rmdir) as berthd does it. The floor: `true` spawned by this
@@ -121,10 +122,15 @@ def figures(xs):
 
 def main():
     b = benchlib.Berth(src, build, d, 0)
+    # A second berthd told to act as if the kernel had no cgroups: its
+    # limits are rlimits, its targets no cgroup of their own.
+    off = benchlib.Berth(src, build, d, 1, services="\n[berthd]\ncgroups = off\n")
     try:
         kinds = [
             ("berth, unlimited", lambda i: berth_start(b.c, False)),
             ("berth, limited", lambda i: berth_start(b.c, True)),
+            ("berth cgroups=off, unlimited", lambda i: berth_start(off.c, False)),
+            ("berth cgroups=off, limited", lambda i: berth_start(off.c, True)),
             ("cgcreate+cgset+cgexec+cgdelete", cgtools_start),
             ("mkdir+writes, cgexec, rmdir", by_hand_start),
             ("true spawned (the floor)", spawn_start),
@@ -144,6 +150,7 @@ def main():
                   % (name, med, p99, med / 1000 / base))
     finally:
         b.stop()
+        off.stop()
         sweep()
 
 

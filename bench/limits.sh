@@ -2,7 +2,8 @@
 # The cost of a limit: proc.start of `true` to its proc.wait with limits
 # {cpu_millis, memory_bytes, max_processes} (berthd makes the target's
 # cgroup, writes the limits, the child joins it, the group is removed at
-# the exit) beside the same without limits, and beside cgexec running
+# the exit) beside the same without limits, and on a berthd with
+# `[berthd] cgroups = off`, and beside cgexec running
 # `true` in a group made and removed around it: by cgcreate, cgset and
 # cgdelete, and by hand (mkdir, the same writes, rmdir). Median and p99
 # of START starts each, interleaved; ratios (bench/limits.py).
