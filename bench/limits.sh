@@ -6,7 +6,7 @@
 # `[berthd] cgroups = off`, and beside cgexec running
 # `true` in a group made and removed around it: by cgcreate, cgset and
 # cgdelete, and by hand (mkdir, the same writes, rmdir). Median and p99
-# of START starts each, interleaved; ratios (bench/limits.py).
+# of STARTS starts each, interleaved; ratios (bench/limits.py).
 #
 #   bench/limits.sh [BUILD_DIR]       (default: build)
 #   STARTS=500 bench/limits.sh

@@ -442,6 +442,9 @@ if os.fork() == 0:
             time.sleep(1)
     os._exit(0)
 os.wait()
+if sys.argv[3:] == ["stubborn"]:
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_IGN)
 print("daemon started", flush=True)
 time.sleep(1000)
 """
@@ -463,7 +466,8 @@ def expect_gone(pid, port, what):
     expect(port_free(port), "port %d still held after %s" % (port, what))
 
 
-@case("a timeout, proc.signal SIGKILL and runtime.stop leave no process behind: a setsid daemon's port is free",
+@case("a timeout, proc.signal SIGKILL, pty.close and runtime.stop leave no process behind: "
+      "a setsid daemon's port is free",
       timeout=120)
 def t_tree_kill():
     with case_user() as pw:
@@ -492,6 +496,13 @@ def t_tree_kill():
                     c.call("proc.wait", {"id": p["id"]}, timeout=20)
                 expect_gone(pid, port, how)
                 note("%s: the daemon %d is gone, port %d free" % (how, pid, port))
+            # A terminal whose program ignores the SIGHUP of pty.close gets
+            # its SIGKILL: the daemon with it.
+            pidfile = os.path.join(runs, "pty.pid")
+            s = c.call("pty.open", {"argv": [PY, daemon, str(port), pidfile, "stubborn"], "user": pw.pw_name})
+            pid = daemon_up(sb, pidfile, port, s["pid"])
+            c.call("pty.close", {"id": s["id"]})
+            expect_gone(pid, port, "pty.close")
             rt = c.call("runtime.start", {"name": "leaver", "mode": "rpc"}, timeout=30)
             pid = daemon_up(sb, rt_pidfile, port, rt["pid"])
             c.call("runtime.stop", {"name": "leaver"}, timeout=30)
