@@ -78,6 +78,9 @@ struct catalog_event {
 #define EV_RUNTIME_EXITED "runtime.exited"
 #define EV_RUNTIME_RESTARTING "runtime.restarting"
 #define EV_RUNTIME_STOPPED "runtime.stopped"
+#define EV_RUNTIME_PAUSED "runtime.paused"
+#define EV_RUNTIME_RESUMED "runtime.resumed"
+#define EV_LIMITS_OOM_KILL "limits.oom_kill"
 
 #define EV_WORKSPACE_PROGRESS "workspace.progress"
 #define EV_WORKSPACE_PREPARED "workspace.prepared"

@@ -582,6 +582,18 @@ cg_remove_dirs(struct cgroup *g)
 	}
 }
 
+const char *
+cgroup_versions(const struct cgroup *g)
+{
+	bool v[3] = {false, false, false};
+	size_t i;
+
+	for (i = 0; i < cg.nh; i++)
+		if (g->dir[i] != NULL)
+			v[cg.h[i].version] = true;
+	return v[2] && v[1] ? "v2+v1" : v[2] ? "v2" : "v1";
+}
+
 struct cgroup *
 cgroup_create(const char *name, char **why)
 {

@@ -42,6 +42,8 @@ const char *cgroup_summary(void);
  * allocates; cgroup_destroy frees (after removing the directories, or
  * leaving them to cgroup_sweep while processes remain). */
 struct cgroup;
+/* Which versions g's directories are of: "v2+v1", "v2" or "v1". */
+const char *cgroup_versions(const struct cgroup *g);
 /* name: unique among live targets of this berthd, e.g. "proc.ab12cd34".
  * Creates "<subtree>/<tag>.<name>" in each hierarchy used. NULL with *why
  * (xasprintf, caller frees) on failure. */

@@ -33,7 +33,9 @@ static size_t child_n, child_cap;
 /* Written before fork, so the child has it without formatting. */
 static char child_oom[16] = "";
 static size_t child_oom_len;
-static void (*child_orphans_cb)(void);
+#define CHILD_ORPHANS_MAX 4
+static void (*child_orphans_cb[CHILD_ORPHANS_MAX])(void);
+static size_t child_norphans_cb;
 
 void
 child_set_oom_score_adj(int adj)
@@ -76,6 +78,8 @@ static const char *const child_steps[] = {
     "setting the controlling terminal",
     "dropping capabilities",
     "the Landlock scope",
+    "joining its cgroup",
+    "setting its resource limits",
 };
 
 static _Noreturn void
@@ -137,6 +141,31 @@ child_hand_high(const struct child_spec *sp, int *high)
 	return 0;
 }
 
+/* In the child: into the target's cgroups first, so that nothing it forks
+ * can start outside them. */
+static void
+child_join(const struct child_spec *sp, int errfd)
+{
+	size_t i;
+
+	for (i = 0; i < sp->njoin; i++)
+		if (write(sp->join[i], "0\n", 2) != 2)
+			child_fail(errfd, 9);
+}
+
+static void
+child_rlimits(const struct child_spec *sp, int errfd)
+{
+	struct rlimit r;
+	size_t i;
+
+	for (i = 0; i < sp->nrl; i++) {
+		r.rlim_cur = r.rlim_max = sp->rl[i].value;
+		if (setrlimit(sp->rl[i].resource, &r) != 0)
+			child_fail(errfd, 10);
+	}
+}
+
 /* In the child between fork and exec: undo everything berthd set up. Only
  * async-signal-safe calls here. */
 static _Noreturn void
@@ -148,6 +177,7 @@ child_exec(const struct child_spec *sp, int errfd)
 	int sig, fd, high[CHILD_MAX_HANDED];
 	size_t i;
 
+	child_join(sp, errfd);
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = SIG_DFL;
 	for (sig = 1; sig < NSIG; sig++)
@@ -206,6 +236,7 @@ child_exec(const struct child_spec *sp, int errfd)
 		child_fail(errfd, 1);
 	if (sp->scope_abstract_unix && landlock_scope_abstract_unix() != 0)
 		child_fail(errfd, 8);
+	child_rlimits(sp, errfd);
 	if (sp->confine && child_confine() != 0)
 		child_fail(errfd, 7);
 	if (sp->set_ids) {
@@ -290,7 +321,17 @@ child_spawn(
 void
 child_on_orphans(void (*cb)(void))
 {
-	child_orphans_cb = cb;
+	if (child_norphans_cb < CHILD_ORPHANS_MAX)
+		child_orphans_cb[child_norphans_cb++] = cb;
+}
+
+static void
+child_tell_orphans(void)
+{
+	size_t i;
+
+	for (i = 0; i < child_norphans_cb; i++)
+		child_orphans_cb[i]();
 }
 
 bool
@@ -306,8 +347,8 @@ child_reap(void)
 		if (pid < 0 && errno == EINTR)
 			continue;
 		if (pid <= 0) {
-			if (orphans && child_orphans_cb != NULL)
-				child_orphans_cb();
+			if (orphans)
+				child_tell_orphans();
 			return pid == 0;
 		}
 		c = child_find(pid);

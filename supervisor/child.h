@@ -9,6 +9,7 @@
 #include <msgpack.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 /* Called once when a spawned child has exited; status is waitpid's. */
@@ -16,6 +17,17 @@ typedef void (*child_exit_cb)(pid_t pid, int status, void *arg);
 
 /* At most this many connections handed to one child (child_spec.hand). */
 #define CHILD_MAX_HANDED 2
+
+/* At most this many cgroup.procs files a child joins (child_spec.join). */
+#define CHILD_MAX_JOIN 6
+/* At most this many limits set in the child (child_spec.rl). */
+#define CHILD_MAX_RLIMITS 4
+
+/* A resource limit set in the child before exec (setrlimit(2)). */
+struct child_rlimit {
+	int resource;
+	rlim_t value; /* both the soft and the hard limit */
+};
 
 /* An fd the child inherits as number at. */
 struct child_handed {
@@ -53,6 +65,14 @@ struct child_spec {
 	bool scope_abstract_unix;
 	bool use_tty; /* tty_fd, a PTY slave, becomes the child's */
 	int tty_fd;   /* controlling terminal and its fds 0, 1 and 2 */
+	/* cgroup.procs files the child writes "0" to before anything else,
+	 * so that it and all it forks are in its target's cgroup; a write
+	 * that fails fails the spawn (a limit promised is never dropped). */
+	int join[CHILD_MAX_JOIN];
+	size_t njoin;
+	/* Set before the switch of ids (raising a hard limit needs root). */
+	struct child_rlimit rl[CHILD_MAX_RLIMITS];
+	size_t nrl;
 };
 
 /*
@@ -72,7 +92,8 @@ void child_set_oom_score_adj(int adj);
  * Returns false once berthd has no child left at all. */
 bool child_reap(void);
 /* cb is called after child_reap has reaped orphans (processes berthd
- * did not spawn): the signal that what a service left behind may be gone. */
+ * did not spawn): the signal that what a service left behind may be gone.
+ * Up to four callbacks, called in the order given. */
 void child_on_orphans(void (*cb)(void));
 /* Forgets the callback of pid (its owner is going away). */
 void child_forget(pid_t pid);

@@ -69,6 +69,7 @@ config_init(struct config *cfg)
 	cfg->forward_signals = CONFIG_SIGBIT(SIGHUP) | CONFIG_SIGBIT(SIGUSR1) |
 	    CONFIG_SIGBIT(SIGUSR2) | CONFIG_SIGBIT(SIGWINCH);
 	cfg->retry_failed_ms = CONFIG_RETRY_FAILED_MS;
+	cfg->cgroups = true;
 }
 
 int
@@ -331,6 +332,12 @@ config_key_berthd(struct config_parser *p, const char *key, const char *val)
 		return config_forward_signals(p, val);
 	if (strcmp(key, "retry_failed_ms") == 0)
 		return config_retry_ms(p, val, &c->retry_failed_ms);
+	if (strcmp(key, "cgroups") == 0) {
+		if (strcmp(val, "auto") != 0 && strcmp(val, "off") != 0)
+			return config_fail(p, "cgroups must be auto or off");
+		c->cgroups = strcmp(val, "auto") == 0;
+		return 0;
+	}
 	return config_fail(p, "unknown key \"%s\" in [berthd]", key);
 }
 
@@ -929,6 +936,24 @@ config_runtime_busy(
 	return 0;
 }
 
+/* A limit of the runtime's (limit.h): a number, sizes with K, M or G. */
+static int
+config_runtime_limit(struct config_parser *p, struct config_runtime *r,
+    enum limit_key k, const char *val)
+{
+	char why[LIMIT_WHY_MAX];
+	size_t v;
+
+	if (config_parse_size(val, &v) < 0)
+		return config_fail(
+		    p, "%s \"%s\" is not a number", limit_name(k), val);
+	if (!limit_in_range(k, v, why))
+		/* The request's wording, "limits.NAME must be ...". */
+		return config_fail(p, "%s", why + strlen("limits."));
+	r->limits.v[k] = v;
+	return 0;
+}
+
 /* The keys of a runtime whose value is milliseconds. */
 static unsigned *
 config_runtime_ms(struct config_runtime *r, const char *key)
@@ -1014,6 +1039,8 @@ config_key_runtime(struct config_parser *p, const char *key, const char *val)
 			    p, "%s must be milliseconds (0-86400000)", key);
 		return 0;
 	}
+	if (limit_key_of(key) != LIMIT_NKEYS)
+		return config_runtime_limit(p, r, limit_key_of(key), val);
 	return config_fail(
 	    p, "unknown key \"%s\" in [runtime %s]", key, r->name);
 }

@@ -1,7 +1,7 @@
 /* config: berthd's configuration file, a small INI dialect.
  *
  *   [berthd]   state_dir, token_file, socket, forward_signals,
- *              retry_failed_ms (the services' default)
+ *              retry_failed_ms (the services' default), cgroups
  *   [gateway]  listen, client_queue, command, user, vnc, novnc_dir, cdp,
  *              cdp_relay_listen
  *   [journal]  max_bytes, segment_bytes, sync
@@ -18,7 +18,9 @@
  *   [runtime NAME]  command, version, user, group, workspace, env
  *                   (repeatable), secrets, tui, server, server_ready,
  *                   server_password_env, rpc, resume, tasks, busy, restart,
- *                   backoff_min_ms, backoff_max_ms, stop_timeout_ms: an
+ *                   backoff_min_ms, backoff_max_ms, stop_timeout_ms,
+ *                   cpu_millis, memory_bytes, max_processes, disk_bytes,
+ *                   open_files: an
  *                   agent runtime berthd starts on request, never at boot
  *
  * One "key = value" per line; "#" or ";" starts a comment line; values run
@@ -30,6 +32,7 @@
 #ifndef BERTH_CONFIG_H
 #define BERTH_CONFIG_H
 
+#include "limit.h"
 #include <stdbool.h>
 #include <sys/types.h>
 #include <stddef.h>
@@ -159,6 +162,7 @@ struct config_runtime {
 	unsigned backoff_min_ms, backoff_max_ms, stop_timeout_ms;
 	unsigned backoff_reset_ms;        /* ready this long: backoff anew */
 	unsigned server_ready_timeout_ms; /* a server not answering: failed */
+	struct limit_set limits; /* each instance's, unless runtime.start's */
 	int line;
 };
 
@@ -174,6 +178,7 @@ struct config {
 	char *state_dir;
 	char *token_file; /* default <state_dir>/token */
 	char *socket;     /* default <state_dir>/berthd.sock */
+	bool cgroups;     /* false: act as if the kernel had none */
 	/* The signals berthd passes on to services: bit sig - 1. */
 	uint64_t forward_signals;
 	unsigned retry_failed_ms; /* of every service that sets none */

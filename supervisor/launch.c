@@ -242,10 +242,15 @@ launch_parse(struct launch *l, struct server_conn *c, const struct proto_msg *m,
 {
 	char user[64] = "";
 	const char *why = NULL, *code = PROTO_E_BAD_ARGS;
-	char *gwhy = NULL;
+	char *gwhy = NULL, lwhy[LIMIT_WHY_MAX];
 	struct passwd *pw = NULL;
 
 	memset(l, 0, sizeof *l);
+	if (limit_parse(proto_map_get(m->args, "limits"), false, &l->limits,
+	        lwhy) < 0) {
+		server_reply_error(c, m->id, PROTO_E_BAD_ARGS, "%s", lwhy);
+		return -1;
+	}
 	if (proto_arg_str(m->args, "user", user, sizeof user) < 0 ||
 	    proto_arg_str(m->args, "cwd", l->cwd, sizeof l->cwd) < 0) {
 		server_reply_error(c, m->id, PROTO_E_BAD_ARGS,

@@ -11,6 +11,8 @@
 #include <sys/types.h>
 
 #include "child.h"
+#include "enforce.h"
+#include "limit.h"
 #include "proto.h"
 #include "secrets.h"
 #include "server.h"
@@ -31,6 +33,11 @@ struct launch {
 	 * entered as the user (child.h). */
 	bool confine;
 	struct secrets_grant grant;
+	/* What the request asked (limit.h), for the target's own enforce. */
+	struct limit_set limits;
+	/* A runtime's: its processes are held as the runtime, not as a
+	 * command or a session of their own. Borrowed; NULL: none. */
+	struct enforce *enforce;
 };
 
 /* A program berthd runs for a user of its own accord (an agent runtime),
@@ -54,7 +61,7 @@ enum launch_kind {
 };
 
 /*
- * Reads the program, user, cwd, env and secrets from m's args; term, if
+ * Reads the program, user, cwd, env, secrets and limits from m's args; term, if
  * not NULL, is set as TERM. Returns 0, or -1 after replying with the
  * error.
  */

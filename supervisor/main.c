@@ -19,6 +19,9 @@
 #include <unistd.h>
 
 #include "boot.h"
+#include "rand.h"
+#include "disk.h"
+#include "enforce.h"
 #include "catalog.h"
 #include "child.h"
 #include "clock.h"
@@ -311,6 +314,20 @@ berthd_add_services(const struct config *cfg, int debug)
 	}
 }
 
+/* What bounds runtimes, commands and sessions (enforce.h, disk.h). The
+ * tag keeps apart the cgroups of several berthds on one host, and of a
+ * berthd restarted over groups its last run could not remove. */
+static void
+berthd_limits(const struct config *cfg)
+{
+	char tag[9];
+
+	rand_hex(tag, 4);
+	enforce_setup(berthd_base, cfg->cgroups, tag);
+	child_on_orphans(enforce_sweep);
+	disk_setup(berthd_base, cfg->state_dir);
+}
+
 /* --pdeathsig SIG: berthd gets SIG when its parent dies. The parent may
  * have died already, before the request: then berthd acts at once. */
 static void
@@ -502,6 +519,7 @@ main(int argc, char **argv)
 	ops_init(&cfg);
 	stream_setup(berthd_base);
 	provider_init();
+	berthd_limits(&cfg);
 	pty_init(berthd_base);
 	proc_init(berthd_base);
 	runtime_init(berthd_base, &cfg);
@@ -527,6 +545,8 @@ main(int argc, char **argv)
 	runtime_shutdown();
 	pty_shutdown();
 	proc_shutdown();
+	enforce_shutdown();
+	disk_shutdown();
 	workspace_shutdown();
 	server_shutdown();
 	fswatch_shutdown();

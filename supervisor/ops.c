@@ -16,6 +16,7 @@
 #include "artifact.h"
 #include "fs.h"
 #include "fswatch.h"
+#include "limit_op.h"
 #include "proc.h"
 #include "provider.h"
 #include "pty.h"
@@ -516,6 +517,9 @@ static const ops_handler ops_handlers[CATALOG_NOPS] = {
     [CATALOG_OP_RUNTIME_START] = runtime_op_start,
     [CATALOG_OP_RUNTIME_STOP] = runtime_op_stop,
     [CATALOG_OP_RUNTIME_STATUS] = runtime_op_status,
+    [CATALOG_OP_RUNTIME_PAUSE] = runtime_op_pause,
+    [CATALOG_OP_RUNTIME_RESUME] = runtime_op_resume,
+    [CATALOG_OP_LIMITS_STATUS] = limit_op_status,
     [CATALOG_OP_WORKSPACE_PREPARE] = workspace_op_prepare,
     [CATALOG_OP_DESKTOP_PROVIDE] = provider_op_provide,
     [CATALOG_OP_DESKTOP_EMIT] = provider_op_emit,

@@ -74,6 +74,8 @@ struct proc {
 	struct event *timeout_timer, *drain_timer, *ttl_timer;
 	struct proc_waiter *waiters;
 	unsigned nwaiters;
+	/* Its limits and cgroup: its own, or its runtime's (lim). */
+	struct enforce own, *lim;
 	proc_exit_fn on_exit; /* told once the exit is reported */
 	void *on_exit_arg;
 	struct proc *next;
@@ -217,6 +219,7 @@ proc_report(struct proc *p)
 	struct timeval tv = clock_tv((uint64_t)p->ttl * 1000);
 	msgpack_packer *pk;
 	uint64_t oom;
+	int own;
 
 	if (p->reported || !p->exited || p->out[PROC_STDOUT].fd >= 0 ||
 	    p->out[PROC_STDERR].fd >= 0)
@@ -224,10 +227,16 @@ proc_report(struct proc *p)
 	p->reported = true;
 	evtimer_del(p->drain_timer);
 	evtimer_del(p->timeout_timer);
-	if (WIFSIGNALED(p->status) && WTERMSIG(p->status) == SIGKILL &&
+	if ((own = enforce_oom_killed(p->lim)) >= 0)
+		p->oom_killed = own == 1;
+	else if (WIFSIGNALED(p->status) && WTERMSIG(p->status) == SIGKILL &&
 	    !p->timed_out && p->oom_before != UINT64_MAX &&
 	    (oom = proc_oom_kills()) != UINT64_MAX && oom > p->oom_before)
 		p->oom_killed = true;
+	/* A daemon it left keeps the group (and its limits) until it is
+	 * gone or the record is. */
+	if (p->lim == &p->own && !enforce_populated(p->lim))
+		enforce_close(p->lim);
 	pk = events_begin(EV_PROC_EXITED);
 	msgpack_pack_map(pk, 7 + child_status_keys(p->status));
 	proto_pack_kv_str(pk, "id", p->id);
@@ -344,6 +353,14 @@ proc_exit_cb(pid_t pid, int status, void *arg)
 	proc_report(p);
 }
 
+/* SIGKILL to every process of p: by its cgroup, else its group. */
+static void
+proc_kill(struct proc *p)
+{
+	if (!enforce_kill(p->lim))
+		kill(-p->pid, SIGKILL);
+}
+
 static void
 proc_timeout_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -354,8 +371,8 @@ proc_timeout_cb(evutil_socket_t fd, short what, void *arg)
 	if (p->exited)
 		return;
 	p->timed_out = true;
-	log_info("proc %s: timed out; killing its process group", p->id);
-	kill(-p->pid, SIGKILL);
+	log_info("proc %s: timed out; killing all its processes", p->id);
+	proc_kill(p);
 }
 
 /* ---- freeing ---- */
@@ -391,6 +408,7 @@ proc_free(struct proc *p)
 	event_free(p->drain_timer);
 	event_free(p->ttl_timer);
 	child_strv_free(p->argv);
+	enforce_close(&p->own);
 	free(p);
 }
 
@@ -504,6 +522,7 @@ proc_new(const struct proc_opts *o)
 	while (proc_find(p->id) != NULL);
 	snprintf(p->tag, sizeof p->tag, "%s", o->tag);
 	p->in_fd = -1;
+	p->lim = &p->own;
 	p->ttl = (unsigned)o->ttl;
 	p->input = evbuffer_new();
 	for (i = 0; i < PROC_NOUT; i++) {
@@ -534,13 +553,20 @@ proc_spawn(struct proc *p, const struct launch *l, bool pipe_in, char **cause)
 			goto out;
 	if (pipe_in && pipe2(in, O_CLOEXEC) != 0)
 		goto out;
+	if (l->enforce != NULL)
+		p->lim = l->enforce;
+	else
+		enforce_open(&p->own, "proc", p->id, &l->limits,
+		    !l->has_user || l->uid == 0, l->uid);
 	launch_spec(l, &spec);
+	enforce_spec(p->lim, &spec);
 	spec.set_stdio = true;
 	spec.stdin_fd = in[0];
 	spec.stdout_fd = fds[PROC_STDOUT][1];
 	spec.stderr_fd = fds[PROC_STDERR][1];
 	p->oom_before = proc_oom_kills();
 	p->pid = child_spawn(&spec, proc_exit_cb, p, cause);
+	enforce_spawned(p->lim);
 	if (p->pid < 0)
 		goto fail;
 	for (i = 0; i < PROC_NOUT; i++) {
@@ -921,7 +947,10 @@ proc_op_signal(struct server_conn *c, const struct proto_msg *m)
 		    c, m->id, PROTO_E_CONFLICT, "process %s has exited", p->id);
 		return;
 	}
-	kill(-p->pid, sig);
+	if (sig == SIGKILL)
+		proc_kill(p);
+	else
+		kill(-p->pid, sig);
 	server_reply_empty(c, m->id);
 }
 
@@ -972,8 +1001,10 @@ proc_op_list(struct server_conn *c, const struct proto_msg *m)
 	proto_pack_str(pk, "procs");
 	msgpack_pack_array(pk, proc_count);
 	for (p = proc_list; p != NULL; p = p->next) {
-		msgpack_pack_map(pk, 11);
+		msgpack_pack_map(pk, 12);
 		proc_pack_ident(pk, p);
+		proto_pack_str(pk, "limits");
+		enforce_pack(pk, p->lim, NULL);
 		proto_pack_kv_u64(pk, "stdin_bytes", p->in_total);
 		proto_pack_kv_str(
 		    pk, "state", p->reported ? "exited" : "running");
@@ -988,6 +1019,14 @@ proc_op_list(struct server_conn *c, const struct proto_msg *m)
 	server_reply_end(c);
 }
 
+const struct enforce *
+proc_enforce(const char *id)
+{
+	struct proc *p = proc_find(id);
+
+	return p != NULL ? p->lim : NULL;
+}
+
 void
 proc_shutdown(void)
 {
@@ -995,7 +1034,7 @@ proc_shutdown(void)
 
 	for (p = proc_list; p != NULL; p = p->next)
 		if (!p->exited)
-			kill(-p->pid, SIGKILL);
+			proc_kill(p);
 	while (proc_list != NULL)
 		proc_free(proc_list);
 }

@@ -33,6 +33,8 @@ void proc_init(struct event_base *base);
 int proc_start_launch(struct launch *l, bool pipe_in, proc_exit_fn cb,
     void *arg, char id[PROC_ID_LEN + 1], pid_t *pid, char **cause);
 void proc_shutdown(void);
+/* The limits of process id (its own, or its runtime's); NULL if none. */
+const struct enforce *proc_enforce(const char *id);
 
 void proc_op_start(struct server_conn *c, const struct proto_msg *m);
 void proc_op_attach(struct server_conn *c, const struct proto_msg *m);

@@ -59,6 +59,8 @@ struct pty_session {
 	int vt_in, vt_out;
 	struct evbuffer *vt_queue; /* records berth-vt has not taken yet */
 	struct event *vt_wev;
+	/* Its limits and cgroup: its own, or its runtime's (lim). */
+	struct enforce own, *lim;
 	pty_exit_fn on_exit; /* told once the exit is reported */
 	void *on_exit_arg;
 	struct pty_session *next;
@@ -453,15 +455,20 @@ pty_write_cb(evutil_socket_t fd, short what, void *arg)
 		event_add(s->wev, NULL);
 }
 
+/* SIGKILL to every process of s: by its cgroup, else its group. */
+static void
+pty_kill(struct pty_session *s)
+{
+	if (!enforce_kill(s->lim) && !s->exited)
+		kill(-s->pid, SIGKILL);
+}
+
 static void
 pty_kill_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct pty_session *s = arg;
-
 	(void)fd;
 	(void)what;
-	if (!s->exited)
-		kill(-s->pid, SIGKILL);
+	pty_kill(arg);
 }
 
 static void
@@ -486,6 +493,10 @@ pty_free(struct pty_session *s)
 	evbuffer_free(s->input);
 	close(s->master);
 	child_strv_free(s->argv);
+	/* A closed session takes what it started with it. */
+	if (s->closing && s->lim == &s->own)
+		enforce_kill(&s->own);
+	enforce_close(&s->own);
 	free(s);
 }
 
@@ -549,11 +560,18 @@ pty_spawn(struct pty_session *s, const struct launch *l, char **cause)
 		*cause = xasprintf("cannot open %s: %s", name, strerror(errno));
 		return -1;
 	}
+	if (l->enforce != NULL)
+		s->lim = l->enforce;
+	else
+		enforce_open(&s->own, "pty", s->id, &l->limits,
+		    !l->has_user || l->uid == 0, l->uid);
 	launch_spec(l, &spec);
+	enforce_spec(s->lim, &spec);
 	spec.use_tty = true;
 	spec.tty_fd = slave;
 	pty_set_size(s, s->cols, s->rows);
 	s->pid = child_spawn(&spec, pty_exit_cb, s, cause);
+	enforce_spawned(s->lim);
 	close(slave);
 	return s->pid < 0 ? -1 : 0;
 }
@@ -571,6 +589,7 @@ pty_new(unsigned cols, unsigned rows, unsigned ttl, size_t ringsz, bool redact)
 	s->ttl = ttl;
 	s->created = proto_now_ms();
 	s->master = s->vt_in = s->vt_out = -1;
+	s->lim = &s->own;
 	snprintf(name, sizeof name, "pty/%s", s->id);
 	stream_init(&s->out, name, ringsz, false, redact, s);
 	s->out.on_viewers = pty_viewers_cb;
@@ -884,8 +903,10 @@ pty_op_list(struct server_conn *c, const struct proto_msg *m)
 	for (s = pty_sessions; s != NULL; s = s->next) {
 		if (s->closing)
 			continue;
-		msgpack_pack_map(pk, 11);
+		msgpack_pack_map(pk, 12);
 		proto_pack_kv_str(pk, "id", s->id);
+		proto_pack_str(pk, "limits");
+		enforce_pack(pk, s->lim, NULL);
 		proto_pack_str(pk, "command");
 		launch_pack_argv(pk, s->argv);
 		proto_pack_kv_u64(pk, "pid", (uint64_t)s->pid);
@@ -905,6 +926,14 @@ pty_op_list(struct server_conn *c, const struct proto_msg *m)
 	}
 	server_reply_end(c);
 	(void)m;
+}
+
+const struct enforce *
+pty_enforce(const char *id)
+{
+	struct pty_session *s = pty_find(id);
+
+	return s != NULL ? s->lim : NULL;
 }
 
 void

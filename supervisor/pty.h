@@ -55,6 +55,8 @@ int pty_open_launch(struct launch *l, const struct pty_opts *o,
 int pty_close(const char *id, const char *reason);
 /* Closes every session (SIGHUP, then SIGKILL) and frees them. */
 void pty_shutdown(void);
+/* The limits of session id (its own, or its runtime's); NULL if none. */
+const struct enforce *pty_enforce(const char *id);
 
 /* The pty.* ops: each answers exactly once on c. */
 void pty_op_open(struct server_conn *c, const struct proto_msg *m);

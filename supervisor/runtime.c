@@ -5,7 +5,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include <pwd.h>
+
 #include "args.h"
+#include "disk.h"
+#include "log.h"
 #include "child.h"
 #include "launch.h"
 #include "rand.h"
@@ -54,6 +58,15 @@ runtime_init(struct event_base *base, const struct config *cfg)
 	runtime_n = cfg->nruntimes;
 	for (i = 0; i < runtime_n; i++)
 		runtime_run_init(&runtime_v[i], &cfg->runtimes[i]);
+}
+
+/* The workspace a disk limit bounds, or NULL. */
+static const char *
+runtime_disk_dir(const struct runtime_run *rt)
+{
+	return rt->limits.v[LIMIT_DISK] != 0 && rt->workspace[0] != '\0'
+	    ? rt->workspace
+	    : NULL;
 }
 
 static struct runtime_run *
@@ -128,7 +141,7 @@ runtime_pack_status(
 		proto_pack_kv_str(pk, "state", "stopped");
 		return;
 	}
-	msgpack_pack_map(pk, 10 + server + password + reason);
+	msgpack_pack_map(pk, 12 + server + password + reason);
 	proto_pack_kv_str(pk, "name", rt->cfg->name);
 	proto_pack_kv_str(pk, "mode", runtime_run_mode_name(rt->mode));
 	proto_pack_kv_str(pk, "state", runtime_run_state_name(rt->state));
@@ -151,6 +164,9 @@ runtime_pack_status(
 	else
 		msgpack_pack_nil(pk);
 	proto_pack_kv_u64(pk, "restarts", rt->restarts);
+	proto_pack_kv_bool(pk, "paused", rt->paused);
+	proto_pack_str(pk, "limits");
+	enforce_pack(pk, &rt->lim, runtime_disk_dir(rt));
 }
 
 static void
@@ -321,8 +337,14 @@ runtime_arg_rest(struct server_conn *c, const struct proto_msg *m,
 	const msgpack_object *e = proto_map_get(m->args, "env");
 	const char *why = NULL;
 	bool resume = false;
-	char **env;
+	char **env, lwhy[LIMIT_WHY_MAX];
+	struct limit_set limits;
 
+	if (limit_parse(proto_map_get(m->args, "limits"), true, &limits, lwhy) <
+	    0) {
+		server_reply_error(c, m->id, PROTO_E_BAD_ARGS, "%s", lwhy);
+		return -1;
+	}
 	if (args_range(c, m, "cols", 1, PTY_SIZE_MAX, &cols) < 0 ||
 	    args_range(c, m, "rows", 1, PTY_SIZE_MAX, &rows) < 0 ||
 	    (has_port && args_range(c, m, "port", 1, 65535, &port) < 0) ||
@@ -348,6 +370,8 @@ runtime_arg_rest(struct server_conn *c, const struct proto_msg *m,
 	}
 	child_strv_free(rt->req_env);
 	rt->req_env = env;
+	rt->limits = rt->cfg->limits;
+	limit_merge(&rt->limits, &limits);
 	rt->mode = mode;
 	rt->resume = resume;
 	rt->cols = (unsigned)cols;
@@ -374,6 +398,91 @@ runtime_reply_status(struct server_conn *c, const struct proto_msg *m,
 	server_reply_end(c);
 }
 
+static void
+runtime_start_spawn(struct server_conn *c, uint64_t id, struct runtime_run *rt)
+{
+	char *cause = NULL;
+
+	if (runtime_run_spawn(rt, &cause) < 0) {
+		server_reply_error(c, id, PROTO_E_UNAVAILABLE, "runtime %s: %s",
+		    rt->cfg->name, cause);
+		free(cause);
+		return;
+	}
+	runtime_pack_status(server_reply_begin(c, id), rt, true);
+	server_reply_end(c);
+}
+
+/* A start waiting for its workspace's disk (disk.h): by serial, since the
+ * connection may be gone by then. */
+struct runtime_disk_wait {
+	struct runtime_run *rt;
+	uint64_t serial, id;
+};
+
+static void
+runtime_disk_done(int ok, const char *why, void *arg)
+{
+	struct runtime_disk_wait *w = arg;
+	struct runtime_run *rt = w->rt;
+	struct server_conn *c = server_conn_find(w->serial);
+	const char *how;
+	uint64_t used, size;
+
+	rt->preparing = false;
+	if (ok != 0 && strncmp(why, "conflict: ", 10) == 0) {
+		/* Bounded to more already: a smaller bound would lose files. */
+		if (c != NULL)
+			server_reply_error(c, w->id, PROTO_E_CONFLICT,
+			    "runtime %s: %s", rt->cfg->name, why + 10);
+		free(w);
+		return;
+	}
+	rt->disk_enforced =
+	    ok == 0 && disk_status(rt->workspace, &how, &used, &size);
+	if (rt->disk_enforced)
+		snprintf(rt->disk_how, sizeof rt->disk_how, "%s", how);
+	else if (ok == 0)
+		snprintf(rt->disk_how, sizeof rt->disk_how,
+		    "unavailable: the bound is gone");
+	else
+		snprintf(
+		    rt->disk_how, sizeof rt->disk_how, "unavailable: %s", why);
+	if (ok != 0)
+		log_warn("runtime %s: its workspace is not bounded: %s",
+		    rt->cfg->name, why);
+	if (c != NULL)
+		runtime_start_spawn(c, w->id, rt);
+	else
+		log_info("runtime %s: not started: its client is gone",
+		    rt->cfg->name);
+	free(w);
+}
+
+/* Bounds the workspace first, then spawns: the limit holds from the
+ * first byte the runtime writes. */
+static void
+runtime_start_disk(
+    struct server_conn *c, const struct proto_msg *m, struct runtime_run *rt)
+{
+	struct runtime_disk_wait *w = xcalloc(1, sizeof *w);
+	struct passwd *pw = getpwnam(rt->cfg->user);
+
+	if (pw == NULL) {
+		server_reply_error(c, m->id, PROTO_E_INTERNAL,
+		    "runtime %s: unknown user %s", rt->cfg->name,
+		    rt->cfg->user);
+		free(w);
+		return;
+	}
+	w->rt = rt;
+	w->serial = c->serial;
+	w->id = m->id;
+	rt->preparing = true;
+	disk_ensure(rt->workspace, rt->limits.v[LIMIT_DISK], pw->pw_uid,
+	    pw->pw_gid, runtime_disk_done, w);
+}
+
 void
 runtime_op_start(struct server_conn *c, const struct proto_msg *m)
 {
@@ -383,6 +492,13 @@ runtime_op_start(struct server_conn *c, const struct proto_msg *m)
 
 	if (rt == NULL || runtime_arg_mode(c, m, rt, &mode) < 0)
 		return;
+	if (rt->preparing) {
+		server_reply_error(c, m->id, PROTO_E_CONFLICT,
+		    "runtime %s is starting already (its workspace's disk is "
+		    "being prepared)",
+		    rt->cfg->name);
+		return;
+	}
 	if (runtime_run_running(rt)) {
 		server_reply_error(c, m->id, PROTO_E_CONFLICT,
 		    "runtime %s is running already (mode %s, pid %ld)",
@@ -404,13 +520,12 @@ runtime_op_start(struct server_conn *c, const struct proto_msg *m)
 	rt->restarts = 0;
 	backoff_init(
 	    &rt->backoff, rt->cfg->backoff_min_ms, rt->cfg->backoff_max_ms);
-	if (runtime_run_spawn(rt, &cause) < 0) {
-		server_reply_error(c, m->id, PROTO_E_UNAVAILABLE,
-		    "runtime %s: %s", rt->cfg->name, cause);
-		free(cause);
+	runtime_run_fresh(rt);
+	if (rt->limits.v[LIMIT_DISK] != 0) {
+		runtime_start_disk(c, m, rt);
 		return;
 	}
-	runtime_reply_status(c, m, rt);
+	runtime_start_spawn(c, m->id, rt);
 }
 
 void
@@ -420,6 +535,45 @@ runtime_op_stop(struct server_conn *c, const struct proto_msg *m)
 
 	if (rt != NULL)
 		runtime_run_stop(rt, c, m);
+}
+
+static void
+runtime_pause_op(struct server_conn *c, const struct proto_msg *m, bool pause)
+{
+	struct runtime_run *rt = runtime_arg(c, m);
+	const char *code, *why;
+
+	if (rt == NULL)
+		return;
+	if (runtime_run_pause(rt, pause, &code, &why) < 0) {
+		server_reply_error(
+		    c, m->id, code, "runtime %s %s", rt->cfg->name, why);
+		return;
+	}
+	server_reply_empty(c, m->id);
+}
+
+void
+runtime_op_pause(struct server_conn *c, const struct proto_msg *m)
+{
+	runtime_pause_op(c, m, true);
+}
+
+void
+runtime_op_resume(struct server_conn *c, const struct proto_msg *m)
+{
+	runtime_pause_op(c, m, false);
+}
+
+const struct enforce *
+runtime_enforce(const char *name, const char **disk)
+{
+	struct runtime_run *rt = runtime_find(name);
+
+	if (rt == NULL || rt->state == RUNTIME_RUN_STOPPED)
+		return NULL;
+	*disk = runtime_disk_dir(rt);
+	return &rt->lim;
 }
 
 void

@@ -19,6 +19,7 @@
 #include <event2/event.h>
 
 #include "config.h"
+#include "enforce.h"
 #include "proto.h"
 #include "server.h"
 
@@ -36,5 +37,10 @@ void runtime_op_list(struct server_conn *c, const struct proto_msg *m);
 void runtime_op_start(struct server_conn *c, const struct proto_msg *m);
 void runtime_op_stop(struct server_conn *c, const struct proto_msg *m);
 void runtime_op_status(struct server_conn *c, const struct proto_msg *m);
+void runtime_op_pause(struct server_conn *c, const struct proto_msg *m);
+void runtime_op_resume(struct server_conn *c, const struct proto_msg *m);
+/* The limits of runtime name, and the workspace its disk limit bounds
+ * (NULL: none); NULL if there is no such runtime or it never started. */
+const struct enforce *runtime_enforce(const char *name, const char **disk);
 
 #endif

@@ -337,20 +337,84 @@ runtime_signal_stop(struct runtime_run *rt)
 
 	if (evtimer_pending(rt->kill_timer, NULL))
 		return;
+	/* A frozen process would not see the SIGTERM until thawed. */
+	if (rt->paused)
+		runtime_run_pause(rt, false, NULL, NULL);
 	kill(-rt->pid, SIGTERM);
 	tree_scan(&rt->tree);
 	tree_signal(&rt->tree, SIGTERM, true);
 	evtimer_add(rt->kill_timer, &tv);
 }
 
-/* SIGKILL to every process left of rt's tree; how many. */
+/* SIGKILL to every process left of rt: its cgroup, and its tree (what
+ * holds without one); how many the tree reached. */
 static size_t
 runtime_kill_tree(struct runtime_run *rt)
 {
+	enforce_kill(&rt->lim);
+	rt->paused = false;
 	if (rt->alive)
 		kill(-rt->pid, SIGKILL);
 	tree_scan(&rt->tree);
 	return tree_signal(&rt->tree, SIGKILL, false);
+}
+
+/* What is left of rt once it is over for good: its cgroup goes when
+ * empty. */
+static void
+runtime_release(struct runtime_run *rt)
+{
+	if (!rt->alive && rt->state != RUNTIME_RUN_RESTARTING &&
+	    !enforce_populated(&rt->lim))
+		enforce_close(&rt->lim);
+}
+
+static void
+runtime_emit_paused(const struct runtime_run *rt, bool paused)
+{
+	msgpack_packer *pk =
+	    events_begin(paused ? EV_RUNTIME_PAUSED : EV_RUNTIME_RESUMED);
+
+	msgpack_pack_map(pk, 1);
+	proto_pack_kv_str(pk, "name", rt->cfg->name);
+	events_commit();
+}
+
+void
+runtime_run_fresh(struct runtime_run *rt)
+{
+	if (!rt->lim.open)
+		return;
+	enforce_kill(&rt->lim);
+	enforce_close(&rt->lim);
+}
+
+int
+runtime_run_pause(
+    struct runtime_run *rt, bool pause, const char **code, const char **why)
+{
+	const char *w = NULL;
+
+	if (!rt->alive || rt->paused == pause) {
+		if (code != NULL) {
+			*code = PROTO_E_CONFLICT;
+			*why = !rt->alive ? "is not running"
+			    : pause       ? "is paused already"
+			                  : "is not paused";
+		}
+		return -1;
+	}
+	if (enforce_freeze(&rt->lim, pause, &w) < 0) {
+		if (code != NULL) {
+			*code = PROTO_E_UNAVAILABLE;
+			*why = w;
+		}
+		return -1;
+	}
+	rt->paused = pause;
+	log_info("runtime %s: %s", rt->cfg->name, pause ? "paused" : "resumed");
+	runtime_emit_paused(rt, pause);
+	return 0;
 }
 
 /* The deadline passed with the port unanswered: the instance has failed,
@@ -495,6 +559,16 @@ runtime_run_spawn(struct runtime_run *rt, char **cause)
 	free(program);
 	if (rc < 0)
 		return -1;
+	if (!rt->lim.open) {
+		enforce_open(&rt->lim, "runtime", rt->cfg->name, &rt->limits,
+		    l.uid == 0, l.uid);
+		if (rt->limits.v[LIMIT_DISK] != 0)
+			enforce_disk(&rt->lim, rt->disk_enforced, rt->disk_how);
+	} else
+		/* What the last instance left must not share the new one's
+		 * group (a port it holds, a limit it eats into). */
+		enforce_kill(&rt->lim);
+	l.enforce = &rt->lim;
 	rt->started = proto_now_ms();
 	rt->started_mono = clock_mono_ms();
 	memcpy(last_pty, rt->pty, sizeof last_pty);
@@ -604,9 +678,10 @@ runtime_exited(struct runtime_run *rt, int status)
 	runtime_probe_end(rt);
 	evtimer_del(rt->deadline_timer);
 	rt->alive = false;
+	rt->paused = false;
 	/* A stop in progress still ends what the leader left of its tree at
 	 * the stop timeout. */
-	if (tree_scan(&rt->tree) == 0)
+	if (tree_scan(&rt->tree) == 0 && !enforce_populated(&rt->lim))
 		evtimer_del(rt->kill_timer);
 	rt->status = status;
 	rt->has_exit = true;
@@ -624,6 +699,7 @@ runtime_exited(struct runtime_run *rt, int status)
 		runtime_stopped(rt);
 	else if (runtime_should_restart(rt))
 		runtime_schedule_restart(rt);
+	runtime_release(rt);
 	runtime_exited_hook();
 }
 
@@ -674,6 +750,7 @@ runtime_kill_cb(evutil_socket_t fd, short what, void *arg)
 		log_info("runtime %s: %zu processes did not stop in %u ms; "
 		         "killed",
 		    rt->cfg->name, n, rt->cfg->stop_timeout_ms);
+	runtime_release(rt);
 }
 
 void
@@ -683,6 +760,8 @@ runtime_run_stop(
 	if (rt->state == RUNTIME_RUN_RESTARTING) {
 		evtimer_del(rt->restart_timer);
 		rt->state = RUNTIME_RUN_EXITED;
+		enforce_kill(&rt->lim);
+		runtime_release(rt);
 		runtime_stopped(rt);
 		server_reply_empty(c, m->id);
 		return;
@@ -723,6 +802,7 @@ runtime_run_free(struct runtime_run *rt)
 	event_free(rt->claim_timer);
 	runtime_run_waiters_free(&rt->stop_waiters);
 	tree_free(&rt->tree);
+	enforce_close(&rt->lim);
 	child_strv_free(rt->req_env);
 	explicit_bzero(rt->password, sizeof rt->password);
 	memset(rt, 0, sizeof *rt);

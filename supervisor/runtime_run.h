@@ -15,6 +15,8 @@
 
 #include "backoff.h"
 #include "config.h"
+#include "enforce.h"
+#include "limit.h"
 #include "proc.h"
 #include "pty.h"
 #include "readiness.h"
@@ -67,6 +69,15 @@ struct runtime_run {
 	/* Its processes, the leader's session and group and their
 	 * descendants: what a stop ends, and whose a server's port must be. */
 	struct tree tree;
+	/* The catalog's limits with the request's over them, and how they
+	 * are held: one cgroup for every instance from runtime.start to its
+	 * end, so that a restart finds what the last one left. */
+	struct limit_set limits;
+	struct enforce lim;
+	bool disk_enforced;
+	char disk_how[ENFORCE_HOW_MAX];
+	bool paused;
+	bool preparing; /* runtime.start waits for the workspace's disk */
 	char pty[PTY_ID_LEN + 1], proc[PROC_ID_LEN + 1];
 	uint64_t started, started_mono, ready_ms;
 	bool alive;           /* the process is there: spawned, not reaped */
@@ -101,6 +112,13 @@ int runtime_run_spawn(struct runtime_run *rt, char **cause);
 /* runtime.stop of rt: answered on c once it has exited. */
 void runtime_run_stop(
     struct runtime_run *rt, struct server_conn *c, const struct proto_msg *m);
+/* Ends what an earlier runtime.start left in rt's group and forgets its
+ * limits, so that a new start's apply. */
+void runtime_run_fresh(struct runtime_run *rt);
+/* Freezes (pause) or thaws rt's processes, with runtime.paused or
+ * runtime.resumed. 0, or -1 with why (static) and the error code. */
+int runtime_run_pause(
+    struct runtime_run *rt, bool pause, const char **code, const char **why);
 /* SIGTERM to rt's process group if it runs (SIGKILL after its
  * stop_timeout_ms), and no restart after. */
 void runtime_run_terminate(struct runtime_run *rt);

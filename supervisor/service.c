@@ -1,6 +1,7 @@
 /* service: the service graph (see service.h). Owns every service, its
  * state, its timers, its probe and the order of starts and stops. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <grp.h>
 #include <pwd.h>
@@ -423,6 +424,36 @@ service_scope(const struct service *s, struct child_spec *spec)
 }
 
 /* Spawns s now. A spawn that fails counts as an exit with status 127. */
+/* berth's own processes, the gateway and berth-desktop, are the last
+ * the OOM killer takes after berthd: an agent that eats the memory loses
+ * its own processes, not the sandbox's door or its desktop. Lowering a
+ * score needs CAP_SYS_RESOURCE; without it the log says so. */
+#define SERVICE_OWN_OOM_ADJ "-900\n"
+
+static void
+service_protect(const struct service *s)
+{
+	char path[64];
+	int fd, err = 0;
+
+	if (!s->cfg->confine && s->cfg->desktop_check == NULL)
+		return;
+	snprintf(path, sizeof path, "/proc/%ld/oom_score_adj", (long)s->pid);
+	if ((fd = open(path, O_WRONLY | O_CLOEXEC)) < 0)
+		err = errno;
+	else {
+		if (write(fd, SERVICE_OWN_OOM_ADJ,
+		        strlen(SERVICE_OWN_OOM_ADJ)) < 0)
+			err = errno;
+		close(fd);
+	}
+	if (err != 0)
+		log_warn("service %s: cannot lower its oom_score_adj (%s): "
+		         "the OOM killer may take it before an agent's "
+		         "processes",
+		    s->cfg->name, strerror(err));
+}
+
 static void
 service_spawn(struct service *s)
 {
@@ -476,6 +507,7 @@ service_spawn(struct service *s)
 		free(cause);
 		return;
 	}
+	service_protect(s);
 	tree_init(&s->tree, s->pid, s->run);
 	s->stop_sent = false;
 	s->killed_at = 0;

@@ -1,11 +1,13 @@
 /* workspace: workspace.prepare (see workspace.h). */
 #include <errno.h>
 #include <fcntl.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -13,6 +15,7 @@
 #include "catalog.h"
 #include "child.h"
 #include "clock.h"
+#include "disk.h"
 #include "events.h"
 #include "launch.h"
 #include "log.h"
@@ -70,6 +73,7 @@ struct workspace_job {
 	bool cloned;
 	uint64_t started, last_progress, last_objects;
 	const char *last_phase;
+	const struct config_runtime *rt;
 	struct workspace_job *next;
 };
 
@@ -740,13 +744,62 @@ workspace_busy(struct server_conn *c, const struct proto_msg *m,
 	return false;
 }
 
+/* Spawns j's helper; a failure is answered, and j goes. */
+static void
+workspace_begin(struct workspace_job *j)
+{
+	struct server_conn *c = server_conn_find(j->serial);
+	const char *why;
+	char *cause = NULL;
+
+	if ((why = workspace_spawn(j, j->rt, &cause)) == NULL)
+		return;
+	log_warn("workspace %s: %s%s%s", j->dir, why, cause != NULL ? ": " : "",
+	    cause != NULL ? cause : "");
+	if (c != NULL)
+		server_reply_error_path(c, j->id, PROTO_E_INTERNAL, j->dir,
+		    "%s%s%s", why, cause != NULL ? ": " : "",
+		    cause != NULL ? cause : "");
+	free(cause);
+	workspace_unlink(j);
+	workspace_free(j);
+}
+
+static void
+workspace_disk_done(int ok, const char *why, void *arg)
+{
+	struct workspace_job *j = arg;
+
+	if (ok != 0)
+		log_warn(
+		    "workspace %s: not bounded to disk_bytes: %s", j->dir, why);
+	workspace_begin(j);
+}
+
+/* A runtime's own workspace with a disk limit is bounded before the
+ * clone, so that the limit holds from its first byte. Returns whether
+ * the bound is under way (workspace_begin follows). */
+static bool
+workspace_bound(struct workspace_job *j)
+{
+	const struct config_runtime *r = j->rt;
+	struct passwd *pw;
+	struct stat st;
+
+	if (r->limits.v[LIMIT_DISK] == 0 || r->workspace == NULL ||
+	    strcmp(j->dir, r->workspace) != 0 || stat(j->dir, &st) != 0 ||
+	    !S_ISDIR(st.st_mode) || (pw = getpwnam(r->user)) == NULL)
+		return false;
+	disk_ensure(j->dir, r->limits.v[LIMIT_DISK], pw->pw_uid, pw->pw_gid,
+	    workspace_disk_done, j);
+	return true;
+}
+
 void
 workspace_op_prepare(struct server_conn *c, const struct proto_msg *m)
 {
 	struct workspace_job *j = xcalloc(1, sizeof *j);
 	const struct config_runtime *rt = NULL;
-	const char *why;
-	char *cause = NULL;
 	bool ok;
 
 	j->fd = -1;
@@ -759,18 +812,11 @@ workspace_op_prepare(struct server_conn *c, const struct proto_msg *m)
 	j->serial = c->serial;
 	j->id = m->id;
 	j->started = clock_mono_ms();
-	if ((why = workspace_spawn(j, rt, &cause)) != NULL) {
-		log_warn("workspace %s: %s%s%s", j->dir, why,
-		    cause != NULL ? ": " : "", cause != NULL ? cause : "");
-		server_reply_error_path(c, m->id, PROTO_E_INTERNAL, j->dir,
-		    "%s%s%s", why, cause != NULL ? ": " : "",
-		    cause != NULL ? cause : "");
-		free(cause);
-		workspace_free(j);
-		return;
-	}
+	j->rt = rt;
 	j->next = workspace_jobs;
 	workspace_jobs = j;
+	if (!workspace_bound(j))
+		workspace_begin(j);
 }
 
 void

@@ -37,7 +37,8 @@ REMOTE_OPS = ["hello", "ping", "state", "events.subscribe", "events.unsubscribe"
               "artifact.publish", "artifact.read", "artifact.list",
               "desktop.screenshot", "desktop.input", "desktop.cursor", "desktop.info", "desktop.windows",
               "desktop.wait_change", "record.start", "record.stop", "record.status",
-              "runtime.list", "runtime.start", "runtime.stop", "runtime.status", "workspace.prepare"]
+              "runtime.list", "runtime.start", "runtime.stop", "runtime.status",
+              "runtime.pause", "runtime.resume", "limits.status", "workspace.prepare"]
 LOCAL_OPS = ["check.report", "gateway.attach", "gateway.auth_failed", "gateway.check", "desktop.provide", "desktop.emit"]
 
 
