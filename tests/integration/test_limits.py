@@ -34,6 +34,7 @@ from harness import (  # noqa: E402
 )
 from harness.limits import (  # noqa: E402
     case_user,
+    cgroup_dir,
     cgroups_of,
     cpu_seconds,
     limits_config,
@@ -749,6 +750,8 @@ def t_berth_outside():
             expect(any(ctl in h.split(",") for h in subtrees), "the command is in no %s group of its own" % ctl)
         for h, subtree in subtrees.items():
             expect_eq(os.path.basename(subtree), "berth", "the parent of the command's %s group %s" % (h, cmd[h]))
+        dirs = [cgroup_dir(h, cmd[h]) for h in subtrees]
+        expect(all(d and os.path.isdir(d) for d in dirs), "the command's groups are not where /proc says: %r" % dirs)
         for who, pid in (("berthd", sb.berthd_pid()), ("the gateway", sb.gateway_pid())):
             theirs = cgroups_of(pid)
             for h, subtree in subtrees.items():
@@ -768,6 +771,12 @@ def t_berth_outside():
         lines = [ln for ln in sb.log().splitlines() if "cgroup" in ln]
         note("the log's cgroup lines: %r" % lines)
         expect_eq(len(lines), 1, "lines of the log saying which cgroups are used")
+    # Ended, the command's groups are removed; stopped, berthd leaves
+    # none behind.
+    tag = os.path.basename(dirs[0]).split(".")[0] + "."
+    left = [os.path.join(os.path.dirname(d), n) for d in dirs for n in os.listdir(os.path.dirname(d))
+            if n.startswith(tag)]
+    expect(not left, "groups left after berthd stopped: %r" % left)
     with Sandbox(config=limits_config(False)) as sb:
         lines = [ln for ln in sb.log().splitlines() if "cgroup" in ln]
         note("with cgroups = off: %r" % lines)

@@ -69,6 +69,22 @@ def cgroups_of(pid):
     return out
 
 
+def cgroup_dir(hierarchy, path):
+    """The directory of a group named as cgroups_of names it (hierarchy
+    "0" for v2, else a v1 controller list), through this process's
+    mounts; None if the hierarchy is not mounted here."""
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            left, right = line.split(" - ", 1)
+            fields, (fstype, _, opts) = left.split(), right.split()[:3]
+            if fstype == "cgroup2" and hierarchy == "0" or (
+                    fstype == "cgroup" and set(hierarchy.split(",")) <= set(opts.split(","))):
+                root, mount = fields[3], fields[4]
+                rel = os.path.relpath(path, root) if root != "/" else path.lstrip("/")
+                return os.path.normpath(os.path.join(mount, rel))
+    return None
+
+
 def cpu_seconds(pid):
     """pid's user + system CPU time in seconds (its threads', not its
     children's)."""
