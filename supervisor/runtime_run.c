@@ -677,8 +677,11 @@ runtime_exited(struct runtime_run *rt, int status)
 {
 	runtime_probe_end(rt);
 	evtimer_del(rt->deadline_timer);
+	/* Killed while frozen: what joins the group next must not start
+	 * frozen. */
+	if (rt->paused)
+		runtime_run_pause(rt, false, NULL, NULL);
 	rt->alive = false;
-	rt->paused = false;
 	/* A stop in progress still ends what the leader left of its tree at
 	 * the stop timeout. */
 	if (tree_scan(&rt->tree) == 0 && !enforce_populated(&rt->lim))

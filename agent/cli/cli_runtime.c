@@ -1,4 +1,4 @@
-/* cli_runtime: berth runtime list, status, start and stop. */
+/* cli_runtime: berth runtime list, status, start, stop, pause and resume. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -179,6 +179,31 @@ cli_runtime_stop(struct cli *cli, int argc, char **argv)
 	    CLI_RUNTIME_STOP_WAIT_MS, cli_runtime_quiet_show, NULL);
 }
 
+/* pause and resume: NAME, answered at once. */
+static int
+cli_runtime_freeze(struct cli *cli, int argc, char **argv, const char *op)
+{
+	struct cli_runtime_args a = {0};
+	int status;
+
+	if ((status = cli_runtime_words(cli, argc, argv, 1, NULL, &a)) != 0)
+		return status;
+	return cli_ask(
+	    cli, op, cli_runtime_pack_cb, &a, 0, cli_runtime_quiet_show, NULL);
+}
+
+static int
+cli_runtime_pause(struct cli *cli, int argc, char **argv)
+{
+	return cli_runtime_freeze(cli, argc, argv, "runtime.pause");
+}
+
+static int
+cli_runtime_resume(struct cli *cli, int argc, char **argv)
+{
+	return cli_runtime_freeze(cli, argc, argv, "runtime.resume");
+}
+
 static const struct cli_cmd_entry cli_runtime_list_entry = {
     .name = "list",
     .usage = "",
@@ -203,27 +228,41 @@ static const struct cli_cmd_entry cli_runtime_stop_entry = {
     .exec = cli_runtime_stop,
 };
 
+static const struct cli_cmd_entry cli_runtime_pause_entry = {
+    .name = "pause",
+    .usage = "NAME",
+    .exec = cli_runtime_pause,
+};
+
+static const struct cli_cmd_entry cli_runtime_resume_entry = {
+    .name = "resume",
+    .usage = "NAME",
+    .exec = cli_runtime_resume,
+};
+
 static const struct cli_cmd_entry *const cli_runtime_subs[] = {
     &cli_runtime_list_entry,
     &cli_runtime_status_entry,
     &cli_runtime_start_entry,
     &cli_runtime_stop_entry,
+    &cli_runtime_pause_entry,
+    &cli_runtime_resume_entry,
     NULL,
 };
 
 static int
 cli_runtime_run(struct cli *cli, int argc, char **argv)
 {
-	return cli_sub_run(
-	    cli, argc, argv, cli_runtime_subs, "list, status, start or stop");
+	return cli_sub_run(cli, argc, argv, cli_runtime_subs,
+	    "list, status, start, stop, pause or resume");
 }
 
 const struct cli_cmd_entry cli_runtime_entry = {
     .name = "runtime",
-    .usage = "list | status|stop NAME | start NAME MODE ...",
+    .usage = "list | status|stop|pause|resume NAME | start NAME MODE ...",
     .summary = "the agent runtimes: list them with their versions\n"
                "and modes, show one, start one (MODE tui, server\n"
-               "or rpc; --workspace DIR, --resume, --port N) or\n"
-               "stop it",
+               "or rpc; --workspace DIR, --resume, --port N),\n"
+               "stop it, or pause and resume all its processes",
     .exec = cli_runtime_run,
 };

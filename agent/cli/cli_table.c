@@ -8,6 +8,7 @@
 #include "cli_events.h"
 #include "cli_exec.h"
 #include "cli_fs.h"
+#include "cli_limits.h"
 #include "cli_pty.h"
 #include "cli_record.h"
 #include "cli_runtime.h"
@@ -36,6 +37,7 @@ const struct cli_cmd_entry *const cli_table[] = {
     &cli_desktop_wait_change_entry,
     &cli_record_entry,
     &cli_runtime_entry,
+    &cli_limits_entry,
     &cli_workspace_entry,
     &cli_core_help_entry,
     NULL,

@@ -12,6 +12,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import Sandbox, berth, case, expect, expect_eq, expect_in, run, text_ok  # noqa: E402
+from harness.limits import case_user, limits_config, user_dir  # noqa: E402
 from harness.runtimes import OPENCODE, PI, AgentDirs, need_program, runtime_sections  # noqa: E402
 
 
@@ -75,7 +76,7 @@ def json_and_usage():
         expect_eq(listed, sb.unix().call("runtime.list", timeout=60), "--json list is runtime.list's result")
         st = json.loads(text_ok(sb, "unix", "--json", "runtime", "status", "opencode"))
         expect_eq(st, {"name": "opencode", "state": "stopped"}, "a runtime never started")
-        for args, why in ((["runtime"], "runtime wants list, status, start or stop"),
+        for args, why in ((["runtime"], "runtime wants list, status, start, stop, pause or resume"),
                           (["runtime", "start", "pi"], "runtime start wants a NAME and a MODE"),
                           (["runtime", "status"], "runtime status wants a NAME"),
                           (["runtime", "list", "pi"], "runtime list takes 0 words: pi"),
@@ -86,6 +87,44 @@ def json_and_usage():
         rc, _, err = berth(sb, "unix", "runtime", "start", "pi", "server", text=True)
         expect_eq(rc, 1, "a mode not offered: exit status")
         expect_in("bad_args", err, "a mode not offered: the error")
+
+
+@case("berth runtime pause and resume freeze and thaw a runtime; berth limits shows each limit, what holds it, "
+      "and the usage; --json is limits.status's result", 120)
+def pause_and_limits():
+    with case_user() as pw:
+        conf = limits_config(True, "[runtime s]\ncommand = /bin/sleep\nuser = %s\nworkspace = %s\n"
+                             "rpc = 60\nmax_processes = 16\n" % (pw.pw_name, user_dir(pw)))
+        with Sandbox(config=conf) as sb:
+            text_ok(sb, "unix", "runtime", "start", "s", "rpc")
+            expect_eq(text_ok(sb, "unix", "runtime", "pause", "s"), "", "pause's output")
+            expect_eq(fields(text_ok(sb, "unix", "runtime", "status", "s"))["paused"], "true", "paused")
+            rc, _, err = berth(sb, "unix", "runtime", "pause", "s", text=True)
+            expect_eq(rc, 1, "a second pause's exit status")
+            expect_in("conflict", err, "a second pause's error")
+            out = text_ok(sb, "unix", "limits", "runtime/s")
+            lines = out.splitlines()
+            expect_eq(lines[0], "cgroup v2+v1 (frozen), 0 OOM kills", "the first line")
+            t = rows(out)
+            expect_eq(t[1], ["LIMIT", "VALUE", "HELD", "BY"], "the table's header")
+            expect_eq(t[2][:3], ["max_processes", "16", "cgroup-v1"], "the limit's row")
+            expect_in("pids.max", t[2][3], "the limit's row")
+            expect(lines[-1].startswith("usage  cpu_usec ") and " processes 1" in lines[-1],
+                   "the usage line: %r" % lines[-1])
+            expect_eq(text_ok(sb, "unix", "runtime", "resume", "s"), "", "resume's output")
+            expect_eq(fields(text_ok(sb, "unix", "runtime", "status", "s"))["paused"], "false", "resumed")
+            got = json.loads(text_ok(sb, "unix", "--json", "limits", "runtime/s"))
+            want = sb.unix().call("limits.status", {"target": "runtime/s"})
+            for k in ("target", "cgroup", "frozen", "limits", "oom_kills"):
+                expect_eq(got[k], want[k], "--json limits' %s" % k)
+            for args, code, why in ((["limits"], 2, "limits wants a TARGET"),
+                                    (["limits", "a", "b"], 2, "limits takes one TARGET: b"),
+                                    (["limits", "proc/nosuch"], 1, "not_found"),
+                                    (["runtime", "resume"], 2, "runtime resume wants a NAME")):
+                rc, _, err = berth(sb, "unix", *args, text=True)
+                expect_eq(rc, code, "%s: exit status" % args)
+                expect_in(why, err, "%s: the message" % args)
+            text_ok(sb, "unix", "runtime", "stop", "s")
 
 
 run()
