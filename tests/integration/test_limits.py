@@ -592,6 +592,24 @@ def t_pause_resume():
             expect_eq(c.error_of("runtime.pause", {"name": "counter"}), "conflict", "pause after the stop")
 
 
+@case("a paused runtime killed and restarted by its policy runs thawed: its new counter goes on", timeout=60)
+def t_pause_restart():
+    with case_user() as pw:
+        section = ("[runtime counter]\ncommand = /bin/sh\nuser = %s\nworkspace = %s\ntui = %s\n"
+                   "restart = on-failure\nbackoff_min_ms = 50\n" % (pw.pw_name, user_dir(pw), shfile(COUNTER)))
+        with Sandbox(config=limits_config(True, section)) as sb:
+            c = sb.unix()
+            st = c.call("runtime.start", {"name": "counter", "mode": "tui"}, timeout=30)
+            Screen(c, st["pty"]).until_count(3)
+            c.call("runtime.pause", {"name": "counter"})
+            os.kill(sb.host_pid(st["pid"]), 9)
+            again = sb.wait_event(lambda e: e["kind"] == "runtime.started" and e["data"]["name"] == "counter"
+                                  and e["data"]["pid"] != st["pid"], 20)["data"]
+            Screen(sb.unix(), again["pty"]).until_count(3)
+            expect_eq(c.call("runtime.status", {"name": "counter"})["paused"], False, "paused after the restart")
+            c.call("runtime.stop", {"name": "counter"}, timeout=30)
+
+
 @case("with cgroups = off runtime.pause is unavailable, says why, and the runtime runs on", timeout=60)
 def t_pause_unavailable():
     with case_user() as pw:
