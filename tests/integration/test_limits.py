@@ -4,9 +4,11 @@ CPU spinner, a disk filler and a descriptor hog, each run as an
 unprivileged user under its limit, with berthd's cgroups and with
 `[berthd] cgroups = off` (rlimits only), limits.status saying in each
 what held; a setsid double-forked daemon holding a port, gone after a
-timeout, a SIGKILL and a runtime.stop; a runtime's counter frozen and
-thawed without a gap; bad limits refused naming the key; berthd and its
-gateway outside every limited cgroup."""
+timeout, a SIGKILL, a pty.close and a runtime.stop; a runtime's counter
+frozen and thawed without a gap, and thawed when restarted; the
+catalog's limits, overridden key by key; bad limits refused naming the
+key; berthd and its gateway outside every limited cgroup, and no group
+left once berthd has stopped. (Escape attempts: test_attacks_limits.py.)"""
 
 import functools
 import os
@@ -23,9 +25,11 @@ from harness import (  # noqa: E402
     expect_eq,
     expect_in,
     free_port,
+    host_processes,
     http_get,
     note,
     pid_alive,
+    proc_status,
     read_to_eof,
     run,
     scratch,
@@ -210,28 +214,18 @@ def t_fork_bomb(cgroups):
         else:
             expect_rlimit(st, "max_processes", "RLIMIT_NPROC")
             expect_no_cgroup(st)
-        c.call("proc.signal", {"id": p["id"], "signal": "KILL"})
-        w = c.call("proc.wait", {"id": p["id"]}, timeout=20)
-        expect_eq(w["exit"], {"signal": 9, "core": False}, "the bomb's end")
         uid = str(pw.pw_uid)
 
         def left():
-            return [q for q in os.listdir("/proc") if q.isdigit() and sb.in_namespace(int(q))
-                    and _uid_of(int(q)) == uid and pid_alive(int(q))]
+            return [q for q in host_processes() if sb.in_namespace(q) and pid_alive(q)
+                    and (proc_status(q, "Uid") or "").split()[:1] == [uid]]
 
+        expect_eq(len(left()), made + 1, "the bomb's processes running")
+        c.call("proc.signal", {"id": p["id"], "signal": "KILL"})
+        w = c.call("proc.wait", {"id": p["id"]}, timeout=20)
+        expect_eq(w["exit"], {"signal": 9, "core": False}, "the bomb's end")
         wait_for(lambda: not left(), 10, "the bomb's children ended with it")
         c.call("ping")
-
-
-def _uid_of(pid):
-    try:
-        with open("/proc/%d/status" % pid) as f:
-            for line in f:
-                if line.startswith("Uid:"):
-                    return line.split()[1]
-    except (FileNotFoundError, ProcessLookupError):
-        pass
-    return None
 
 
 # ---------------------------------------------------------------------
