@@ -504,6 +504,23 @@ def t_tree_kill():
             expect_gone(pid, port, "runtime.stop")
 
 
+@case("berthd's shutdown, not PID 1 of a namespace, leaves no process of a command behind", timeout=60)
+def t_shutdown_kill():
+    with case_user() as pw:
+        runs = user_dir(pw)
+        port = free_port()
+        pidfile = os.path.join(runs, "pid")
+        # As a plain process, berthd's end does not end the others with a
+        # namespace: what it leaves is left on the host.
+        with Sandbox(config=limits_config(True), pid1=False) as sb:
+            c = sb.unix()
+            p = c.call("proc.start", {"argv": [PY, pyfile(DAEMON), str(port), pidfile, "stubborn"],
+                                      "user": pw.pw_name})
+            pid = daemon_up(sb, pidfile, port, p["pid"])
+            sb.stop()
+        expect_gone(pid, port, "berthd's shutdown")
+
+
 # ---------------------------------------------------------------------
 # Pause and resume
 
