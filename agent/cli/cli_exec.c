@@ -52,7 +52,11 @@ enum {
 	CLI_EXEC_OPT_TIMEOUT,
 	CLI_EXEC_OPT_TAG,
 	CLI_EXEC_OPT_STDIN,
+	CLI_EXEC_OPT_LIMIT,
 };
+
+/* --limit NAME=VALUE: as many as proc.start has limits. */
+#define CLI_EXEC_RES_MAX 5
 
 enum { CLI_EXEC_STDOUT, CLI_EXEC_STDERR, CLI_EXEC_NOUT };
 static const char *const cli_exec_names[CLI_EXEC_NOUT] = {"stdout", "stderr"};
@@ -90,6 +94,12 @@ struct cli_exec {
 	const char *env[CLI_EXEC_ENV_MAX]; /* "NAME=VALUE", names unique */
 	size_t nenv;
 	uint64_t limit_ms; /* --timeout, 0 for none */
+	/* --limit: the names (up to the '=' of their argument) and values,
+	 * for berthd to check. */
+	const char *res_name[CLI_EXEC_RES_MAX];
+	size_t res_len[CLI_EXEC_RES_MAX];
+	uint64_t res_value[CLI_EXEC_RES_MAX];
+	size_t nres;
 	double limit_s;
 	bool pipe_in;
 
@@ -193,6 +203,43 @@ cli_exec_limit(struct cli_exec *e, const char *arg)
 	return 0;
 }
 
+/* --limit NAME=VALUE, VALUE a number with an optional K, M or G; the
+ * names and ranges are berthd's to check (limits.status's). */
+static int
+cli_exec_resource(struct cli_exec *e, const char *arg)
+{
+	const char *eq = strchr(arg, '=');
+	unsigned long long v;
+	unsigned shift = 0;
+	char *end;
+
+	if (eq == NULL || eq == arg || eq[1] < '0' || eq[1] > '9') {
+		cli_usage(e->cli, "--limit wants NAME=NUMBER: %s", arg);
+		return -1;
+	}
+	errno = 0;
+	v = strtoull(eq + 1, &end, 10);
+	if (*end != '\0' && end[1] == '\0')
+		shift = *end == 'K' ? 10
+		    : *end == 'M'   ? 20
+		    : *end == 'G'   ? 30
+		                    : 0;
+	if (errno != 0 || (*end != '\0' && shift == 0) ||
+	    v > (UINT64_MAX >> shift)) {
+		cli_usage(e->cli,
+		    "--limit wants NAME=NUMBER (K, M or G after it): %s", arg);
+		return -1;
+	}
+	if (e->nres == CLI_EXEC_RES_MAX) {
+		cli_usage(e->cli, "at most %d --limit", CLI_EXEC_RES_MAX);
+		return -1;
+	}
+	e->res_name[e->nres] = arg;
+	e->res_len[e->nres] = (size_t)(eq - arg);
+	e->res_value[e->nres++] = (uint64_t)v << shift;
+	return 0;
+}
+
 /* Options up to the first word; that word and all after it are the
  * command, verbatim. Returns -1 to go on, or the exit status to end
  * with (0 after --help). */
@@ -206,6 +253,7 @@ cli_exec_args(struct cli_exec *e, int argc, char **argv)
 	    {"timeout", required_argument, NULL, CLI_EXEC_OPT_TIMEOUT},
 	    {"tag", required_argument, NULL, CLI_EXEC_OPT_TAG},
 	    {"stdin", no_argument, NULL, CLI_EXEC_OPT_STDIN},
+	    {"limit", required_argument, NULL, CLI_EXEC_OPT_LIMIT},
 	    {NULL, 0, NULL, 0},
 	};
 	int c, rc = 0;
@@ -225,6 +273,9 @@ cli_exec_args(struct cli_exec *e, int argc, char **argv)
 			break;
 		case CLI_EXEC_OPT_TAG: e->tag = optarg; break;
 		case CLI_EXEC_OPT_STDIN: e->pipe_in = true; break;
+		case CLI_EXEC_OPT_LIMIT:
+			rc = cli_exec_resource(e, optarg);
+			break;
 		}
 	}
 	if (rc != 0)
@@ -250,7 +301,7 @@ cli_exec_pack_start_cb(msgpack_packer *pk, void *ctx)
 
 	msgpack_pack_map(pk,
 	    4 + (e->cwd != NULL) + (e->user != NULL) + (e->tag != NULL) +
-	        (e->nenv > 0) + (e->limit_ms > 0));
+	        (e->nenv > 0) + (e->limit_ms > 0) + (e->nres > 0));
 	for (n = 0; e->argv[n] != NULL; n++)
 		;
 	proto_pack_str(pk, "argv");
@@ -269,6 +320,16 @@ cli_exec_pack_start_cb(msgpack_packer *pk, void *ctx)
 		proto_pack_kv_str(pk, "tag", e->tag);
 	if (e->limit_ms > 0)
 		proto_pack_kv_u64(pk, "timeout_ms", e->limit_ms);
+	if (e->nres > 0) {
+		proto_pack_str(pk, "limits");
+		msgpack_pack_map(pk, e->nres);
+		for (i = 0; i < e->nres; i++) {
+			msgpack_pack_str(pk, e->res_len[i]);
+			msgpack_pack_str_body(
+			    pk, e->res_name[i], e->res_len[i]);
+			msgpack_pack_uint64(pk, e->res_value[i]);
+		}
+	}
 	if (e->nenv == 0)
 		return;
 	proto_pack_str(pk, "env");
@@ -823,9 +884,11 @@ const struct cli_cmd_entry cli_exec_entry = {
                "N); --cwd DIR, --env NAME=VALUE, --user USER,\n"
                "--tag TAG; --stdin passes stdin (else it is\n"
                "closed); --timeout SEC kills it: status 124;\n"
+               "--limit NAME=NUMBER bounds it (cpu_millis,\n"
+               "memory_bytes, max_processes, open_files);\n"
                "berth's own failures: status 125",
     .synopsis = "exec [--cwd DIR] [--env NAME=VALUE]... [--user USER]\n"
-                "             [--timeout SEC] [--tag TAG] [--stdin] [--] "
-                "CMD [ARGS...]",
+                "             [--timeout SEC] [--tag TAG] [--stdin]\n"
+                "             [--limit NAME=NUMBER]... [--] CMD [ARGS...]",
     .exec = cli_exec_run,
 };

@@ -24,6 +24,7 @@ from harness import (  # noqa: E402
     conn_args,
     expect,
     expect_eq,
+    expect_in,
     note,
     run,
     running,
@@ -128,6 +129,27 @@ def exec_cwd_env_user():
         rc, out, _ = berth_exec(sb, "ws", "--user", "nobody", "--", "id", "-un")
         expect_eq(rc, 0, "--user: exit status")
         expect_eq(out, b"nobody\n", "--user: who runs it")
+
+
+@case("exec: --limit bounds the command (open_files is its RLIMIT_NOFILE, memory_bytes its cgroup's limit, "
+      "with K, M, G); a name or value berthd refuses is berth's failure, 125, saying why")
+def exec_limit():
+    with Sandbox() as sb:
+        rc, out, _ = berth_exec(sb, "unix", "--limit", "open_files=20", "--limit", "memory_bytes=64M", "--",
+                                "sh", "-c", "ulimit -n; p=$(grep :memory: /proc/self/cgroup | cut -d: -f3); "
+                                "echo $p; cat /sys/fs/cgroup/memory$p/memory.limit_in_bytes")
+        expect_eq(rc, 0, "exit status")
+        lines = out.decode().splitlines()
+        expect_eq(lines[0], "20", "the command's open files")
+        expect_in("/berth/", lines[1], "the command's memory cgroup")
+        expect_eq(lines[2], str(64 << 20), "its group's memory limit")
+        for args, why in ((["--limit", "memry_bytes=1M"], "unknown limit \"memry_bytes\""),
+                          (["--limit", "open_files=3"], "limits.open_files must be an integer from 16"),
+                          (["--limit", "open_files"], "--limit wants NAME=NUMBER"),
+                          (["--limit", "open_files=2X"], "--limit wants NAME=NUMBER")):
+            rc, out, err = berth_exec(sb, "unix", *args, "--", "true")
+            expect_eq(rc, 125, "%s: exit status" % args)
+            expect_in(why, err, "%s: the message" % args)
 
 
 @case("exec: --timeout kills the command, and berth says so and exits 124")
