@@ -364,6 +364,21 @@ def t_disk_filler(cgroups):
             rs = c.call("runtime.status", {"name": "filler"})
             expect_eq(rs["limits"]["limits"]["disk_bytes"], h, "runtime.status's limits")
             c.call("runtime.stop", {"name": "filler"}, timeout=30)
+            # Started again with the same bound: the same filesystem, its
+            # files still there, no more room than before.
+            os.unlink(os.path.join(res, "done"))
+            c.call("runtime.start", {"name": "filler", "mode": "rpc", "limits": {"disk_bytes": 32 * MiB}},
+                   timeout=60)
+            wait_for(lambda: os.path.exists(os.path.join(res, "done")), 60, "the second filler's dd to end")
+            expect_eq(open(os.path.join(res, "kept")).read(), "what the workspace held before\n",
+                      "the workspace's content at the second start")
+            again = int(open(os.path.join(res, "size")).read())
+            expect(abs(again - size) <= MiB, "the second filler wrote %d bytes, the first %d" % (again, size))
+            u2 = limits_of(c, "runtime/filler")["usage"]
+            expect_eq(u2["disk_size"], u["disk_size"], "the bounded filesystem's size at the second start")
+            expect(before - statvfs_free(sb.state_dir) <= 40 * MiB, "the outer filesystem lost %.1f MiB in all"
+                   % ((before - statvfs_free(sb.state_dir)) / MiB))
+            c.call("runtime.stop", {"name": "filler"}, timeout=30)
 
 
 # ---------------------------------------------------------------------
