@@ -18,15 +18,22 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (  # noqa: E402
+    DESKTOP,
     Sandbox,
+    Skip,
     Timeout,
     case,
     expect,
     expect_eq,
+    desktop_service,
     expect_in,
+    forget_display,
+    free_display,
     free_port,
+    host_pid,
     host_processes,
     http_get,
+    need,
     note,
     pid_alive,
     proc_status,
@@ -34,7 +41,9 @@ from harness import (  # noqa: E402
     run,
     scratch,
     short,
+    track_closer,
     wait_for,
+    xvfb_service,
 )
 from harness.limits import (  # noqa: E402
     case_user,
@@ -776,30 +785,42 @@ def under(path, subtree):
     return path == subtree or path.startswith(subtree.rstrip("/") + "/")
 
 
+def limited_command(sb, c):
+    """Starts a limited command: (its proc.start result, its cgroups,
+    berth's subtree in each hierarchy where it has a group of its own)."""
+    p = c.call("proc.start", {"argv": ["sleep", "30"], "user": "nobody",
+                              "limits": {"memory_bytes": 64 * MiB, "max_processes": 8, "cpu_millis": 500}})
+    cmd = cgroups_of(sb.host_pid(p["pid"]))
+    own = cgroups_of(sb.berthd_pid())
+    note("berthd's cgroups: %r; the command's: %r" % (own, cmd))
+    # A target's group is "<berth's subtree>/<tag>.<name>", the subtree
+    # named berth.
+    subtrees = {h: os.path.dirname(path) for h, path in cmd.items() if path != own.get(h)}
+    for ctl in ("memory", "pids"):
+        expect(any(ctl in h.split(",") for h in subtrees), "the command is in no %s group of its own" % ctl)
+    for h, subtree in subtrees.items():
+        expect_eq(os.path.basename(subtree), "berth", "the parent of the command's %s group %s" % (h, cmd[h]))
+    return p, cmd, subtrees
+
+
+def outside(who, pid, subtrees):
+    """pid is in none of berth's subtrees."""
+    theirs = cgroups_of(pid)
+    expect(theirs, "%s's cgroups are not readable" % who)
+    for h, subtree in subtrees.items():
+        expect(not under(theirs.get(h, ""), subtree), "%s is in %s's group %s" % (who, h, theirs.get(h)))
+
+
 @case("berthd and its gateway are in no limited cgroup; a limited command is, under berth's subtree; "
       "the log says once which hierarchies are used")
 def t_berth_outside():
     with Sandbox(config=limits_config(True)) as sb:
         c = sb.unix()
-        p = c.call("proc.start", {"argv": ["sleep", "30"], "user": "nobody",
-                                  "limits": {"memory_bytes": 64 * MiB, "max_processes": 8, "cpu_millis": 500}})
-        cmd = cgroups_of(sb.host_pid(p["pid"]))
-        own = cgroups_of(sb.berthd_pid())
-        note("berthd's cgroups: %r; the command's: %r" % (own, cmd))
-        # A target's group is "<berth's subtree>/<tag>.<name>", the
-        # subtree named berth: in each hierarchy where the command has a
-        # group of its own, berthd and its gateway must be outside it.
-        subtrees = {h: os.path.dirname(path) for h, path in cmd.items() if path != own.get(h)}
-        for ctl in ("memory", "pids"):
-            expect(any(ctl in h.split(",") for h in subtrees), "the command is in no %s group of its own" % ctl)
-        for h, subtree in subtrees.items():
-            expect_eq(os.path.basename(subtree), "berth", "the parent of the command's %s group %s" % (h, cmd[h]))
+        p, cmd, subtrees = limited_command(sb, c)
         dirs = [cgroup_dir(h, cmd[h]) for h in subtrees]
         expect(all(d and os.path.isdir(d) for d in dirs), "the command's groups are not where /proc says: %r" % dirs)
         for who, pid in (("berthd", sb.berthd_pid()), ("the gateway", sb.gateway_pid())):
-            theirs = cgroups_of(pid)
-            for h, subtree in subtrees.items():
-                expect(not under(theirs.get(h, ""), subtree), "%s is in %s's group %s" % (who, h, theirs.get(h)))
+            outside(who, pid, subtrees)
         # Under a host's memory pressure an agent's processes go first:
         # berth lowers its own score where it may, and says so where not.
         target_adj = oom_score_adj(sb.host_pid(p["pid"]))
@@ -827,6 +848,21 @@ def t_berth_outside():
         note("with cgroups = off: %r" % lines)
         expect_eq(len(lines), 1, "lines of the log saying cgroups are off")
         expect(re.search(r"\boff\b", lines[0]), "the log does not say cgroups are off: %r" % lines[0])
+
+
+@case("berth-desktop, a service of berthd's, is in no limited cgroup", timeout=60)
+def t_desktop_outside():
+    if not os.access(DESKTOP, os.X_OK):
+        raise Skip("berth-desktop is not built here (./configure --disable-desktop)")
+    need("Xvfb", "xdpyinfo")
+    n = free_display()
+    track_closer(lambda: forget_display(n))
+    with Sandbox(config=limits_config(True, xvfb_service(n) + desktop_service(n, debug=False))) as sb:
+        c = sb.unix()
+        desktop = host_pid(sb, "berth-desktop")
+        p, cmd, subtrees = limited_command(sb, c)
+        outside("berth-desktop", desktop, subtrees)
+        c.call("proc.signal", {"id": p["id"], "signal": "KILL"})
 
 
 run()
