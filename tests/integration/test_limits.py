@@ -726,6 +726,30 @@ def t_bad_input():
             c.call("ping")
 
 
+@case("values the kernel rounds (memory to pages) or keeps exactly are said enforced, at the value asked")
+def t_odd_values():
+    with Sandbox(config=limits_config(True)) as sb:
+        c = sb.unix()
+        want = {"memory_bytes": 64 * MiB + 100, "cpu_millis": 333, "max_processes": 77, "open_files": 99}
+        p = c.call("proc.start", {"argv": ["sleep", "30"], "user": "nobody", "limits": want})
+        st = limits_of(c, "proc/" + p["id"])
+        for k, v in want.items():
+            h = held(st, k)
+            expect_eq((h["value"], h["enforced"]), (v, True), "%s asked as %d" % (k, v))
+        pid = sb.host_pid(p["pid"])
+        groups = cgroups_of(pid)
+        # The kernel keeps a memory limit in whole pages.
+        page = os.sysconf("SC_PAGE_SIZE")
+        kept = {"memory_bytes": ("memory", ["%d" % (64 * MiB), "%d" % (64 * MiB + page)]),
+                "max_processes": ("pids", ["77"]), "cpu_millis": ("cpu", ["33300", "33300 100000"])}
+        for key, (ctl, values) in kept.items():
+            version, name = st["limits"][key]["how"].split()[:2]
+            hier = "0" if version == "cgroup-v2" else [x for x in groups if ctl in x.split(",")][0]
+            with open(os.path.join(cgroup_dir(hier, groups[hier]), name)) as f:
+                expect_in(f.read().strip(), values, "the command's %s" % name)
+        c.call("proc.signal", {"id": p["id"], "signal": "KILL"})
+
+
 @case("limits in the catalog: good ones start, a bad one stops berthd at start, naming the file and the line")
 def t_bad_catalog():
     good = "".join("%s\n" % kv for kv in ("cpu_millis = 500", "memory_bytes = 64M", "max_processes = 32",
