@@ -69,6 +69,11 @@ const struct catalog_event catalog_events[] = {
 	{ EV_RUNTIME_RESTARTING,
 	    "a runtime will be restarted (name, delay_ms, restarts)" },
 	{ EV_RUNTIME_STOPPED, "runtime.stop ended a runtime (name)" },
+	{ EV_RUNTIME_PAUSED, "runtime.pause froze a runtime (name)" },
+	{ EV_RUNTIME_RESUMED, "a paused runtime was thawed (name)" },
+	{ EV_LIMITS_OOM_KILL,
+	    "a target's memory limit killed one of its processes (target, "
+	    "memory_bytes, oom_kills)" },
 	{ EV_WORKSPACE_PROGRESS,
 	    "a clone or fetch went on (dir, phase, objects, total, bytes)" },
 	{ EV_WORKSPACE_PREPARED,
