@@ -11,6 +11,7 @@
 #include "events.h"
 #include "log.h"
 #include "proto.h"
+#include "xmalloc.h"
 
 static struct event_base *enforce_base;
 
@@ -75,7 +76,7 @@ enforce_by_cgroup(struct enforce *e, enum limit_key k, char **why)
 	if (e->cg == NULL)
 		return false;
 	if (cgroup_ctl_version(enforce_ctl[k], &cwhy) == 0) {
-		*why = strdup(cwhy != NULL ? cwhy : "no such controller");
+		*why = xstrdup(cwhy != NULL ? cwhy : "no such controller");
 		return false;
 	}
 	if (cgroup_limit(e->cg, enforce_ctl[k], e->want.v[k], &how, why) < 0)
@@ -173,7 +174,7 @@ enforce_group(struct enforce *e, const char *kind, const char *id, char **gwhy)
 	char name[ENFORCE_NAME_MAX];
 
 	if (!cgroup_available()) {
-		*gwhy = strdup("no cgroup can be had");
+		*gwhy = xstrdup("no cgroup can be had");
 		return;
 	}
 	snprintf(name, sizeof name, "%s.%s", kind, id);
@@ -204,9 +205,8 @@ enforce_open(struct enforce *e, const char *kind, const char *id,
 		if (k == LIMIT_FILES) {
 			/* No controller counts descriptors. */
 			enforce_rlimit(e, RLIMIT_NOFILE, want->v[k]);
-			enforce_set(e, k, true,
-			    "rlimit RLIMIT_NOFILE (each "
-			    "process)");
+			enforce_set(
+			    e, k, true, "rlimit RLIMIT_NOFILE (each process)");
 			continue;
 		}
 		why = NULL;
@@ -275,16 +275,14 @@ enforce_freeze(struct enforce *e, bool frozen, const char **why)
 int
 enforce_oom_killed(struct enforce *e)
 {
+	const struct enforce_held *h = &e->held[LIMIT_MEMORY];
 	struct cgroup_usage u;
 
-	if (e->cg == NULL) {
-		if (!e->has_last || !e->held[LIMIT_MEMORY].enforced)
-			return -1;
-		return e->last.oom_kills > 0;
-	}
-	if (!e->held[LIMIT_MEMORY].enforced ||
-	    strncmp(e->held[LIMIT_MEMORY].how, "cgroup", 6) != 0)
+	/* Only a memory group of the target's own counts its kills. */
+	if (!h->enforced || strncmp(h->how, "cgroup", 6) != 0)
 		return -1;
+	if (e->cg == NULL)
+		return e->has_last ? e->last.oom_kills > 0 : -1;
 	/* Told before the exit it caused, whichever the loop saw first. */
 	if (e->oom_ev != NULL)
 		enforce_oom_check(e);

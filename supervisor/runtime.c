@@ -1,17 +1,16 @@
 /* runtime: the agent runtimes' catalog and the runtime.* ops (see runtime.h;
  * each instance is runtime_run's). */
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#include <pwd.h>
-
 #include "args.h"
-#include "disk.h"
-#include "log.h"
 #include "child.h"
+#include "disk.h"
 #include "launch.h"
+#include "log.h"
 #include "rand.h"
 #include "runtime.h"
 #include "runtime_run.h"
