@@ -81,7 +81,8 @@ limit_parse_one(const msgpack_object_kv *kv, bool disk_ok, struct limit_set *l,
 	char name[32];
 	enum limit_key k = LIMIT_NKEYS;
 
-	if (kv->key.type == MSGPACK_OBJECT_STR &&
+	/* An empty string's pointer may be NULL: no copy of it. */
+	if (kv->key.type == MSGPACK_OBJECT_STR && kv->key.via.str.size > 0 &&
 	    kv->key.via.str.size < sizeof name) {
 		memcpy(name, kv->key.via.str.ptr, kv->key.via.str.size);
 		name[kv->key.via.str.size] = '\0';

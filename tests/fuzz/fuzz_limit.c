@@ -9,18 +9,24 @@
 #include <string.h>
 
 #include "limit.h"
+#include "mpcheck.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	static const struct mpcheck_limits lim = {8, 4096};
 	char why[LIMIT_WHY_MAX], in_range[LIMIT_WHY_MAX];
 	msgpack_unpacked u;
 	struct limit_set l;
 	bool disk_ok = size > 0 && (data[0] & 1);
+	const char *bad;
 	int k;
 
+	/* As berthd takes a message: checked before msgpack-c allocates. */
+	if (mpcheck_object(data, size, &lim, &bad) < 0)
+		return 0;
 	msgpack_unpacked_init(&u);
 	if (msgpack_unpack_next(&u, (const char *)data, size, NULL) !=
 	    MSGPACK_UNPACK_SUCCESS) {

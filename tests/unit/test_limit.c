@@ -126,6 +126,14 @@ fill_odd_key(msgpack_packer *pk)
 }
 
 static void
+fill_empty_key(msgpack_packer *pk)
+{
+	msgpack_pack_map(pk, 1);
+	msgpack_pack_str(pk, 0);
+	msgpack_pack_uint64(pk, 1);
+}
+
+static void
 refused(void (*fill)(msgpack_packer *), bool disk_ok, const char *want)
 {
 	char why[LIMIT_WHY_MAX];
@@ -151,6 +159,7 @@ START_TEST(test_refused)
 	refused(fill_all, false, "disk_bytes bounds a runtime's workspace");
 	/* A key that is no word is not quoted into the message. */
 	refused(fill_odd_key, true, "unknown limit \"?\"");
+	refused(fill_empty_key, true, "unknown limit \"?\"");
 }
 END_TEST
 
