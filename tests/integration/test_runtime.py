@@ -645,6 +645,12 @@ def t_tui_sessions():
         expect_eq(live, [ids[3]], "the sessions left: the running instance's only")
         closed = {e["data"]["id"]: e["data"]["reason"] for e in sb.events() if e["kind"] == "pty.closed"}
         expect_eq(closed, {i: "replaced" for i in ids[:3]}, "pty.closed of the earlier instances")
+        # Ready is as soon as it is spawned: its line is awaited before the
+        # stop, or the SIGTERM could come first.
+        watch = sb.unix()
+        watch.call("pty.attach", {"id": ids[3], "from_offset": 0})
+        read_until(watch, "pty/" + ids[3], lambda b: b"instance-4" in b, 10)
+        watch.close()
         c.call("runtime.stop", {"name": "term"}, timeout=20)
         # Stopped, its session is still there to read: the last output.
         last = c.call("runtime.status", {"name": "term"})["pty"]
