@@ -10,7 +10,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Sandbox, case, expect, expect_eq, note, read_to_eof, run, scratch  # noqa: E402
+from harness import Sandbox, case, expect, expect_eq, note, pyfile, read_to_eof, run  # noqa: E402
 from harness.limits import case_user, cgroups_of, limits_config, user_dir  # noqa: E402
 
 PY = "/usr/bin/python3"
@@ -75,10 +75,7 @@ def t_cannot_lift():
     with case_user() as pw, Sandbox(config=limits_config(True)) as sb:
         c = sb.unix()
         limits = {"max_processes": 32, "memory_bytes": 64 * MiB, "cpu_millis": 500}
-        path = os.path.join(scratch(0o755), "escape.py")
-        with open(path, "w") as f:
-            f.write(ESCAPE + "import time\ntime.sleep(30)\n")
-        os.chmod(path, 0o644)
+        path = pyfile(ESCAPE + "import time\ntime.sleep(30)\n", "escape.py")
         p = c.call("proc.start", {"argv": [PY, path], "user": pw.pw_name, "limits": limits, "attach": True})
         out = b""
         stream = "proc/%s/stdout" % p["id"]
@@ -114,10 +111,7 @@ def t_cannot_lift():
 def as_user(c, pw, script, *args):
     """Runs a Python script as pw in the sandbox (berthd's own mount
     namespace, where the workspace is mounted); its stdout."""
-    path = os.path.join(scratch(0o755), "probe.py")
-    with open(path, "w") as f:
-        f.write(script)
-    os.chmod(path, 0o644)
+    path = pyfile(script, "probe.py")
     p = c.call("proc.start", {"argv": [PY, path] + list(args), "user": pw.pw_name, "attach": True})
     return read_to_eof(c, ["proc/%s/stdout" % p["id"]])["proc/%s/stdout" % p["id"]].decode()
 

@@ -37,6 +37,7 @@ from harness import (  # noqa: E402
     note,
     pid_alive,
     proc_status,
+    pyfile,
     read_to_eof,
     run,
     scratch,
@@ -75,15 +76,6 @@ def both_modes(name, timeout=90):
         return fn
 
     return register
-
-
-def pyfile(body):
-    """A Python script anyone can read; its path."""
-    path = os.path.join(scratch(0o755), "prog.py")
-    with open(path, "w") as f:
-        f.write(body)
-    os.chmod(path, 0o644)
-    return path
 
 
 def shfile(body):

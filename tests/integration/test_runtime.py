@@ -33,6 +33,7 @@ from harness import (  # noqa: E402
     pid_alive,
     proc_argv,
     run,
+    pyfile,
     scratch,
     wait_for,
 )
@@ -517,15 +518,6 @@ def t_restart():
         expect(s["restarts"] >= 2 and s["pid"] != first["pid"], "restarted as new processes: %r" % s)
         time.sleep(0.5)
         expect_eq(c.call("runtime.status", {"name": "flaky"})["restarts"], s["restarts"], "no restart after exit 0")
-
-
-def pyfile(body):
-    """A Python script the runtime user can read; its path."""
-    path = os.path.join(scratch(0o755), "prog.py")
-    with open(path, "w") as f:
-        f.write(body)
-    os.chmod(path, 0o644)
-    return path
 
 
 def kinds_of(sb, name, kinds):

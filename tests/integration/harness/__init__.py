@@ -50,6 +50,7 @@ from .procs import (
     proc_children,
     proc_stat,
     proc_status,
+    pyfile,
     run_program,
     running,
     scratch,

@@ -39,6 +39,16 @@ def scratch(mode=0o755):
     return d
 
 
+def pyfile(body, name="prog.py"):
+    """A Python script anyone can read, in a scratch directory; its
+    path."""
+    path = os.path.join(scratch(0o755), name)
+    with open(path, "w") as f:
+        f.write(body)
+    os.chmod(path, 0o644)
+    return path
+
+
 X11_DIR = "/tmp/.X11-unix"
 
 
