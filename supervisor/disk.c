@@ -336,25 +336,6 @@ disk_status(const char *dir, const char **how, uint64_t *used, uint64_t *size)
 	return true;
 }
 
-bool
-disk_available(const char **why)
-{
-	if (access("/dev/loop-control", R_OK | W_OK) != 0) {
-		*why = "no loop devices (/dev/loop-control) and no project "
-		       "quota known to hold";
-		return false;
-	}
-	if (access("/usr/sbin/mkfs.ext4", X_OK) != 0 ||
-	    access("/usr/sbin/resize2fs", X_OK) != 0 ||
-	    access("/usr/sbin/e2fsck", X_OK) != 0) {
-		*why = "e2fsprogs (mkfs.ext4, resize2fs, e2fsck) is not "
-		       "installed";
-		return false;
-	}
-	*why = NULL;
-	return true;
-}
-
 void
 disk_shutdown(void)
 {

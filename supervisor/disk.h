@@ -43,10 +43,6 @@ void disk_ensure(const char *dir, uint64_t bytes, uid_t uid, gid_t gid,
  * by disk.c (or its mount has gone). */
 bool disk_status(
     const char *dir, const char **how, uint64_t *used, uint64_t *size);
-/* Whether bounding can work at all here, and why not (static). Loop
- * images only: a host with project quotas but no loop devices is told
- * unavailable, never the other way round. */
-bool disk_available(const char **why);
 /* Kills the helpers under way (their callbacks are not called) and
  * unmounts the images it mounted. */
 void disk_shutdown(void);

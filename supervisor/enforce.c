@@ -22,12 +22,6 @@ enforce_setup(struct event_base *base, bool cgroups, const char *tag)
 	cgroup_setup(cgroups, tag);
 }
 
-bool
-enforce_can_freeze(const char **why)
-{
-	return cgroup_can_freeze(why);
-}
-
 void
 enforce_sweep(void)
 {

@@ -32,8 +32,6 @@
  * limits.oom_kill is watched from. cgroups false: as if the kernel had
  * none ([berthd] cgroups = off). tag: a word unique to this berthd. */
 void enforce_setup(struct event_base *base, bool cgroups, const char *tag);
-/* Whether a freeze can be had at all; why if not. */
-bool enforce_can_freeze(const char **why);
 /* Call when orphans were reaped: removes the groups they left. */
 void enforce_sweep(void);
 /* At berthd's exit: ends what is left in every target's group. */
