@@ -23,10 +23,11 @@ import ssl
 import subprocess
 import threading
 import time
+import traceback
 
 from .clients import pump
 from .procs import scratch
-from .runner import track_closer
+from .runner import note, track_closer
 
 GIT = "/usr/bin/git"
 # A repository's author and committer, fixed so that commits are the test's.
@@ -91,6 +92,11 @@ class _Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 128
 
+    def handle_error(self, request, client_address):
+        # A connection the server dropped shows in git only as a cut TLS
+        # session: the case's diagnostics say what the server saw.
+        note("the git server dropped a connection from %r: %s" % (client_address, traceback.format_exc()))
+
 
 class GitServer:
     """The HTTPS server. delay: seconds to sleep before each response
@@ -130,7 +136,11 @@ class GitServer:
         self.server.socket = ctx.wrap_socket(self.server.socket, server_side=True, do_handshake_on_connect=False)
         self.port = self.server.server_address[1]
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        track_closer(self.server.shutdown)
+        track_closer(self._close)
+
+    def _close(self):
+        self.server.shutdown()
+        self.server.server_close()
 
     def repo(self, name, private=None):
         r = Repo(self.root, name, private)
@@ -251,7 +261,16 @@ class TunnelProxy:
         self.port = self.sock.getsockname()[1]
         self.url = "http://127.0.0.1:%d" % self.port
         threading.Thread(target=self._serve, daemon=True).start()
-        track_closer(self.sock.close)
+        track_closer(self._close)
+
+    def _close(self):
+        # close() alone leaves the accepting thread blocked in accept(),
+        # the port listening for the rest of the run: shutdown wakes it.
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self.sock.close()
 
     def _serve(self):
         while True:
