@@ -870,6 +870,23 @@ config_list_has(const struct config_list *l, const char *needle)
 	return false;
 }
 
+/* How many arguments of a task's are {prompt}; -1 if one holds it
+ * within other text (the prompt is always one whole argument). */
+static int
+config_runtime_prompts(const struct config_list *l)
+{
+	size_t i;
+	int n = 0;
+
+	for (i = 0; i < l->n; i++) {
+		if (strcmp(l->v[i], "{prompt}") == 0)
+			n++;
+		else if (strstr(l->v[i], "{prompt}") != NULL)
+			return -1;
+	}
+	return n;
+}
+
 /* server_ready = tcp ADDR:{port} | http URL [STATUS [BODY]] | exec CMD...:
  * the probes berth-probe runs against a port. */
 static int
@@ -983,6 +1000,8 @@ config_runtime_mode(struct config_runtime *r, const char *key, bool **has)
 		return *has = &r->has_rpc, &r->rpc_args;
 	if (strcmp(key, "resume") == 0)
 		return *has = &r->has_resume, &r->resume_args;
+	if (strcmp(key, "task") == 0)
+		return *has = &r->has_task, &r->task_args;
 	return NULL;
 }
 
@@ -1027,8 +1046,6 @@ config_key_runtime(struct config_parser *p, const char *key, const char *val)
 			    val);
 		return config_set_str(p, &r->server_password_env, val);
 	}
-	if (strcmp(key, "tasks") == 0)
-		return config_service_flag(p, &r->tasks, key, val);
 	if (strcmp(key, "busy") == 0)
 		return config_runtime_busy(p, r, val);
 	if (strcmp(key, "restart") == 0)
@@ -1417,14 +1434,18 @@ config_runtime_missing(const struct config_runtime *r)
 		return "has no user (a runtime never runs as root)";
 	if (r->workspace == NULL)
 		return "has no workspace";
-	if (!r->has_tui && !r->has_server && !r->has_rpc)
-		return "offers no mode (tui, server or rpc)";
+	if (!r->has_tui && !r->has_server && !r->has_rpc && !r->has_task)
+		return "offers no mode (tui, server, rpc or task)";
 	if (!r->has_server && r->server_ready != NULL)
 		return "has server_ready but no server mode";
 	if (!r->has_server && r->server_password_env != NULL)
 		return "has server_password_env but no server mode";
 	if (r->has_server && !config_list_has(&r->server_args, "{port}"))
 		return "server has no {port} to listen on";
+	if (r->has_task && config_runtime_prompts(&r->task_args) < 0)
+		return "task's {prompt} must be a whole argument";
+	if (r->has_task && config_runtime_prompts(&r->task_args) > 1)
+		return "task has {prompt} more than once";
 	if (r->backoff_min_ms > r->backoff_max_ms)
 		return "backoff_min_ms exceeds backoff_max_ms";
 	return NULL;
@@ -1533,6 +1554,7 @@ config_runtime_free(struct config_runtime *r)
 	config_list_free(&r->server_args);
 	config_list_free(&r->rpc_args);
 	config_list_free(&r->resume_args);
+	config_list_free(&r->task_args);
 	free(r->server_ready);
 	free(r->server_password_env);
 	free(r->user);

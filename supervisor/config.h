@@ -150,14 +150,16 @@ struct config_runtime {
 	char *command; /* argv[0]: a name looked up in PATH, or absolute */
 	struct config_list version_args, tui_args, server_args, rpc_args,
 	    resume_args;
-	bool has_tui, has_server, has_rpc, has_resume;
+	/* A task run's: {prompt} (one whole argument, at most once) becomes
+	 * the prompt; without it the prompt is written to stdin. */
+	struct config_list task_args;
+	bool has_tui, has_server, has_rpc, has_resume, has_task;
 	char *server_ready;        /* probe line with {port}; NULL: tcp */
 	char *server_password_env; /* NULL: none */
 	char *user, *group, *workspace;
 	struct config_list env;     /* KEY=VALUE */
 	struct config_list secrets; /* names */
-	bool tasks;
-	enum config_busy busy;
+	enum config_busy busy;      /* a task.run while a task runs */
 	enum config_restart restart;
 	unsigned backoff_min_ms, backoff_max_ms, stop_timeout_ms;
 	unsigned backoff_reset_ms;        /* ready this long: backoff anew */

@@ -191,7 +191,7 @@ runtime_pack_entry(msgpack_packer *pk, const struct runtime_run *rt)
 			proto_pack_str(pk,
 			    runtime_run_mode_name((enum runtime_run_mode)i));
 	proto_pack_kv_str(pk, "resume", r->has_resume ? "session" : "replay");
-	proto_pack_kv_bool(pk, "tasks", r->tasks);
+	proto_pack_kv_bool(pk, "tasks", r->has_task);
 	proto_pack_kv_str(
 	    pk, "busy", r->busy == CONFIG_BUSY_QUEUE ? "queue" : "reject");
 	proto_pack_kv_str(pk, "user", r->user);

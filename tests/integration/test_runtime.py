@@ -72,7 +72,7 @@ def section(name, command, ws, home, *lines):
 
 def pi_section(name="pi", command=PI, *more):
     return section(name, command, agent_dir(), agent_dir(), "tui =", "rpc = --mode rpc", "resume = --continue",
-                   "tasks = yes", "busy = queue", *more)
+                   "task = --mode json -p", "busy = queue", *more)
 
 
 def opencode_section(name="opencode", command=OPENCODE, *more):

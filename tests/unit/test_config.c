@@ -1185,7 +1185,7 @@ START_TEST(test_runtime_keys)
 	    "server_ready = http http://127.0.0.1:{port}/ 200\n"
 	    "server_password_env = OPENCODE_SERVER_PASSWORD\n"
 	    "resume = --continue\n"
-	    "tasks = yes\n"
+	    "task = run --format json -- {prompt}\n"
 	    "busy = queue\n"
 	    "restart = on-failure\n"
 	    "backoff_min_ms = 10\n"
@@ -1206,6 +1206,8 @@ START_TEST(test_runtime_keys)
 	    "OPENAI_API_KEY", "ANTHROPIC_API_KEY", NULL};
 	static const char *const resume[] = {"--continue", NULL};
 	static const char *const rpc[] = {"--mode", "rpc", NULL};
+	static const char *const task[] = {
+	    "run", "--format", "json", "--", "{prompt}", NULL};
 	static const char *const dflt_version[] = {"--version", NULL};
 	static const char *const none[] = {NULL};
 	const struct config_runtime *r;
@@ -1227,7 +1229,8 @@ START_TEST(test_runtime_keys)
 	expect_list(&r->resume_args, resume);
 	ck_assert_str_eq(r->server_ready, "http http://127.0.0.1:{port}/ 200");
 	ck_assert_str_eq(r->server_password_env, "OPENCODE_SERVER_PASSWORD");
-	ck_assert(r->tasks);
+	ck_assert(r->has_task);
+	expect_list(&r->task_args, task);
 	ck_assert_int_eq(r->busy, CONFIG_BUSY_QUEUE);
 	ck_assert_int_eq(r->restart, CONFIG_RESTART_ON_FAILURE);
 	ck_assert_uint_eq(r->backoff_min_ms, 10);
@@ -1248,7 +1251,7 @@ START_TEST(test_runtime_keys)
 	ck_assert_ptr_null(r->server_password_env);
 	ck_assert_uint_eq(r->env.n, 0);
 	ck_assert_uint_eq(r->secrets.n, 0);
-	ck_assert(!r->tasks);
+	ck_assert(!r->has_task);
 	ck_assert_int_eq(r->busy, CONFIG_BUSY_REJECT);
 	ck_assert_int_eq(r->restart, CONFIG_RESTART_NEVER);
 	ck_assert_uint_eq(r->stop_timeout_ms, 3000);
@@ -1295,7 +1298,8 @@ START_TEST(test_runtime_errors)
 	    {"[runtime x]\nserver_ready = tcp :{port}\nserver_ready = tcp "
 	     ":{port}\n",
 	        3, {"server_ready set twice"}},
-	    {"[runtime x]\ntasks = maybe\n", 2, {"tasks must be yes or no"}},
+	    {"[runtime x]\ntasks = yes\n", 2,
+	        {"unknown key \"tasks\" in [runtime x]"}},
 	    {"[runtime x]\nbusy = wait\n", 2, {"busy must be reject or queue"}},
 	    {"[runtime x]\nrestart = sometimes\n", 2,
 	        {"restart must be always, on-failure or never"}},
@@ -1331,6 +1335,12 @@ START_TEST(test_runtime_finish_errors)
 	    {"[runtime x]\ncommand = c\nuser = u\nworkspace = /w\n"
 	     "server = serve --port 80\n",
 	        1, {"server has no {port}"}},
+	    {"[runtime x]\ncommand = c\nuser = u\nworkspace = /w\n"
+	     "task = -p --message={prompt}\n",
+	        1, {"task's {prompt} must be a whole argument"}},
+	    {"[runtime x]\ncommand = c\nuser = u\nworkspace = /w\n"
+	     "task = {prompt} {prompt}\n",
+	        1, {"task has {prompt} more than once"}},
 	    {"[runtime x]\ncommand = c\nuser = u\nworkspace = /w\ntui =\n"
 	     "backoff_min_ms = 9\nbackoff_max_ms = 8\n",
 	        1, {"backoff_min_ms exceeds backoff_max_ms"}},
