@@ -150,6 +150,7 @@ berthd_shutdown(const char *why, int sig)
 	proto_pack_kv_i64(pk, "signal", sig);
 	proto_pack_kv_str(pk, "reason", why);
 	events_commit();
+	task_stop_all();
 	/* The runtimes stop beside the services; the sweep waits for both. */
 	berthd_stopping_parts = 2;
 	runtime_stop_all(berthd_part_stopped_cb);

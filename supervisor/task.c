@@ -55,6 +55,8 @@ static const struct config *task_cfg;
 static char *task_dir;
 static struct task *task_list;
 static size_t task_count;
+/* berthd is stopping: no task starts or goes on. */
+static bool task_stopping;
 
 /* ---- the list ---- */
 
@@ -298,7 +300,7 @@ task_next(const char *runtime)
 {
 	struct task *t;
 
-	if (task_running_of(runtime) != NULL)
+	if (task_stopping || task_running_of(runtime) != NULL)
 		return;
 	for (t = task_list; t != NULL; t = t->next)
 		if (t->rec.state == TASKREC_QUEUED &&
@@ -456,6 +458,8 @@ task_exit_cb(const char *id, pid_t pid, int status, void *arg)
 	(void)id;
 	(void)pid;
 	t->alive = false;
+	if (task_stopping)
+		return;
 	if (t->phase < 0)
 		task_agent_exited(t, status);
 	else
@@ -589,20 +593,11 @@ task_start(struct task *t)
 	bool stdin_prompt;
 	int rc = -1;
 	struct stat st;
-	int i;
 
 	t->rec.state = TASKREC_RUNNING;
 	t->rec.started = proto_now_ms();
 	t->started_mono = clock_mono_ms();
 	t->phase = -1;
-	t->out[TASK_OUT_AGENT] = task_out_new(t, "agent.out", "agent");
-	t->out[TASK_OUT_STDERR] = task_out_new(t, "agent.err", "stderr");
-	for (i = 0; i < TASK_NOUT; i++)
-		if (t->out[i] == NULL) {
-			task_finish(t, TASKREC_FAILED,
-			    "its output cannot be kept in the state directory");
-			return;
-		}
 	if ((program = runtime_program_find(t->rt->command, &st, &cause)) !=
 	    NULL) {
 		argv = task_agent_argv(t, program, &stdin_prompt);
@@ -887,7 +882,13 @@ task_op_run(struct server_conn *c, const struct proto_msg *m)
 	while (task_find(t->rec.id) != NULL);
 	t->rec.created = proto_now_ms();
 	t->rec.state = TASKREC_QUEUED;
-	if (task_save(t) < 0) {
+	/* The agent's streams are there from the start, so that a client
+	 * may follow a queued task. */
+	if (task_save(t) < 0 ||
+	    (t->out[TASK_OUT_AGENT] = task_out_new(t, "agent.out", "agent")) ==
+	        NULL ||
+	    (t->out[TASK_OUT_STDERR] =
+	            task_out_new(t, "agent.err", "stderr")) == NULL) {
 		server_reply_error_path(c, m->id, PROTO_E_IO, task_dir,
 		    "the task cannot be kept in %s: %s", task_dir,
 		    strerror(errno));
@@ -1032,8 +1033,6 @@ task_stream(struct task *t, const char *stream)
 		return NULL;
 	if (*slot != NULL)
 		return *slot;
-	if (t->rec.state == TASKREC_QUEUED)
-		return NULL;
 	/* An ended task's streams are read from their files. */
 	path = task_path(t, file);
 	snprintf(name, sizeof name, "task/%s/%s", t->rec.id, stream);
@@ -1113,6 +1112,42 @@ task_op_cancel(struct server_conn *c, const struct proto_msg *m)
 
 /* ---- loading, setup ---- */
 
+/* t was queued or running when berthd stopped (or died): it says so,
+ * and none of its processes is left. */
+static void
+task_interrupt(struct task *t, const char *when)
+{
+	size_t i;
+
+	snprintf(t->rec.reason, sizeof t->rec.reason, "berthd %s %s", when,
+	    t->rec.state == TASKREC_QUEUED ? "before it ran" : "while it ran");
+	t->rec.state = TASKREC_INTERRUPTED;
+	t->rec.finished = proto_now_ms();
+	if (t->timer != NULL)
+		evtimer_del(t->timer);
+	task_kill(t);
+	for (i = 0; i < TASK_NOUT; i++)
+		if (t->out[i] != NULL)
+			taskout_end(t->out[i]);
+	for (i = 0; i < t->rec.nchecks; i++)
+		if (t->chk[i] != NULL)
+			taskout_end(t->chk[i]);
+	task_save(t);
+	log_info("task %s: interrupted (%s)", t->rec.id, t->rec.reason);
+	task_emit_finished(t);
+}
+
+void
+task_stop_all(void)
+{
+	struct task *t;
+
+	task_stopping = true;
+	for (t = task_list; t != NULL; t = t->next)
+		if (task_live(t))
+			task_interrupt(t, "stopped");
+}
+
 /* A task a berthd before this one left: ended, or interrupted now. */
 static void
 task_adopt(struct taskrec *r)
@@ -1122,17 +1157,8 @@ task_adopt(struct taskrec *r)
 	t->rec = *r;
 	t->phase = -1;
 	t->rt = config_runtime_find(task_cfg, r->runtime);
-	if (task_live(t)) {
-		snprintf(t->rec.reason, sizeof t->rec.reason, "%s",
-		    t->rec.state == TASKREC_QUEUED
-		        ? "berthd restarted before it ran"
-		        : "berthd restarted while it ran");
-		t->rec.state = TASKREC_INTERRUPTED;
-		t->rec.finished = proto_now_ms();
-		task_save(t);
-		log_info("task %s: interrupted (%s)", t->rec.id, t->rec.reason);
-		task_emit_finished(t);
-	}
+	if (task_live(t))
+		task_interrupt(t, "restarted");
 	task_append(t);
 }
 
@@ -1166,8 +1192,7 @@ task_shutdown(void)
 
 	while ((t = task_list) != NULL) {
 		task_list = t->next;
-		/* The record stays as it is: the next berthd finds a task
-		 * that was running and says it was interrupted. */
+		/* Each has ended, or task_stop_all interrupted it. */
 		if (t->timer != NULL)
 			evtimer_del(t->timer);
 		task_free(t);

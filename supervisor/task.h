@@ -25,8 +25,12 @@
 /* cfg outlives the tasks. Loads the tasks kept under <state>/tasks: one
  * that was queued or running is interrupted now. */
 void task_init(struct event_base *base, const struct config *cfg);
-/* Frees every task (the processes are proc's to end; a running task's
- * record says running, and the next berthd finds it interrupted). */
+/* berthd is stopping: every task queued or running is interrupted now
+ * (its record says so, its processes are killed) and none starts. */
+void task_stop_all(void);
+/* Frees every task (the processes are proc's to end; a task that was
+ * running when berthd died says running, and the next berthd finds it
+ * interrupted). */
 void task_shutdown(void);
 
 void task_op_run(struct server_conn *c, const struct proto_msg *m);
