@@ -42,6 +42,7 @@
 #include "secrets.h"
 #include "server.h"
 #include "service.h"
+#include "task.h"
 #include "stream.h"
 #include "token.h"
 #include "workspace.h"
@@ -524,6 +525,7 @@ main(int argc, char **argv)
 	proc_init(berthd_base);
 	runtime_init(berthd_base, &cfg);
 	workspace_init(berthd_base, &cfg);
+	task_init(berthd_base, &cfg);
 	fswatch_init(berthd_base);
 	if (artifact_init(berthd_base, cfg.state_dir, &cause) < 0)
 		log_fatal("%s", cause);
@@ -545,6 +547,7 @@ main(int argc, char **argv)
 	runtime_shutdown();
 	pty_shutdown();
 	proc_shutdown();
+	task_shutdown();
 	enforce_shutdown();
 	disk_shutdown();
 	workspace_shutdown();
