@@ -965,7 +965,7 @@ cli_task_attach_event(struct cli_task_attach *a, const struct proto_msg *m)
 {
 	char id[CLI_TASK_ID_LEN + 1] = "";
 
-	if (!a->eof || strcmp(m->kind, "task.finished") != 0)
+	if (!a->eof || strcmp(m->kind, EV_TASK_FINISHED) != 0)
 		return;
 	if (proto_arg_str(m->data, "id", id, sizeof id) == 1 &&
 	    strcmp(id, a->id) == 0)
