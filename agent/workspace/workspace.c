@@ -1,10 +1,17 @@
-/* berth-workspace: prepares one workspace as the runtime's user — clones an
- * https repository into a directory, or fetches and checks out a branch
- * in an existing clone — and reports to berthd on stdout in wsreport.h's
- * line format. berthd parses no network bytes: git does, under this
- * program, and berthd reads only these lines.
+/* berth-workspace: git for berthd as the runtime's user, reporting to
+ * berthd on stdout in wsreport.h's line format. berthd parses no network
+ * bytes: git does, under this program, and berthd reads only these lines.
  *
  *	berth-workspace --repo URL --dir DIR [--branch B] [--credential-fd N]
+ *
+ * prepares one workspace (workspace.prepare): clones an https repository
+ * into a directory, or fetches and checks out a branch in an existing
+ * clone.
+ *
+ *	berth-workspace deliver ...
+ *
+ * commits a workspace's files on a new branch and pushes it
+ * (task.deliver; ws_deliver.h).
  *
  * The credential ("USERNAME\nPASSWORD\n") comes on fd N, a pipe berthd
  * filled and closed. Run by git with BERTH_CRED_FD set, it is git's
@@ -21,6 +28,7 @@
 #include <unistd.h>
 
 #include "ws_cred.h"
+#include "ws_deliver.h"
 #include "ws_git.h"
 #include "ws_progress.h"
 #include "ws_secret.h"
@@ -296,7 +304,8 @@ ws_usage(void)
 {
 	fprintf(stderr,
 	    "usage: berth-workspace --repo URL --dir DIR "
-	    "[--branch B] [--credential-fd N]\n");
+	    "[--branch B] [--credential-fd N]\n"
+	    "       berth-workspace deliver --dir DIR --branch B ...\n");
 	return 2;
 }
 
@@ -311,6 +320,8 @@ main(int argc, char **argv)
 
 	if (ws_cred_wanted(argc, argv))
 		return ws_cred_main(argv[1]);
+	if (argc > 1 && strcmp(argv[1], "deliver") == 0)
+		return ws_deliver_main(argc - 1, argv + 1, argv[0]);
 	/* The credential is in this memory: out of the reach of the user's
 	 * other processes (ptrace, /proc/PID/mem) and of any core file. */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
