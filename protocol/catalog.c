@@ -79,6 +79,16 @@ const struct catalog_event catalog_events[] = {
 	{ EV_WORKSPACE_PREPARED,
 	    "a workspace was prepared (dir, repo, branch, commit, cloned)" },
 	{ EV_WORKSPACE_FAILED, "a workspace was not prepared (dir, reason)" },
+	{ EV_TASK_QUEUED,
+	    "a task waits for its busy runtime (id, runtime, position)" },
+	{ EV_TASK_STARTED, "a task's agent started (id, runtime, pid, proc)" },
+	{ EV_TASK_CHECKING,
+	    "a task's check started (id, check, argv)" },
+	{ EV_TASK_FINISHED,
+	    "a task ended (id, runtime, state, reason, failed_check, "
+	    "cancelled_by, duration_ms)" },
+	{ EV_TASK_DELIVERED,
+	    "a task's change was committed (id, branch, commit, pushed, diff)" },
 	{ EV_EVENTS_GAP, "the journal no longer holds the requested seqs" },
 };
 const size_t catalog_nevents = sizeof catalog_events / sizeof catalog_events[0];

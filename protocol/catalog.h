@@ -85,6 +85,11 @@ struct catalog_event {
 #define EV_WORKSPACE_PROGRESS "workspace.progress"
 #define EV_WORKSPACE_PREPARED "workspace.prepared"
 #define EV_WORKSPACE_FAILED "workspace.failed"
+#define EV_TASK_QUEUED "task.queued"
+#define EV_TASK_STARTED "task.started"
+#define EV_TASK_CHECKING "task.checking"
+#define EV_TASK_FINISHED "task.finished"
+#define EV_TASK_DELIVERED "task.delivered"
 /* Not journaled: sent to one subscriber whose from_seq the journal no
  * longer holds. Carries seq 0, which no journaled event has. */
 #define EV_EVENTS_GAP "events.gap"

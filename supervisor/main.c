@@ -42,6 +42,7 @@
 #include "secrets.h"
 #include "server.h"
 #include "service.h"
+#include "task.h"
 #include "stream.h"
 #include "token.h"
 #include "workspace.h"
@@ -149,6 +150,7 @@ berthd_shutdown(const char *why, int sig)
 	proto_pack_kv_i64(pk, "signal", sig);
 	proto_pack_kv_str(pk, "reason", why);
 	events_commit();
+	task_stop_all();
 	/* The runtimes stop beside the services; the sweep waits for both. */
 	berthd_stopping_parts = 2;
 	runtime_stop_all(berthd_part_stopped_cb);
@@ -524,6 +526,7 @@ main(int argc, char **argv)
 	proc_init(berthd_base);
 	runtime_init(berthd_base, &cfg);
 	workspace_init(berthd_base, &cfg);
+	task_init(berthd_base, &cfg);
 	fswatch_init(berthd_base);
 	if (artifact_init(berthd_base, cfg.state_dir, &cause) < 0)
 		log_fatal("%s", cause);
@@ -545,6 +548,7 @@ main(int argc, char **argv)
 	runtime_shutdown();
 	pty_shutdown();
 	proc_shutdown();
+	task_shutdown();
 	enforce_shutdown();
 	disk_shutdown();
 	workspace_shutdown();

@@ -25,6 +25,7 @@
 #include "service.h"
 #include "token.h"
 #include "tokenfile.h"
+#include "task.h"
 #include "workspace.h"
 
 static const struct config *ops_cfg;
@@ -521,6 +522,11 @@ static const ops_handler ops_handlers[CATALOG_NOPS] = {
     [CATALOG_OP_RUNTIME_RESUME] = runtime_op_resume,
     [CATALOG_OP_LIMITS_STATUS] = limit_op_status,
     [CATALOG_OP_WORKSPACE_PREPARE] = workspace_op_prepare,
+    [CATALOG_OP_TASK_RUN] = task_op_run,
+    [CATALOG_OP_TASK_SHOW] = task_op_show,
+    [CATALOG_OP_TASK_LIST] = task_op_list,
+    [CATALOG_OP_TASK_ATTACH] = task_op_attach,
+    [CATALOG_OP_TASK_CANCEL] = task_op_cancel,
     [CATALOG_OP_DESKTOP_PROVIDE] = provider_op_provide,
     [CATALOG_OP_DESKTOP_EMIT] = provider_op_emit,
     [CATALOG_OP_GATEWAY_ATTACH] = ops_gateway_attach,

@@ -78,6 +78,7 @@ struct proc {
 	struct enforce own, *lim;
 	proc_exit_fn on_exit; /* told once the exit is reported */
 	void *on_exit_arg;
+	proc_tap_fn tap; /* NULL: none */
 	struct proc *next;
 };
 
@@ -663,26 +664,71 @@ proc_launch(struct launch *l, const struct proc_opts *o, char **cause)
 	return p;
 }
 
-int
-proc_start_launch(struct launch *l, bool pipe_in, proc_exit_fn cb, void *arg,
-    char id[PROC_ID_LEN + 1], pid_t *pid, char **cause)
+/* A command berthd starts of its own accord, told to cb at its end. */
+static struct proc *
+proc_start_own(struct launch *l, const struct proc_opts *o, proc_exit_fn cb,
+    void *arg, char id[PROC_ID_LEN + 1], pid_t *pid, char **cause)
 {
-	struct proc_opts o = {.pipe_in = pipe_in, .ring = PROC_RING_DEFAULT};
 	struct proc *p;
 
-	/* Its record outlives its exit for as long as proc.start's may. */
-	o.ttl = 3600;
 	if (!proc_make_room()) {
 		*cause =
 		    xasprintf("%d processes are running already", PROC_MAX);
-		return -1;
+		return NULL;
 	}
-	if ((p = proc_launch(l, &o, cause)) == NULL)
-		return -1;
+	if ((p = proc_launch(l, o, cause)) == NULL)
+		return NULL;
 	p->on_exit = cb;
 	p->on_exit_arg = arg;
 	memcpy(id, p->id, PROC_ID_LEN + 1);
 	*pid = p->pid;
+	return p;
+}
+
+int
+proc_start_launch(struct launch *l, bool pipe_in, proc_exit_fn cb, void *arg,
+    char id[PROC_ID_LEN + 1], pid_t *pid, char **cause)
+{
+	/* Its record outlives its exit for as long as proc.start's may. */
+	struct proc_opts o = {
+	    .pipe_in = pipe_in, .ring = PROC_RING_DEFAULT, .ttl = 3600};
+
+	return proc_start_own(l, &o, cb, arg, id, pid, cause) != NULL ? 0 : -1;
+}
+
+static void
+proc_tap_cb(struct stream *st, const void *data, size_t len, void *arg)
+{
+	struct proc_out *o = arg;
+	struct proc *p = o->p;
+
+	(void)st;
+	p->tap((int)(o - p->out), data, len, p->on_exit_arg);
+}
+
+int
+proc_start_tapped(struct launch *l, const void *input, size_t inlen,
+    proc_tap_fn tap, proc_exit_fn cb, void *arg, char id[PROC_ID_LEN + 1],
+    pid_t *pid, char **cause)
+{
+	struct proc_opts o = {.pipe_in = input != NULL,
+	    .redact = true,
+	    .ring = PROC_RING_MIN,
+	    .ttl = 3600};
+	struct proc *p;
+	int i;
+
+	if ((p = proc_start_own(l, &o, cb, arg, id, pid, cause)) == NULL)
+		return -1;
+	/* Nothing was read yet: the loop has not run since the spawn. */
+	p->tap = tap;
+	for (i = 0; i < PROC_NOUT; i++)
+		p->out[i].st.on_bytes = proc_tap_cb;
+	if (input != NULL) {
+		evbuffer_add(p->input, input, inlen);
+		p->in_closing = true;
+		proc_write_cb(p->in_fd, EV_WRITE, p);
+	}
 	return 0;
 }
 

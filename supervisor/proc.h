@@ -32,6 +32,17 @@ void proc_init(struct event_base *base);
  * and pid; -1 with *cause. */
 int proc_start_launch(struct launch *l, bool pipe_in, proc_exit_fn cb,
     void *arg, char id[PROC_ID_LEN + 1], pid_t *pid, char **cause);
+/* Told every byte of a tapped command's stdout (stream 0) or stderr (1),
+ * redacted of secret values, as it enters the stream. */
+typedef void (*proc_tap_fn)(
+    int stream, const void *data, size_t len, void *arg);
+/* As proc_start_launch, for a program whose output another module keeps
+ * whole (a task's): stdin is input (written, then closed; NULL: closed
+ * at once), every byte goes to tap as well as to the streams, whose rings
+ * are the smallest, since the tap is where the bytes are kept. */
+int proc_start_tapped(struct launch *l, const void *input, size_t inlen,
+    proc_tap_fn tap, proc_exit_fn cb, void *arg, char id[PROC_ID_LEN + 1],
+    pid_t *pid, char **cause);
 void proc_shutdown(void);
 /* The limits of process id (its own, or its runtime's); NULL if none. */
 const struct enforce *proc_enforce(const char *id);

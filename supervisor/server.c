@@ -25,6 +25,7 @@
 #include "provider.h"
 #include "server.h"
 #include "stream.h"
+#include "taskout.h"
 #include "xmalloc.h"
 
 static struct evconnlistener *server_listener;
@@ -330,6 +331,7 @@ server_write_cb(struct bufferevent *bev, void *arg)
 	}
 	server_pump(c);
 	stream_conn_pump(c);
+	taskout_conn_pump(c);
 }
 
 static void
@@ -355,6 +357,7 @@ server_free(struct server_conn *c)
 		c->next->prev = c->prev;
 	server_unsubscribe(c);
 	stream_conn_gone(c);
+	taskout_conn_gone(c);
 	provider_conn_gone(c);
 	bufferevent_free(c->bev);
 	free(c);

@@ -29,7 +29,9 @@ struct taskout;
 struct taskout *taskout_open(const char *path, const char *name, bool create);
 /* Appends data to the file and moves the viewers along. A write the
  * filesystem refuses is logged once and counted (taskout_unsaved): the
- * bytes cannot be kept, and the stream says so rather than pretending. */
+ * bytes cannot be kept, and the stream says so rather than pretending.
+ * Nothing is written after it, so the file is the stream's start, never
+ * a stream with a hole in it. */
 void taskout_write(struct taskout *o, const void *data, size_t len);
 /* No byte will follow: viewers at the end get eof. */
 void taskout_end(struct taskout *o);

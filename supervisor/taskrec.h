@@ -28,8 +28,9 @@
 #define TASKREC_REASON_MAX 512
 #define TASKREC_WHO_MAX 128
 #define TASKREC_BRANCH_MAX 255
-/* A record file is never larger (the prompt and every check at most). */
-#define TASKREC_FILE_MAX (1u << 20)
+/* A record file is never larger (the prompt and every check at most:
+ * 16 checks of 64 arguments of 4 KiB are 4 MiB alone). */
+#define TASKREC_FILE_MAX (5u << 20)
 
 enum taskrec_state {
 	TASKREC_QUEUED,
@@ -73,7 +74,8 @@ struct taskrec {
 	char id[TASKREC_ID_LEN + 1];
 	char runtime[TASKREC_RUNTIME_MAX + 1];
 	char *prompt; /* 1-TASKREC_PROMPT_MAX bytes */
-	char **env;   /* the request's env's names, NULL-terminated */
+	char **env;   /* the request's env's names, NULL-terminated (NULL
+	               * itself after taskrec_init) */
 	size_t nenv;
 	uint32_t timeout_s; /* 0: none */
 	enum taskrec_state state;
@@ -99,6 +101,11 @@ bool taskrec_state_final(enum taskrec_state s);
 
 /* Packs r as one map (task.show's result; the record file's keys). */
 void taskrec_pack(msgpack_packer *pk, const struct taskrec *r);
+/* The same map's TASKREC_PACK_KEYS keys and values without its head,
+ * for a map that holds more (task.show's position): the caller packs
+ * the head, these, then its own. */
+#define TASKREC_PACK_KEYS 15
+void taskrec_pack_keys(msgpack_packer *pk, const struct taskrec *r);
 
 /* The record file's bytes for r (taskrec_pack's map with "v": 1 in it);
  * the caller frees *out. */

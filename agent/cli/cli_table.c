@@ -13,6 +13,7 @@
 #include "cli_record.h"
 #include "cli_runtime.h"
 #include "cli_table.h"
+#include "cli_task.h"
 #include "cli_workspace.h"
 
 const struct cli_cmd_entry *const cli_table[] = {
@@ -39,6 +40,7 @@ const struct cli_cmd_entry *const cli_table[] = {
     &cli_runtime_entry,
     &cli_limits_entry,
     &cli_workspace_entry,
+    &cli_task_entry,
     &cli_core_help_entry,
     NULL,
 };

@@ -38,7 +38,8 @@ REMOTE_OPS = ["hello", "ping", "state", "events.subscribe", "events.unsubscribe"
               "desktop.screenshot", "desktop.input", "desktop.cursor", "desktop.info", "desktop.windows",
               "desktop.wait_change", "record.start", "record.stop", "record.status",
               "runtime.list", "runtime.start", "runtime.stop", "runtime.status",
-              "runtime.pause", "runtime.resume", "limits.status", "workspace.prepare"]
+              "runtime.pause", "runtime.resume", "limits.status", "workspace.prepare",
+              "task.run", "task.show", "task.list", "task.attach", "task.cancel"]
 LOCAL_OPS = ["check.report", "gateway.attach", "gateway.auth_failed", "gateway.check", "desktop.provide", "desktop.emit"]
 
 
