@@ -235,6 +235,9 @@ task_deliver_push_args(struct task_deliver_job *j, const struct proto_msg *m,
 	const char *bad_url, *bad_cred;
 	bool push = false, bad = false;
 
+	if (cred != NULL && cred->type == MSGPACK_OBJECT_NIL)
+		cred = NULL;
+
 	if (proto_arg_bool(m->args, "push", &push) < 0) {
 		snprintf(why, max, "push must be a boolean");
 		return false;
@@ -377,7 +380,6 @@ task_deliver_published(void *arg, const struct artifact_done *d)
 	char msg[512];
 
 	j->pub = NULL;
-	j->diff = -1; /* closed by the publication */
 	if (d->err != 0) {
 		snprintf(msg, sizeof msg,
 		    "branch %s (commit %s) was made, but its diff could not "
