@@ -10,10 +10,11 @@ process's cmdline or environ, no file, no output); a wrong password, or
 a branch the repository has already, leaves nothing made. What the
 runtime's user plants in the workspace — hooks in .git/hooks or through
 core.hooksPath, a .git/config that rewrites or redirects the URL, a
-filter, an fsmonitor, excludes and attributes of its own — changes nothing of what is committed or where it goes, while the
-user's own git proves each attack real. An existing branch, no change,
-no clone, no commit: refused; a branch name git would refuse: refused
-before any git runs."""
+filter, an fsmonitor, excludes and attributes of its own — and git's
+settings in the environment change nothing of what is committed or
+where it goes, while the user's own git proves each planted attack real.
+An existing branch, no change, no clone, no commit: refused; a branch
+name git would refuse: refused before any git runs."""
 
 import os
 import shutil
@@ -582,6 +583,15 @@ def t_config():
         expect(what in ran, "the user's own git did not run %r: the attack is not real" % what)
     shutil.rmtree(copy)
     os.unlink(marker)
+    # What the runtime's env could say to git is left out too: a global
+    # config of its own, config in the environment, an external diff, a
+    # git directory elsewhere.
+    gitconfig = os.path.join(home, "gitconfig")
+    write(gitconfig, ("[url \"%s\"]\n\tinsteadOf = %s\n[filter \"evil\"]\n\tclean = %s clean\n"
+                      "[core]\n\tfsmonitor = %s\n" % (evil, url, tool, tool)).encode(), pw=pw)
+    env = dict(env, GIT_CONFIG_GLOBAL=gitconfig, GIT_CONFIG_COUNT="1", GIT_CONFIG_KEY_0="core.hooksPath",
+               GIT_CONFIG_VALUE_0=home, GIT_EXTERNAL_DIFF=tool, GIT_DIR=os.path.join(home, "elsewhere"))
+    del env["GIT_CONFIG_NOSYSTEM"]
     fd, path = diff_file()
     status, lines, _ = deliver(pw, ws, env, "configured", fd, push=url)
     expect_eq(status, 0, "the delivery's exit status")
