@@ -37,6 +37,9 @@ enum wsd_repo {
 	WSD_OWN,       /* berth's: the clone's files and objects, its index */
 };
 
+/* One delivery: the request (argv's strings, borrowed), the credential
+ * (wiped when the run ends), the paths of the two repositories and what
+ * the steps made. */
 struct wsd {
 	const char *self, *dir, *branch, *message, *name, *email, *repo;
 	int difffd;
