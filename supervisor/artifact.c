@@ -58,13 +58,13 @@ struct artifact {
 	char *media_type;
 };
 
-/* A publication in progress, allocated by artifact_op_publish and freed
- * by artifact_pub_free with its fds and temp file. The request is
- * remembered by connection serial and id: the connection may go first. */
+/* A publication in progress, allocated by artifact_pub_start and freed by
+ * artifact_pub_free with its fds and temp file; cb is told how it ended
+ * (cb_arg is its owner's). */
 struct artifact_pub {
-	uint64_t serial;
-	uint64_t req_id;
-	char *path;
+	artifact_done_fn cb;
+	void *cb_arg;
+	char *path; /* the source, for the log */
 	char *name;
 	char *media_type; /* NULL: from the extension or the content */
 	int src;
@@ -499,18 +499,16 @@ artifact_pub_free(struct artifact_pub *p)
 	free(p);
 }
 
-/* Takes p out of the queue, answers with the error (if its connection is
- * still there) and frees it. */
+/* Tells p's owner the error and frees p (out of the queue already). */
 static void
 artifact_pub_fail(
     struct artifact_pub *p, int err, const char *what, const char *path)
 {
-	struct server_conn *c = server_conn_find(p->serial);
+	struct artifact_done d = {.err = err, .what = what, .path = path};
 
 	log_warn(
 	    "publishing %s: %s %s: %s", p->path, what, path, strerror(err));
-	if (c != NULL)
-		fserr_reply(c, p->req_id, err, what, path);
+	p->cb(p->cb_arg, &d);
 	artifact_pub_free(p);
 }
 
@@ -525,26 +523,30 @@ artifact_pack_ref(msgpack_packer *pk, const struct artifact *a, size_t extra)
 	proto_pack_kv_str(pk, "name", a->name);
 }
 
+/* Tells p's owner that a is stored, with the preview of a text. */
 static void
-artifact_pub_reply(struct artifact_pub *p, const struct artifact *a)
+artifact_pub_done(struct artifact_pub *p, const struct artifact *a)
 {
-	struct server_conn *c = server_conn_find(p->serial);
-	msgpack_packer *pk;
-	size_t n;
+	struct artifact_done d = {.ref = a, .id = a->id};
 
-	if (c == NULL)
-		return;
-	pk = server_reply_begin(c, p->req_id);
-	artifact_pack_ref(pk, a, 2);
-	proto_pack_kv_u64(pk, "created", a->created);
-	proto_pack_str(pk, "preview");
 	if (artifact_type_is_text(a->media_type)) {
-		n = artifact_preview_len(p->head, p->nhead, a->size);
-		msgpack_pack_bin(pk, n);
-		msgpack_pack_bin_body(pk, p->head, n);
+		d.preview = p->head;
+		d.npreview = artifact_preview_len(p->head, p->nhead, a->size);
+	}
+	p->cb(p->cb_arg, &d);
+}
+
+void
+artifact_pack_done(msgpack_packer *pk, const struct artifact_done *d)
+{
+	artifact_pack_ref(pk, d->ref, 2);
+	proto_pack_kv_u64(pk, "created", d->ref->created);
+	proto_pack_str(pk, "preview");
+	if (d->preview != NULL) {
+		msgpack_pack_bin(pk, d->npreview);
+		msgpack_pack_bin_body(pk, d->preview, d->npreview);
 	} else
 		msgpack_pack_nil(pk);
-	server_reply_end(c);
 }
 
 /*
@@ -606,7 +608,7 @@ artifact_pub_finish(struct artifact_pub *p)
 	events_commit();
 	log_info("published %s as artifact %s (%llu bytes, %s)", p->path,
 	    stored->id, (unsigned long long)stored->size, stored->media_type);
-	artifact_pub_reply(p, stored);
+	artifact_pub_done(p, stored);
 	artifact_pub_free(p);
 }
 
@@ -854,12 +856,64 @@ artifact_arg_labels(struct server_conn *c, const struct proto_msg *m,
 	return 0;
 }
 
+/* A publication of src (taken), queued: NULL with errno (src closed)
+ * if the store has no room for its temp file. */
+static struct artifact_pub *
+artifact_pub_start(int src, uint64_t size, const char *path, const char *name,
+    const char *media_type, artifact_done_fn done, void *arg)
+{
+	struct artifact_pub *p = xcalloc(1, sizeof *p), **tail;
+	int err;
+
+	posix_fadvise(src, 0, 0, POSIX_FADV_SEQUENTIAL);
+	p->cb = done;
+	p->cb_arg = arg;
+	p->path = xstrdup(path);
+	p->name = xstrdup(name);
+	p->media_type = media_type != NULL ? xstrdup(media_type) : NULL;
+	p->src = src;
+	p->want = size;
+	sha256_init(&p->hash);
+	if (artifact_temp_create(p) < 0) {
+		err = errno;
+		artifact_pub_free(p);
+		errno = err;
+		return NULL;
+	}
+	for (tail = &artifact_pubs; *tail != NULL; tail = &(*tail)->next)
+		;
+	*tail = p;
+	artifact_npubs++;
+	artifact_schedule();
+	return p;
+}
+
+/* The request an artifact.publish answers once its copy ends. */
+struct artifact_req {
+	uint64_t serial, id; /* the connection may go first */
+};
+
+static void
+artifact_req_done(void *arg, const struct artifact_done *d)
+{
+	struct artifact_req *r = arg;
+	struct server_conn *c = server_conn_find(r->serial);
+
+	if (c != NULL && d->err != 0)
+		fserr_reply(c, r->id, d->err, d->what, d->path);
+	else if (c != NULL) {
+		artifact_pack_done(server_reply_begin(c, r->id), d);
+		server_reply_end(c);
+	}
+	free(r);
+}
+
 void
 artifact_op_publish(struct server_conn *c, const struct proto_msg *m)
 {
 	char path[FSERR_PATH_MAX], name[ARTIFACT_NAME_MAX + 1];
 	char type[ARTIFACT_TYPE_MAX + 1];
-	struct artifact_pub *p, **tail;
+	struct artifact_req *r;
 	struct stat st;
 	int fd;
 
@@ -875,28 +929,53 @@ artifact_op_publish(struct server_conn *c, const struct proto_msg *m)
 	}
 	if ((fd = artifact_open_source(c, m, path, &st)) < 0)
 		return;
-	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-
-	p = xcalloc(1, sizeof *p);
-	p->serial = c->serial;
-	p->req_id = m->id;
-	p->path = xstrdup(path);
-	p->name = xstrdup(name);
-	p->media_type = type[0] != '\0' ? xstrdup(type) : NULL;
-	p->src = fd;
-	p->want = (uint64_t)st.st_size;
-	sha256_init(&p->hash);
-	if (artifact_temp_create(p) < 0) {
+	r = xcalloc(1, sizeof *r);
+	r->serial = c->serial;
+	r->id = m->id;
+	if (artifact_pub_start(fd, (uint64_t)st.st_size, path, name,
+	        type[0] != '\0' ? type : NULL, artifact_req_done, r) == NULL) {
 		fserr_reply(
 		    c, m->id, errno, "cannot create a file in", artifact_dir);
-		artifact_pub_free(p);
-		return;
+		free(r);
 	}
-	for (tail = &artifact_pubs; *tail != NULL; tail = &(*tail)->next)
-		;
-	*tail = p;
-	artifact_npubs++;
-	artifact_schedule();
+}
+
+struct artifact_pub *
+artifact_publish_fd(int fd, const char *name, const char *media_type,
+    const char *label, artifact_done_fn done, void *arg)
+{
+	struct stat st;
+	int err = 0;
+
+	if (fstat(fd, &st) < 0)
+		err = errno;
+	else if (!S_ISREG(st.st_mode))
+		err = EINVAL;
+	else if ((uint64_t)st.st_size > ARTIFACT_FILE_MAX)
+		err = EFBIG;
+	else if (lseek(fd, 0, SEEK_SET) < 0)
+		err = errno;
+	if (err != 0) {
+		close(fd);
+		errno = err;
+		return NULL;
+	}
+	return artifact_pub_start(
+	    fd, (uint64_t)st.st_size, label, name, media_type, done, arg);
+}
+
+void
+artifact_publish_cancel(struct artifact_pub *p)
+{
+	struct artifact_pub **pp;
+
+	for (pp = &artifact_pubs; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == p) {
+			*pp = p->next;
+			artifact_npubs--;
+			artifact_pub_free(p);
+			return;
+		}
 }
 
 /* ---- reading and listing ---- */
@@ -1098,7 +1177,12 @@ artifact_shutdown(void)
 	size_t i;
 
 	while ((p = artifact_pubs) != NULL) {
+		struct artifact_done d = {.err = ECANCELED,
+		    .what = "berthd stopped before it published",
+		    .path = p->path};
+
 		artifact_pubs = p->next;
+		p->cb(p->cb_arg, &d);
 		artifact_pub_free(p);
 	}
 	artifact_npubs = 0;

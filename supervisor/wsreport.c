@@ -51,7 +51,8 @@ wsreport_u64(struct wsreport_cur *c, uint64_t *v)
 
 /* The rest of the line as a text of 1 to max bytes, no control byte. */
 static bool
-wsreport_text(struct wsreport_cur *c, size_t max, struct wsreport *r)
+wsreport_rest(
+    struct wsreport_cur *c, size_t max, const char **text, size_t *len)
 {
 	size_t n = (size_t)(c->end - c->p), i;
 
@@ -60,9 +61,47 @@ wsreport_text(struct wsreport_cur *c, size_t max, struct wsreport *r)
 	for (i = 0; i < n; i++)
 		if ((unsigned char)c->p[i] < 0x20 || c->p[i] == 0x7f)
 			return false;
-	r->text = c->p;
-	r->textlen = n;
+	*text = c->p;
+	*len = n;
 	c->p = c->end;
+	return true;
+}
+
+static bool
+wsreport_text(struct wsreport_cur *c, size_t max, struct wsreport *r)
+{
+	return wsreport_rest(c, max, &r->text, &r->textlen);
+}
+
+/* A commit's id: 40 lowercase hex digits, into out (41 bytes). */
+static bool
+wsreport_hex40(struct wsreport_cur *c, char *out)
+{
+	const char *f;
+	size_t n, i;
+
+	if (!wsreport_field(c, &f, &n) || n != 40)
+		return false;
+	for (i = 0; i < n; i++)
+		if (!((f[i] >= '0' && f[i] <= '9') ||
+		        (f[i] >= 'a' && f[i] <= 'f')))
+			return false;
+	memcpy(out, f, 40);
+	out[40] = '\0';
+	return true;
+}
+
+/* A flag: "0" or "1". */
+static bool
+wsreport_flag(struct wsreport_cur *c, bool *v)
+{
+	const char *f;
+	size_t n;
+
+	if (!wsreport_field(c, &f, &n) || n != 1 ||
+	    (f[0] != '0' && f[0] != '1'))
+		return false;
+	*v = f[0] == '1';
 	return true;
 }
 
@@ -106,22 +145,8 @@ wsreport_conflict(struct wsreport_cur *c, struct wsreport *r)
 static bool
 wsreport_done(struct wsreport_cur *c, struct wsreport *r)
 {
-	const char *f;
-	size_t n, i;
-
-	if (!wsreport_field(c, &f, &n) || n != 40)
-		return false;
-	for (i = 0; i < n; i++)
-		if (!((f[i] >= '0' && f[i] <= '9') ||
-		        (f[i] >= 'a' && f[i] <= 'f')))
-			return false;
-	memcpy(r->commit, f, 40);
-	r->commit[40] = '\0';
-	if (!wsreport_field(c, &f, &n) || n != 1 ||
-	    (f[0] != '0' && f[0] != '1'))
-		return false;
-	r->cloned = f[0] == '1';
-	if (!wsreport_text(c, WSREPORT_BRANCH_MAX, r))
+	if (!wsreport_hex40(c, r->commit) || !wsreport_flag(c, &r->cloned) ||
+	    !wsreport_text(c, WSREPORT_BRANCH_MAX, r))
 		return false;
 	return memchr(r->text, ' ', r->textlen) == NULL;
 }
@@ -152,6 +177,68 @@ wsreport_parse(const char *line, size_t len, struct wsreport *r)
 	} else if (wsreport_is(f, n, "done")) {
 		r->kind = WSREPORT_DONE;
 		ok = wsreport_done(&c, r);
+	} else
+		ok = false;
+	return ok && c.p == c.end ? 0 : -1;
+}
+
+static const char *const wsreport_deliver_conflicts[] = {
+    [WSREPORT_DELIVER_NOTREPO] = "notrepo",
+    [WSREPORT_DELIVER_NOHEAD] = "nohead",
+    [WSREPORT_DELIVER_EXISTS] = "exists",
+    [WSREPORT_DELIVER_NOCHANGE] = "nochange",
+};
+
+static bool
+wsreport_deliver_conflict(struct wsreport_cur *c, struct wsreport_deliver *r)
+{
+	const char *f;
+	size_t n, i;
+
+	if (!wsreport_field(c, &f, &n))
+		return false;
+	for (i = 0; i < sizeof wsreport_deliver_conflicts /
+	         sizeof *wsreport_deliver_conflicts;
+	     i++)
+		if (wsreport_is(f, n, wsreport_deliver_conflicts[i])) {
+			r->conflict = (enum wsreport_deliver_conflict)i;
+			return true;
+		}
+	return false;
+}
+
+int
+wsreport_deliver_parse(const char *line, size_t len, struct wsreport_deliver *r)
+{
+	struct wsreport_cur c = {line, line + len};
+	const char *f;
+	size_t n;
+	bool ok;
+
+	memset(r, 0, sizeof *r);
+	if (len > WSREPORT_LINE_MAX || !wsreport_field(&c, &f, &n))
+		return -1;
+	if (wsreport_is(f, n, "conflict")) {
+		r->kind = WSREPORT_DELIVER_CONFLICT;
+		ok = wsreport_deliver_conflict(&c, r);
+	} else if (wsreport_is(f, n, "failed")) {
+		r->kind = WSREPORT_DELIVER_FAILED;
+		ok = wsreport_rest(
+		    &c, WSREPORT_REASON_MAX, &r->text, &r->textlen);
+	} else if (wsreport_is(f, n, "stat")) {
+		r->kind = WSREPORT_DELIVER_STAT;
+		ok = wsreport_u64(&c, &r->files) &&
+		    wsreport_u64(&c, &r->insertions) &&
+		    wsreport_u64(&c, &r->deletions);
+	} else if (wsreport_is(f, n, "diffstat")) {
+		r->kind = WSREPORT_DELIVER_DIFFSTAT;
+		ok = wsreport_rest(
+		    &c, WSREPORT_DIFFSTAT_LINE_MAX, &r->text, &r->textlen);
+	} else if (wsreport_is(f, n, "delivered")) {
+		r->kind = WSREPORT_DELIVER_DELIVERED;
+		ok = wsreport_hex40(&c, r->commit) &&
+		    wsreport_hex40(&c, r->base) &&
+		    wsreport_flag(&c, &r->pushed);
 	} else
 		ok = false;
 	return ok && c.p == c.end ? 0 : -1;

@@ -1,10 +1,17 @@
-/* berth-workspace: prepares one workspace as the runtime's user — clones an
- * https repository into a directory, or fetches and checks out a branch
- * in an existing clone — and reports to berthd on stdout in wsreport.h's
- * line format. berthd parses no network bytes: git does, under this
- * program, and berthd reads only these lines.
+/* berth-workspace: git for berthd as the runtime's user, reporting to
+ * berthd on stdout in wsreport.h's line format. berthd parses no network
+ * bytes: git does, under this program, and berthd reads only these lines.
  *
  *	berth-workspace --repo URL --dir DIR [--branch B] [--credential-fd N]
+ *
+ * prepares one workspace (workspace.prepare): clones an https repository
+ * into a directory, or fetches and checks out a branch in an existing
+ * clone.
+ *
+ *	berth-workspace deliver ...
+ *
+ * commits a workspace's files on a new branch and pushes it
+ * (task.deliver; ws_deliver.h).
  *
  * The credential ("USERNAME\nPASSWORD\n") comes on fd N, a pipe berthd
  * filled and closed. Run by git with BERTH_CRED_FD set, it is git's
@@ -21,75 +28,24 @@
 #include <unistd.h>
 
 #include "ws_cred.h"
+#include "ws_deliver.h"
 #include "ws_git.h"
 #include "ws_progress.h"
+#include "ws_secret.h"
 
-#define WS_CRED_MAX 2200
 #define WS_DIRTY_MAX 100
 #define WS_PATH_MAX 4096
-#define WS_REASON_MAX 1024
 
 struct ws {
 	const char *repo, *dir, *branch;
-	char cred[WS_CRED_MAX + 1];
-	size_t credlen;
+	struct ws_secret cred;
 	struct ws_git git;
 };
-
-/* The part of the credential at s[0..n) (a username or password of at
- * least 4 bytes, shorter ones would match everywhere): its length, or 0.
- * A tail of s that begins a part counts too: s may have been cut. */
-static size_t
-ws_secret_at(const struct ws *w, const char *s, size_t n)
-{
-	const char *part = w->cred, *end = w->cred + w->credlen, *nl;
-	size_t plen;
-
-	for (; part < end; part = nl + 1) {
-		if ((nl = memchr(part, '\n', (size_t)(end - part))) == NULL)
-			break;
-		plen = (size_t)(nl - part);
-		if (plen >= 4 && plen <= n && memcmp(s, part, plen) == 0)
-			return plen;
-		if (plen >= 4 && n >= 4 && n < plen && memcmp(s, part, n) == 0)
-			return n;
-	}
-	return 0;
-}
-
-/* Writes s[0..n) into out (at most max bytes and a NUL): control bytes
- * become '?', and the credential's parts "[redacted]". */
-static size_t
-ws_tame(const struct ws *w, const char *s, size_t n, char *out, size_t max)
-{
-	static const char mark[] = "[redacted]";
-	size_t o = 0, i = 0, k;
-
-	while (i < n && o < max) {
-		if ((k = ws_secret_at(w, s + i, n - i)) > 0) {
-			if (max - o < sizeof mark - 1)
-				break;
-			memcpy(out + o, mark, sizeof mark - 1);
-			o += sizeof mark - 1;
-			i += k;
-			continue;
-		}
-		out[o++] =
-		    (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
-		i++;
-	}
-	out[o] = '\0';
-	return o;
-}
 
 static void
 ws_failed(const struct ws *w, const char *reason)
 {
-	char t[WS_REASON_MAX + 1];
-
-	if (ws_tame(w, reason, strlen(reason), t, WS_REASON_MAX) == 0)
-		snprintf(t, sizeof t, "git failed");
-	printf("failed %s\n", t);
+	ws_secret_failed(&w->cred, reason);
 }
 
 static void
@@ -103,15 +59,6 @@ ws_progress_line(void *arg, const char *line, size_t len)
 		    (unsigned long long)p.objects, (unsigned long long)p.total,
 		    (unsigned long long)p.bytes);
 	fflush(stdout);
-}
-
-/* git's stdout, without its last newline. */
-static char *
-ws_chomp(struct ws_git_out *o)
-{
-	while (o->outlen > 0 && (o->out[o->outlen - 1] == '\n'))
-		o->out[--o->outlen] = '\0';
-	return o->out;
 }
 
 /* Runs a local git step (no network, no credential, no progress). */
@@ -139,8 +86,9 @@ ws_done(const struct ws *w, bool cloned)
 	}
 	if (ws_local(w, sym, &b) != 0)
 		snprintf(b.out, WS_GIT_OUT_MAX, "HEAD");
-	if (strlen(ws_chomp(&c)) == 40 && strchr(ws_chomp(&b), ' ') == NULL &&
-	    b.out[0] != '\0' && strlen(b.out) <= 255) {
+	if (strlen(ws_git_out_line(&c)) == 40 &&
+	    strchr(ws_git_out_line(&b), ' ') == NULL && b.out[0] != '\0' &&
+	    strlen(b.out) <= 255) {
 		printf("done %s %d %s\n", c.out, cloned ? 1 : 0, b.out);
 		rc = 0;
 	} else
@@ -185,7 +133,7 @@ ws_dirty(const struct ws *w, const struct ws_git_out *o)
 		rename = p[0] == 'R' || p[0] == 'C';
 		len = strnlen(p + 3, (size_t)(end - p - 3));
 		if (n < WS_DIRTY_MAX &&
-		    ws_tame(w, p + 3, len, t, WS_PATH_MAX) > 0)
+		    ws_secret_tame(&w->cred, p + 3, len, t, WS_PATH_MAX) > 0)
 			printf("dirty %s\n", t);
 		n++;
 		p += 3 + len + 1;
@@ -208,7 +156,7 @@ ws_branch(const struct ws *w)
 	if (w->branch != NULL)
 		return strdup(w->branch);
 	if (ws_local(w, rhead, &o) == 0 &&
-	    strncmp(ws_chomp(&o), "origin/", 7) == 0)
+	    strncmp(ws_git_out_line(&o), "origin/", 7) == 0)
 		b = strdup(o.out + 7);
 	ws_git_out_free(&o);
 	return b;
@@ -225,8 +173,8 @@ ws_rewritten(const struct ws *w)
 	struct ws_git_out o;
 	bool other;
 
-	other =
-	    ws_local(w, geturl, &o) != 0 || strcmp(ws_chomp(&o), w->repo) != 0;
+	other = ws_local(w, geturl, &o) != 0 ||
+	    strcmp(ws_git_out_line(&o), w->repo) != 0;
 	ws_git_out_free(&o);
 	if (other)
 		ws_failed(w,
@@ -252,7 +200,8 @@ ws_update(struct ws *w)
 	size_t n;
 	int r;
 
-	if (ws_local(w, url, &o) != 0 || strcmp(ws_chomp(&o), w->repo) != 0) {
+	if (ws_local(w, url, &o) != 0 ||
+	    strcmp(ws_git_out_line(&o), w->repo) != 0) {
 		printf("conflict origin\n");
 		ws_git_out_free(&o);
 		return 1;
@@ -343,21 +292,10 @@ ws_what(const struct ws *w)
 static int
 ws_read_cred(struct ws *w, int fd)
 {
-	ssize_t r;
-
-	while (w->credlen < WS_CRED_MAX) {
-		r = read(fd, w->cred + w->credlen, WS_CRED_MAX - w->credlen);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		w->credlen += (size_t)r;
-	}
-	close(fd);
-	if (w->credlen == 0 || w->cred[w->credlen - 1] != '\n')
+	if (ws_secret_read(&w->cred, fd) != 0)
 		return -1;
-	w->git.cred = w->cred;
-	w->git.credlen = w->credlen;
+	w->git.cred = w->cred.buf;
+	w->git.credlen = w->cred.len;
 	return 0;
 }
 
@@ -366,7 +304,8 @@ ws_usage(void)
 {
 	fprintf(stderr,
 	    "usage: berth-workspace --repo URL --dir DIR "
-	    "[--branch B] [--credential-fd N]\n");
+	    "[--branch B] [--credential-fd N]\n"
+	    "       berth-workspace deliver --dir DIR --branch B ...\n");
 	return 2;
 }
 
@@ -381,6 +320,8 @@ main(int argc, char **argv)
 
 	if (ws_cred_wanted(argc, argv))
 		return ws_cred_main(argv[1]);
+	if (argc > 1 && strcmp(argv[1], "deliver") == 0)
+		return ws_deliver_main(argc - 1, argv + 1, argv[0]);
 	/* The credential is in this memory: out of the reach of the user's
 	 * other processes (ptrace, /proc/PID/mem) and of any core file. */
 	prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
@@ -412,6 +353,6 @@ main(int argc, char **argv)
 		break;
 	default: rc = 1; break;
 	}
-	explicit_bzero(w.cred, sizeof w.cred);
+	ws_secret_wipe(&w.cred);
 	return rc;
 }

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,7 +13,6 @@
 #include "ws_git.h"
 #include "xmalloc.h"
 
-#define WS_GIT_ARGS_MAX 32
 #define WS_GIT_LINE_MAX WS_GIT_REASON_MAX
 
 /* What berth's own git steps run with, whatever the workspace's config
@@ -177,11 +177,14 @@ ws_git_cred_pipe(const struct ws_git *g)
 static void __attribute__((noreturn)) ws_git_child(const struct ws_git *g,
     const char *dir, const char *const *argv, int out, int err, int cred)
 {
+	struct rlimit fsize = {g->fsize, g->fsize};
 	char fdnum[16];
 	int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
 
-	if (null < 0 || dup2(null, 0) < 0 || dup2(out, 1) < 0 ||
-	    dup2(err, 2) < 0)
+	if (null < 0 || dup2(null, 0) < 0 ||
+	    dup2(g->outfd > 2 ? g->outfd : out, 1) < 0 || dup2(err, 2) < 0)
+		_exit(127);
+	if (g->fsize > 0 && setrlimit(RLIMIT_FSIZE, &fsize) != 0)
 		_exit(127);
 	if (cred >= 0) {
 		/* dup2 onto itself would keep close-on-exec: clear it. */
@@ -251,6 +254,7 @@ ws_git_reason(struct ws_git_out *out, const char *const *args)
 {
 	if (out->reason[0] != '\0')
 		return;
+	out->silent = true;
 	if (WIFEXITED(out->status))
 		snprintf(out->reason, sizeof out->reason,
 		    "git %s exited with code %d", args[0],
@@ -341,6 +345,14 @@ ws_git_run(const struct ws_git *g, const char *dir, const char *const *args,
 		return 0;
 	ws_git_reason(out, args);
 	return -1;
+}
+
+char *
+ws_git_out_line(struct ws_git_out *out)
+{
+	while (out->outlen > 0 && out->out[out->outlen - 1] == '\n')
+		out->out[--out->outlen] = '\0';
+	return out->out;
 }
 
 void
