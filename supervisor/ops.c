@@ -527,6 +527,7 @@ static const ops_handler ops_handlers[CATALOG_NOPS] = {
     [CATALOG_OP_TASK_LIST] = task_op_list,
     [CATALOG_OP_TASK_ATTACH] = task_op_attach,
     [CATALOG_OP_TASK_CANCEL] = task_op_cancel,
+    [CATALOG_OP_TASK_DELIVER] = task_op_deliver,
     [CATALOG_OP_DESKTOP_PROVIDE] = provider_op_provide,
     [CATALOG_OP_DESKTOP_EMIT] = provider_op_emit,
     [CATALOG_OP_GATEWAY_ATTACH] = ops_gateway_attach,

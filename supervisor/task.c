@@ -22,6 +22,7 @@
 #include "runtime_version.h"
 #include "secrets.h"
 #include "task.h"
+#include "task_deliver.h"
 #include "taskout.h"
 #include "taskrec.h"
 #include "xmalloc.h"
@@ -861,10 +862,20 @@ void
 task_op_run(struct server_conn *c, const struct proto_msg *m)
 {
 	struct task *t = task_parse(c, m), *busy;
+	const char *delivering;
 	msgpack_packer *pk;
 
 	if (t == NULL)
 		return;
+	if ((delivering = task_deliver_busy(t->rt->workspace)) != NULL) {
+		server_reply_error_path(c, m->id, PROTO_E_CONFLICT,
+		    t->rt->workspace,
+		    "%s is being delivered (task %s): a task would change it "
+		    "under the commit",
+		    t->rt->workspace, delivering);
+		task_free(t);
+		return;
+	}
 	busy = task_running_of(t->rec.runtime);
 	if (busy != NULL && t->rt->busy == CONFIG_BUSY_REJECT) {
 		task_reply_busy(c, m, busy);
@@ -1110,6 +1121,55 @@ task_op_cancel(struct server_conn *c, const struct proto_msg *m)
 	server_reply_empty(c, m->id);
 }
 
+static void
+task_delivered(const char *id, const struct taskrec_delivery *d)
+{
+	struct task *t = task_find(id);
+
+	if (t == NULL)
+		return;
+	t->rec.delivery = *d;
+	task_save(t);
+}
+
+/* The live task of runtime name (queued, running or checking), or NULL. */
+static struct task *
+task_live_of(const char *name)
+{
+	struct task *t;
+
+	for (t = task_list; t != NULL; t = t->next)
+		if (task_live(t) && strcmp(t->rec.runtime, name) == 0)
+			return t;
+	return NULL;
+}
+
+void
+task_op_deliver(struct server_conn *c, const struct proto_msg *m)
+{
+	struct task *t = task_arg(c, m), *busy;
+
+	if (t == NULL)
+		return;
+	if (task_live(t)) {
+		server_reply_error(c, m->id, PROTO_E_CONFLICT,
+		    "task %s is %s: only a task that has ended is delivered",
+		    t->rec.id, taskrec_state_name(t->rec.state));
+		return;
+	}
+	if (t->rt == NULL) {
+		server_reply_error(c, m->id, PROTO_E_CONFLICT,
+		    "runtime %s is no longer in the config", t->rec.runtime);
+		return;
+	}
+	/* The workspace must hold still while it is committed. */
+	if ((busy = task_live_of(t->rec.runtime)) != NULL) {
+		task_reply_busy(c, m, busy);
+		return;
+	}
+	task_deliver_op(c, m, &t->rec, t->rt);
+}
+
 /* ---- loading, setup ---- */
 
 /* t was queued or running when berthd stopped (or died): it says so,
@@ -1183,6 +1243,7 @@ task_init(struct event_base *base, const struct config *cfg)
 		;
 	if (n > 0)
 		log_info("%zu task(s) kept in %s", n, task_dir);
+	task_deliver_init(base, cfg, task_delivered);
 }
 
 void
@@ -1190,6 +1251,7 @@ task_shutdown(void)
 {
 	struct task *t;
 
+	task_deliver_shutdown();
 	while ((t = task_list) != NULL) {
 		task_list = t->next;
 		/* Each has ended, or task_stop_all interrupted it. */

@@ -38,5 +38,6 @@ void task_op_show(struct server_conn *c, const struct proto_msg *m);
 void task_op_list(struct server_conn *c, const struct proto_msg *m);
 void task_op_attach(struct server_conn *c, const struct proto_msg *m);
 void task_op_cancel(struct server_conn *c, const struct proto_msg *m);
+void task_op_deliver(struct server_conn *c, const struct proto_msg *m);
 
 #endif

@@ -307,22 +307,34 @@ task_deliver_parse(struct task_deliver_job *j, struct server_conn *c,
 	return true;
 }
 
+const char *
+task_deliver_busy(const char *dir)
+{
+	const struct task_deliver_job *o;
+
+	for (o = task_deliver_jobs; o != NULL; o = o->next)
+		if (strcmp(o->dir, dir) == 0)
+			return o->id;
+	return NULL;
+}
+
 /* Whether the request must wait: too many deliveries, or one of the same
  * workspace (answered). */
 static bool
-task_deliver_busy(
+task_deliver_wait(
     struct server_conn *c, const struct proto_msg *m, const char *dir)
 {
 	const struct task_deliver_job *o;
+	const char *id = task_deliver_busy(dir);
 	size_t n = 0;
 
-	for (o = task_deliver_jobs; o != NULL; o = o->next, n++)
-		if (strcmp(o->dir, dir) == 0) {
-			server_reply_error_path(c, m->id, PROTO_E_CONFLICT, dir,
-			    "%s is being delivered already (task %s)", dir,
-			    o->id);
-			return true;
-		}
+	if (id != NULL) {
+		server_reply_error_path(c, m->id, PROTO_E_CONFLICT, dir,
+		    "%s is being delivered already (task %s)", dir, id);
+		return true;
+	}
+	for (o = task_deliver_jobs; o != NULL; o = o->next)
+		n++;
 	if (n >= TASK_DELIVER_JOBS_MAX) {
 		server_reply_error(c, m->id, PROTO_E_UNAVAILABLE,
 		    "%d deliveries are under way: try again later",
@@ -781,7 +793,7 @@ task_deliver_op(struct server_conn *c, const struct proto_msg *m,
 	snprintf(j->id, sizeof j->id, "%s", t->id);
 	ok = task_deliver_parse(j, c, m, t, rt);
 	wscred_wipe_object(proto_map_get(m->args, "credential"));
-	if (!ok || task_deliver_busy(c, m, j->dir) ||
+	if (!ok || task_deliver_wait(c, m, j->dir) ||
 	    !task_deliver_begin(j, c, rt)) {
 		task_deliver_free(j);
 		return;

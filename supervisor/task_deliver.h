@@ -30,6 +30,10 @@ void task_deliver_init(struct event_base *base, const struct config *cfg,
  * with an error). */
 void task_deliver_shutdown(void);
 
+/* The task whose delivery of workspace dir is under way, or NULL: the
+ * workspace must hold still meanwhile. */
+const char *task_deliver_busy(const char *dir);
+
 /* task.deliver of t (final, its runtime not busy: the caller checked),
  * whose runtime is rt: reads and checks m's args, refuses a task that
  * did not succeed unless force, starts the delivery and answers c once

@@ -39,7 +39,7 @@ REMOTE_OPS = ["hello", "ping", "state", "events.subscribe", "events.unsubscribe"
               "desktop.wait_change", "record.start", "record.stop", "record.status",
               "runtime.list", "runtime.start", "runtime.stop", "runtime.status",
               "runtime.pause", "runtime.resume", "limits.status", "workspace.prepare",
-              "task.run", "task.show", "task.list", "task.attach", "task.cancel"]
+              "task.run", "task.show", "task.list", "task.attach", "task.cancel", "task.deliver"]
 LOCAL_OPS = ["check.report", "gateway.attach", "gateway.auth_failed", "gateway.check", "desktop.provide", "desktop.emit"]
 
 
