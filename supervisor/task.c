@@ -1208,17 +1208,46 @@ task_stop_all(void)
 			task_interrupt(t, "stopped");
 }
 
-/* A task a berthd before this one left: ended, or interrupted now. */
+/* The size of a file of t's, or keep (as the record said) if it has
+ * none. */
+static uint64_t
+task_file_size(const struct task *t, const char *file, uint64_t keep)
+{
+	char *path = task_path(t, file);
+	struct stat st;
+
+	if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+		keep = (uint64_t)st.st_size;
+	free(path);
+	return keep;
+}
+
+/* A task a berthd before this one left: ended, or interrupted now, with
+ * the sizes of what its outputs hold (more than its record says, if
+ * berthd died between two writes of it). */
 static void
 task_adopt(struct taskrec *r)
 {
 	struct task *t = xcalloc(1, sizeof *t);
+	char file[32];
+	size_t i;
 
 	t->rec = *r;
 	t->phase = -1;
 	t->rt = config_runtime_find(task_cfg, r->runtime);
-	if (task_live(t))
+	if (task_live(t)) {
+		t->rec.agent_bytes =
+		    task_file_size(t, "agent.out", t->rec.agent_bytes);
+		t->rec.stderr_bytes =
+		    task_file_size(t, "agent.err", t->rec.stderr_bytes);
+		for (i = 0; i < t->rec.nchecks; i++) {
+			snprintf(file, sizeof file, "check-%zu.out", i);
+			if (t->rec.checks[i].ran)
+				t->rec.checks[i].bytes = task_file_size(
+				    t, file, t->rec.checks[i].bytes);
+		}
 		task_interrupt(t, "restarted");
+	}
 	task_append(t);
 }
 
