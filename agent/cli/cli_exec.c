@@ -679,13 +679,6 @@ cli_exec_attach(struct cli_exec *e, char **cause)
 	return status;
 }
 
-static void
-cli_exec_disconnect(struct cli_exec *e)
-{
-	cli_conn_close(e->conn);
-	e->conn = NULL;
-}
-
 /* The connection is lost, and with it every answer not yet read. An
  * unanswered chunk of stdin is sent again at its offset: berthd skips
  * what of it it took. A signal is sent again: twice is better than
@@ -693,7 +686,7 @@ cli_exec_disconnect(struct cli_exec *e)
 static void
 cli_exec_lost(struct cli_exec *e)
 {
-	cli_exec_disconnect(e);
+	cli_conn_forget(&e->conn);
 	if (e->signal_id != 0)
 		e->forwarded[e->signal_sent]--;
 	e->input_id = e->close_id = e->signal_id = e->wait_id = 0;
@@ -711,7 +704,7 @@ cli_exec_retry_cb(void *arg, char **cause)
 		return status;
 	}
 	if ((status = cli_exec_attach(e, cause)) != CLI_CONN_OK)
-		cli_exec_disconnect(e);
+		cli_conn_forget(&e->conn);
 	return status;
 }
 
@@ -763,7 +756,7 @@ cli_exec_start(struct cli_exec *e, char **cause)
 static int
 cli_exec_fail(struct cli_exec *e, char *cause)
 {
-	cli_exec_disconnect(e);
+	cli_conn_forget(&e->conn);
 	if (e->id[0] != '\0' && !e->exit_known)
 		cli_print_warn(
 		    "%s (the command, process %s, runs on)", cause, e->id);
@@ -776,7 +769,7 @@ cli_exec_fail(struct cli_exec *e, char *cause)
 static int
 cli_exec_finish(struct cli_exec *e)
 {
-	cli_exec_disconnect(e);
+	cli_conn_forget(&e->conn);
 	if (e->timed_out) {
 		cli_print_warn("timed out after %g s", e->limit_s);
 		return CLI_EXIT_EXEC_TIMEOUT;
@@ -809,7 +802,7 @@ cli_exec_broken(struct cli_exec *e)
 	if (cli_conn_request(e->conn, "proc.signal", cli_exec_pack_sigpipe_cb,
 	        e, e->cli->timeout_ms, &resp, &cause) != CLI_CONN_OK)
 		free(cause);
-	cli_exec_disconnect(e);
+	cli_conn_forget(&e->conn);
 	return CLI_EXIT_SIGNAL + SIGPIPE;
 }
 

@@ -985,13 +985,6 @@ cli_task_attach_take(
 	return CLI_CONN_OK;
 }
 
-static void
-cli_task_attach_close(struct cli_task_attach *a)
-{
-	cli_conn_close(a->conn);
-	a->conn = NULL;
-}
-
 /* A connection, attached from next (or, past the stream's end, waiting
  * for the task's). */
 static int
@@ -1006,7 +999,7 @@ cli_task_attach_open(struct cli_task_attach *a, char **cause)
 	status = a->eof ? cli_task_attach_await(a, cause)
 	                : cli_task_attach_from(a, cause);
 	if (status != CLI_CONN_OK)
-		cli_task_attach_close(a);
+		cli_conn_forget(&a->conn);
 	return status;
 }
 
@@ -1028,7 +1021,7 @@ cli_task_attach_mend(struct cli_task_attach *a, char *why, char **cause)
 	    .arg = a};
 	int status;
 
-	cli_task_attach_close(a);
+	cli_conn_forget(&a->conn);
 	status = cli_xfer_mend(a->cli, &o, why, cause);
 	if (status == CLI_CONN_OK && o.tries > 1)
 		cli_print_warn("reconnected; the %s stream resumes at byte "
@@ -1074,7 +1067,7 @@ cli_task_attach(struct cli *cli, int argc, char **argv)
 	/* A signal ends the following quietly: it is how one stops. */
 	cli_xfer_signals();
 	status = cli_task_attach_follow(&a, &cause);
-	cli_task_attach_close(&a);
+	cli_conn_forget(&a.conn);
 	free(a.name);
 	if (status != CLI_CONN_OK)
 		return cli_xfer_exit(status, cause);
