@@ -396,6 +396,35 @@ cli_ask(struct cli *cli, const char *op, cli_conn_pack_cb pack, void *ctx,
 	return status;
 }
 
+/* cli_ask_print's show: arg is a cli_print_cb *. */
+static int
+cli_show_print(struct cli *cli, const msgpack_object *result, void *arg)
+{
+	cli_print_cb *print = arg;
+
+	if (cli->json)
+		cli_print_json(result);
+	else if (*print != NULL)
+		(*print)(result);
+	return CLI_EXIT_OK;
+}
+
+int
+cli_ask_print(struct cli *cli, const char *op, cli_conn_pack_cb pack, void *ctx,
+    int extra_ms, cli_print_cb print)
+{
+	return cli_ask(cli, op, pack, ctx, extra_ms, cli_show_print, &print);
+}
+
+int
+cli_show_json(struct cli *cli, const msgpack_object *result, void *arg)
+{
+	cli_print_cb none = NULL;
+
+	(void)arg;
+	return cli_show_print(cli, result, &none);
+}
+
 int
 cli_sub_run(struct cli *cli, int argc, char **argv,
     const struct cli_cmd_entry *const *subs, const char *wants)

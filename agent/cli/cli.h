@@ -134,4 +134,14 @@ typedef int (*cli_show_cb)(
 int cli_ask(struct cli *cli, const char *op, cli_conn_pack_cb pack, void *ctx,
     int extra_ms, cli_show_cb show, void *arg);
 
+/* How a command prints a result for people. */
+typedef void (*cli_print_cb)(const msgpack_object *result);
+/* One request (cli_ask) whose result is shown as JSON with --json, else
+ * by print (nothing if print is NULL). Returns the exit status. */
+int cli_ask_print(struct cli *cli, const char *op, cli_conn_pack_cb pack,
+    void *ctx, int extra_ms, cli_print_cb print);
+/* A show (cli_show_cb) of a result only scripts read: as JSON with
+ * --json, else nothing. */
+int cli_show_json(struct cli *cli, const msgpack_object *result, void *arg);
+
 #endif

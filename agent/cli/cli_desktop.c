@@ -630,15 +630,6 @@ cli_desktop_pack_input_cb(msgpack_packer *pk, void *ctx)
 		cli_desktop_pack_action(pk, &in->actions[i]);
 }
 
-static int
-cli_desktop_input_show(struct cli *cli, const msgpack_object *result, void *ctx)
-{
-	(void)ctx;
-	if (cli->json)
-		cli_print_json(result);
-	return CLI_EXIT_OK;
-}
-
 /* Sends the actions as one desktop.input, which checks them all before
  * it performs any. */
 static int
@@ -648,7 +639,7 @@ cli_desktop_input(
 	struct cli_desktop_input in = {.actions = actions, .n = n};
 
 	return cli_desktop_request(cli, "desktop.input",
-	    cli_desktop_pack_input_cb, &in, extra_ms, cli_desktop_input_show);
+	    cli_desktop_pack_input_cb, &in, extra_ms, cli_show_json);
 }
 
 /* An option of click or scroll, into a. */

@@ -98,22 +98,6 @@ cli_task_want_id(struct cli *cli, const char *id)
 	return cli_ready(cli);
 }
 
-/* The walk of show and cancel: the ID, and the global options. */
-static int
-cli_task_id_args(struct cli *cli, int argc, char **argv, const char **id)
-{
-	char *word;
-	int c, status;
-
-	while ((c = cli_next(cli, argc, argv, NULL, "", &word)) != -1) {
-		if (c == CLI_STOP)
-			return CLI_EXIT_USAGE;
-		if ((status = cli_task_take_id(cli, word, id)) != CLI_EXIT_OK)
-			return status;
-	}
-	return cli_task_want_id(cli, *id);
-}
-
 static void
 cli_task_pack_id_cb(msgpack_packer *pk, void *ctx)
 {
@@ -121,13 +105,26 @@ cli_task_pack_id_cb(msgpack_packer *pk, void *ctx)
 	proto_pack_kv_str(pk, "id", ctx);
 }
 
+/* show and cancel: the ID (and the global options), then op of that
+ * task, its result printed by print (cli_ask_print's). */
 static int
-cli_task_json_show(struct cli *cli, const msgpack_object *result, void *arg)
+cli_task_ask_id(
+    struct cli *cli, int argc, char **argv, const char *op, cli_print_cb print)
 {
-	(void)arg;
-	if (cli->json)
-		cli_print_json(result);
-	return CLI_EXIT_OK;
+	const char *id = NULL;
+	char *word;
+	int c, status;
+
+	while ((c = cli_next(cli, argc, argv, NULL, "", &word)) != -1) {
+		if (c == CLI_STOP)
+			return CLI_EXIT_USAGE;
+		if ((status = cli_task_take_id(cli, word, &id)) != CLI_EXIT_OK)
+			return status;
+	}
+	if ((status = cli_task_want_id(cli, id)) != CLI_EXIT_OK)
+		return status;
+	return cli_ask_print(
+	    cli, op, cli_task_pack_id_cb, (void *)id, 0, print);
 }
 
 static uint64_t
@@ -611,26 +608,10 @@ cli_task_print_record(const msgpack_object *r)
 }
 
 static int
-cli_task_show_show(struct cli *cli, const msgpack_object *result, void *arg)
-{
-	(void)arg;
-	if (cli->json)
-		cli_print_json(result);
-	else
-		cli_task_print_record(result);
-	return CLI_EXIT_OK;
-}
-
-static int
 cli_task_show(struct cli *cli, int argc, char **argv)
 {
-	const char *id = NULL;
-	int status;
-
-	if ((status = cli_task_id_args(cli, argc, argv, &id)) != CLI_EXIT_OK)
-		return status;
-	return cli_ask(cli, "task.show", cli_task_pack_id_cb, (void *)id, 0,
-	    cli_task_show_show, NULL);
+	return cli_task_ask_id(
+	    cli, argc, argv, "task.show", cli_task_print_record);
 }
 
 /* ---- list ---- */
@@ -705,17 +686,6 @@ cli_task_print_list(const msgpack_object *result)
 }
 
 static int
-cli_task_list_show(struct cli *cli, const msgpack_object *result, void *arg)
-{
-	(void)arg;
-	if (cli->json)
-		cli_print_json(result);
-	else
-		cli_task_print_list(result);
-	return CLI_EXIT_OK;
-}
-
-static int
 cli_task_list(struct cli *cli, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -739,8 +709,8 @@ cli_task_list(struct cli *cli, int argc, char **argv)
 	}
 	if ((status = cli_ready(cli)) != CLI_EXIT_OK)
 		return status;
-	return cli_ask(cli, "task.list", cli_task_pack_list_cb, &f, 0,
-	    cli_task_list_show, NULL);
+	return cli_ask_print(cli, "task.list", cli_task_pack_list_cb, &f, 0,
+	    cli_task_print_list);
 }
 
 /* ---- cancel ---- */
@@ -748,13 +718,7 @@ cli_task_list(struct cli *cli, int argc, char **argv)
 static int
 cli_task_cancel(struct cli *cli, int argc, char **argv)
 {
-	const char *id = NULL;
-	int status;
-
-	if ((status = cli_task_id_args(cli, argc, argv, &id)) != CLI_EXIT_OK)
-		return status;
-	return cli_ask(cli, "task.cancel", cli_task_pack_id_cb, (void *)id, 0,
-	    cli_task_json_show, NULL);
+	return cli_task_ask_id(cli, argc, argv, "task.cancel", NULL);
 }
 
 /* ---- attach ---- */
