@@ -283,6 +283,23 @@ cli_next(struct cli *cli, int argc, char **argv, const struct option *opts,
 }
 
 int
+cli_next_opt(struct cli *cli, int argc, char **argv, const struct option *opts,
+    const char *shorts)
+{
+	char *word;
+	int c;
+
+	if ((c = cli_next(cli, argc, argv, opts, shorts, &word)) != CLI_WORD)
+		return c;
+	if (cli->sub != NULL)
+		cli_usage(cli, "%s %s takes no words: %s", cli->cmd->name,
+		    cli->sub->name, word);
+	else
+		cli_usage(cli, "%s takes no words: %s", cli->cmd->name, word);
+	return CLI_STOP;
+}
+
+int
 cli_no_words(struct cli *cli, int argc, char **argv)
 {
 	char *word = NULL;

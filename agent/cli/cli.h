@@ -89,6 +89,11 @@ int cli_getopt(struct cli *cli, int argc, char **argv,
  * and after its words: as cli_getopt, but CLI_WORD for a word. */
 int cli_next(struct cli *cli, int argc, char **argv, const struct option *opts,
     const char *shorts, char **wordp);
+/* The walk of a command that takes options but no words: as cli_getopt,
+ * with a word told as a usage error ("NAME takes no words: WORD", a
+ * sub-command named after its command): CLI_STOP. */
+int cli_next_opt(struct cli *cli, int argc, char **argv,
+    const struct option *opts, const char *shorts);
 /* The walk of a command that takes no options and no words of its own,
  * then cli_ready. Returns an exit status (0: go on). */
 int cli_no_words(struct cli *cli, int argc, char **argv);

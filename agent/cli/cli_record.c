@@ -144,15 +144,11 @@ cli_record_start(struct cli *cli, int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	struct cli_record_args a = {0};
-	char *word;
 	int c, status;
 
-	while ((c = cli_next(cli, argc, argv, opts, "", &word)) != -1) {
+	while ((c = cli_next_opt(cli, argc, argv, opts, "")) != -1) {
 		switch (c) {
 		case CLI_STOP: return CLI_EXIT_USAGE;
-		case CLI_WORD:
-			return cli_usage(
-			    cli, "record start takes no words: %s", word);
 		case CLI_RECORD_OPT_FPS:
 			if (cli_desktop_long(
 			        optarg, 1, CLI_RECORD_FPS_MAX, &a.fps) != 0)

@@ -694,15 +694,11 @@ cli_task_list(struct cli *cli, int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	struct cli_task_filter f = {0};
-	char *word;
 	int c, status;
 
-	while ((c = cli_next(cli, argc, argv, opts, "", &word)) != -1) {
+	while ((c = cli_next_opt(cli, argc, argv, opts, "")) != -1) {
 		switch (c) {
 		case CLI_STOP: return CLI_EXIT_USAGE;
-		case CLI_WORD:
-			return cli_usage(
-			    cli, "task list takes no words: %s", word);
 		case CLI_TASK_OPT_RUNTIME: f.runtime = optarg; break;
 		case CLI_TASK_OPT_STATE: f.state = optarg; break;
 		}
