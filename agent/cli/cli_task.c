@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "catalog.h"
@@ -164,24 +163,6 @@ cli_task_add(char **s, const char *fmt, ...)
 	free(more);
 	free(*s);
 	*s = t;
-}
-
-/* A time of the record (ms since the epoch) in UTC to the second; "-"
- * while it is 0 or nil: not yet. */
-static char *
-cli_task_time(const msgpack_object *map, const char *key)
-{
-	uint64_t ms = cli_task_u64(map, key);
-	time_t t = (time_t)(ms / 1000);
-	struct tm tm;
-	char buf[32];
-
-	if (ms == 0)
-		return xstrdup("-");
-	if (gmtime_r(&t, &tm) == NULL ||
-	    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-		return xasprintf("%" PRIu64 " ms", ms);
-	return xstrdup(buf);
 }
 
 /* A check's argv as one line, each word safe on a terminal. */
@@ -593,9 +574,9 @@ cli_task_print_record(const msgpack_object *r)
 	cli_task_line("id", cli_desktop_text(r, "id", "?"));
 	cli_task_line("runtime", cli_desktop_text(r, "runtime", "?"));
 	cli_task_line("state", cli_task_record_state(r));
-	cli_task_line("created", cli_task_time(r, "created"));
-	cli_task_line("started", cli_task_time(r, "started"));
-	cli_task_line("finished", cli_task_time(r, "finished"));
+	cli_task_line("created", cli_print_utc(cli_task_u64(r, "created")));
+	cli_task_line("started", cli_print_utc(cli_task_u64(r, "started")));
+	cli_task_line("finished", cli_print_utc(cli_task_u64(r, "finished")));
 	if (timeout > 0)
 		cli_task_line("timeout", xasprintf("%" PRIu64 " s", timeout));
 	if (env != NULL && env->type == MSGPACK_OBJECT_ARRAY &&
@@ -679,7 +660,7 @@ cli_task_print_list(const msgpack_object *result)
 		row[0] = cli_desktop_text(t, "id", "?");
 		row[1] = cli_desktop_text(t, "runtime", "?");
 		row[2] = cli_desktop_text(t, "state", "?");
-		row[3] = cli_task_time(t, "created");
+		row[3] = cli_print_utc(cli_task_u64(t, "created"));
 		row[4] = cli_task_cut(proto_map_get(t, "prompt"));
 	}
 	cli_print_table(5, n + 1, cells);
