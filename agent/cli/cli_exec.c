@@ -157,29 +157,41 @@ cli_exec_signals(void)
 
 /* ---- the command line ---- */
 
-/* NAME=VALUE; a later NAME replaces an earlier one. */
-static int
-cli_exec_env(struct cli_exec *e, const char *arg)
+int
+cli_exec_env(
+    struct cli *cli, const char **env, size_t *n, size_t max, const char *arg)
 {
 	const char *eq = strchr(arg, '=');
-	size_t i, n;
+	size_t i, len;
 
-	if (eq == NULL || eq == arg) {
-		cli_usage(e->cli, "--env wants NAME=VALUE: %s", arg);
-		return -1;
-	}
-	n = (size_t)(eq - arg) + 1;
-	for (i = 0; i < e->nenv; i++)
-		if (strncmp(e->env[i], arg, n) == 0) {
-			e->env[i] = arg;
-			return 0;
+	if (eq == NULL || eq == arg)
+		return cli_usage(cli, "--env wants NAME=VALUE: %s", arg);
+	len = (size_t)(eq - arg) + 1;
+	for (i = 0; i < *n; i++)
+		if (strncmp(env[i], arg, len) == 0) {
+			env[i] = arg;
+			return CLI_EXIT_OK;
 		}
-	if (e->nenv == CLI_EXEC_ENV_MAX) {
-		cli_usage(e->cli, "at most %d --env", CLI_EXEC_ENV_MAX);
-		return -1;
+	if (*n == max)
+		return cli_usage(cli, "at most %zu --env", max);
+	env[(*n)++] = arg;
+	return CLI_EXIT_OK;
+}
+
+void
+cli_exec_pack_env(msgpack_packer *pk, const char *const *env, size_t n)
+{
+	const char *eq;
+	size_t i;
+
+	proto_pack_str(pk, "env");
+	msgpack_pack_map(pk, n);
+	for (i = 0; i < n; i++) {
+		eq = strchr(env[i], '=');
+		msgpack_pack_str(pk, (size_t)(eq - env[i]));
+		msgpack_pack_str_body(pk, env[i], (size_t)(eq - env[i]));
+		proto_pack_str(pk, eq + 1);
 	}
-	e->env[e->nenv++] = arg;
-	return 0;
 }
 
 static int
@@ -266,7 +278,10 @@ cli_exec_args(struct cli_exec *e, int argc, char **argv)
 			 * command's statuses. */
 			return CLI_EXIT_EXEC_BERTH;
 		case CLI_EXEC_OPT_CWD: e->cwd = optarg; break;
-		case CLI_EXEC_OPT_ENV: rc = cli_exec_env(e, optarg); break;
+		case CLI_EXEC_OPT_ENV:
+			rc = cli_exec_env(
+			    e->cli, e->env, &e->nenv, CLI_EXEC_ENV_MAX, optarg);
+			break;
 		case CLI_EXEC_OPT_USER: e->user = optarg; break;
 		case CLI_EXEC_OPT_TIMEOUT:
 			rc = cli_exec_limit(e, optarg);
@@ -296,7 +311,6 @@ static void
 cli_exec_pack_start_cb(msgpack_packer *pk, void *ctx)
 {
 	struct cli_exec *e = ctx;
-	const char *eq;
 	size_t n, i;
 
 	msgpack_pack_map(pk,
@@ -330,16 +344,8 @@ cli_exec_pack_start_cb(msgpack_packer *pk, void *ctx)
 			msgpack_pack_uint64(pk, e->res_value[i]);
 		}
 	}
-	if (e->nenv == 0)
-		return;
-	proto_pack_str(pk, "env");
-	msgpack_pack_map(pk, e->nenv);
-	for (i = 0; i < e->nenv; i++) {
-		eq = strchr(e->env[i], '=');
-		msgpack_pack_str(pk, (size_t)(eq - e->env[i]));
-		msgpack_pack_str_body(pk, e->env[i], (size_t)(eq - e->env[i]));
-		proto_pack_str(pk, eq + 1);
-	}
+	if (e->nenv > 0)
+		cli_exec_pack_env(pk, e->env, e->nenv);
 }
 
 static void

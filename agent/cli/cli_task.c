@@ -18,6 +18,7 @@
 #include "catalog.h"
 #include "cli.h"
 #include "cli_desktop.h"
+#include "cli_exec.h"
 #include "cli_print.h"
 #include "cli_task.h"
 #include "cli_xfer.h"
@@ -237,27 +238,6 @@ struct cli_task_run {
 	long timeout_s; /* 0: none */
 };
 
-/* NAME=VALUE; a later NAME replaces an earlier one, as exec's. */
-static int
-cli_task_env(struct cli *cli, struct cli_task_run *r, const char *arg)
-{
-	const char *eq = strchr(arg, '=');
-	size_t i, n;
-
-	if (eq == NULL || eq == arg)
-		return cli_usage(cli, "--env wants NAME=VALUE: %s", arg);
-	n = (size_t)(eq - arg) + 1;
-	for (i = 0; i < r->nenv; i++)
-		if (strncmp(r->env[i], arg, n) == 0) {
-			r->env[i] = arg;
-			return CLI_EXIT_OK;
-		}
-	if (r->nenv == CLI_TASK_ENV_MAX)
-		return cli_usage(cli, "at most %d --env", CLI_TASK_ENV_MAX);
-	r->env[r->nenv++] = arg;
-	return CLI_EXIT_OK;
-}
-
 /* --check's words: all that follow it up to the next --check or the
  * "--" before the prompt, as they are (a check's options are its own,
  * not berth's). */
@@ -358,7 +338,8 @@ cli_task_run_args(
 				    CLI_TASK_TIMEOUT_MAX, optarg);
 			break;
 		case CLI_TASK_OPT_ENV:
-			status = cli_task_env(cli, r, optarg);
+			status = cli_exec_env(
+			    cli, r->env, &r->nenv, CLI_TASK_ENV_MAX, optarg);
 			break;
 		case CLI_TASK_OPT_CHECK:
 			status = cli_task_check(cli, argc, argv, r);
@@ -387,7 +368,6 @@ cli_task_pack_run_cb(msgpack_packer *pk, void *ctx)
 {
 	struct cli_task_run *r = ctx;
 	const struct cli_task_check *k;
-	const char *eq;
 	size_t i, j;
 
 	msgpack_pack_map(
@@ -408,16 +388,8 @@ cli_task_pack_run_cb(msgpack_packer *pk, void *ctx)
 				proto_pack_str(pk, k->argv[j]);
 		}
 	}
-	if (r->nenv == 0)
-		return;
-	proto_pack_str(pk, "env");
-	msgpack_pack_map(pk, r->nenv);
-	for (i = 0; i < r->nenv; i++) {
-		eq = strchr(r->env[i], '=');
-		msgpack_pack_str(pk, (size_t)(eq - r->env[i]));
-		msgpack_pack_str_body(pk, r->env[i], (size_t)(eq - r->env[i]));
-		proto_pack_str(pk, eq + 1);
-	}
+	if (r->nenv > 0)
+		cli_exec_pack_env(pk, r->env, r->nenv);
 }
 
 /* "ID STATE", and a queued task's place: what a script reads with
