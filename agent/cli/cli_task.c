@@ -21,6 +21,7 @@
 #include "cli_exec.h"
 #include "cli_print.h"
 #include "cli_task.h"
+#include "cli_workspace.h"
 #include "cli_xfer.h"
 #include "xmalloc.h"
 
@@ -36,9 +37,6 @@
 #define CLI_TASK_STATE_MAX 16
 #define CLI_TASK_REASON_MAX 512
 #define CLI_TASK_WHO_MAX 128
-/* The longest password (or token) read from stdin, as workspace
- * prepare's. */
-#define CLI_TASK_PASSWORD_MAX 4096
 /* deliver answers once git is done, a push included: an hour bounds a
  * slow link, as it does a workspace's clone. */
 #define CLI_TASK_DELIVER_WAIT_MS 3600000
@@ -993,8 +991,8 @@ cli_task_attach(struct cli *cli, int argc, char **argv)
 
 /* ---- deliver ---- */
 
-/* deliver's words and options (argv's), and the password read from
- * stdin, which cli_task_deliver wipes. */
+/* deliver's words and options (argv's), and the push's credential,
+ * which cli_task_deliver wipes. */
 struct cli_task_deliver {
 	const char *id;
 	const char *branch;
@@ -1002,10 +1000,8 @@ struct cli_task_deliver {
 	const char *author_name;
 	const char *author_email;
 	const char *repo; /* --push's; NULL: no push */
-	const char *username;
-	bool password_stdin;
 	bool force;
-	char password[CLI_TASK_PASSWORD_MAX + 2];
+	struct cli_workspace_cred cred;
 };
 
 static void
@@ -1015,7 +1011,7 @@ cli_task_pack_deliver_cb(msgpack_packer *pk, void *ctx)
 	bool author = d->author_name != NULL, push = d->repo != NULL;
 
 	msgpack_pack_map(
-	    pk, 3 + author + 2 * push + d->password_stdin + d->force);
+	    pk, 3 + author + 2 * push + d->cred.password_stdin + d->force);
 	proto_pack_kv_str(pk, "id", d->id);
 	proto_pack_kv_str(pk, "branch", d->branch);
 	proto_pack_kv_str(pk, "commit_message", d->message);
@@ -1031,33 +1027,7 @@ cli_task_pack_deliver_cb(msgpack_packer *pk, void *ctx)
 	}
 	if (d->force)
 		proto_pack_kv_bool(pk, "force", true);
-	if (!d->password_stdin)
-		return;
-	proto_pack_str(pk, "credential");
-	msgpack_pack_map(pk, 1 + (d->username != NULL));
-	if (d->username != NULL)
-		proto_pack_kv_str(pk, "username", d->username);
-	proto_pack_kv_str(pk, "password", d->password);
-}
-
-/* The first line of stdin, without its line end. */
-static int
-cli_task_read_password(struct cli *cli, struct cli_task_deliver *d)
-{
-	size_t n;
-
-	if (fgets(d->password, sizeof d->password, stdin) == NULL)
-		return cli_usage(cli, "--password-stdin: stdin is empty");
-	n = strcspn(d->password, "\r\n");
-	if (n > CLI_TASK_PASSWORD_MAX)
-		return cli_usage(cli,
-		    "--password-stdin: the password is longer than %d bytes",
-		    CLI_TASK_PASSWORD_MAX);
-	d->password[n] = '\0';
-	if (n == 0)
-		return cli_usage(
-		    cli, "--password-stdin: the password is empty");
-	return CLI_EXIT_OK;
+	cli_workspace_pack_cred(pk, &d->cred);
 }
 
 /* What goes with what: berthd checks each value, this the command
@@ -1065,6 +1035,8 @@ cli_task_read_password(struct cli *cli, struct cli_task_deliver *d)
 static int
 cli_task_deliver_check(struct cli *cli, struct cli_task_deliver *d)
 {
+	int status;
+
 	if (d->id == NULL)
 		return cli_usage(cli, "task deliver wants an ID");
 	if (d->branch == NULL || *d->branch == '\0')
@@ -1074,12 +1046,10 @@ cli_task_deliver_check(struct cli *cli, struct cli_task_deliver *d)
 	if ((d->author_name == NULL) != (d->author_email == NULL))
 		return cli_usage(
 		    cli, "--author-name and --author-email go together");
-	if (d->password_stdin && d->repo == NULL)
+	if (d->cred.password_stdin && d->repo == NULL)
 		return cli_usage(cli, "--password-stdin goes with --push");
-	if (d->username != NULL && !d->password_stdin)
-		return cli_usage(cli, "--username goes with --password-stdin");
-	if (d->password_stdin && cli_task_read_password(cli, d) != 0)
-		return CLI_EXIT_USAGE;
+	if ((status = cli_workspace_cred_read(cli, &d->cred)) != CLI_EXIT_OK)
+		return status;
 	return cli_ready(cli);
 }
 
@@ -1115,9 +1085,9 @@ cli_task_deliver_args(
 		case CLI_TASK_OPT_AUTHOR_NAME: d->author_name = optarg; break;
 		case CLI_TASK_OPT_AUTHOR_EMAIL: d->author_email = optarg; break;
 		case CLI_TASK_OPT_PUSH: d->repo = optarg; break;
-		case CLI_TASK_OPT_USERNAME: d->username = optarg; break;
+		case CLI_TASK_OPT_USERNAME: d->cred.username = optarg; break;
 		case CLI_TASK_OPT_PASSWORD_STDIN:
-			d->password_stdin = true;
+			d->cred.password_stdin = true;
 			break;
 		case CLI_TASK_OPT_FORCE: d->force = true; break;
 		}
@@ -1185,7 +1155,7 @@ cli_task_deliver(struct cli *cli, int argc, char **argv)
 	    CLI_EXIT_OK)
 		status = cli_ask(cli, "task.deliver", cli_task_pack_deliver_cb,
 		    &d, CLI_TASK_DELIVER_WAIT_MS, cli_task_deliver_show, NULL);
-	explicit_bzero(d.password, sizeof d.password);
+	explicit_bzero(d.cred.password, sizeof d.cred.password);
 	return status;
 }
 
