@@ -511,27 +511,32 @@ cli_task_print_delivery(const msgpack_object *d)
 	cli_task_line("delivered", s);
 }
 
-/* The prompt, whole, a line at a time, each safe on a terminal. */
+/* A string of the server's, whole, a line at a time after indent, each
+ * safe on a terminal. */
 static void
-cli_task_print_prompt(const msgpack_object *p)
+cli_task_print_lines(const msgpack_object *text, const char *indent)
 {
-	const char *s, *end, *nl;
+	const char *s = text->via.str.ptr, *end = s + text->via.str.size, *nl;
 	char *line;
 
-	if (p == NULL || p->type != MSGPACK_OBJECT_STR)
-		return;
-	printf("prompt\n");
-	s = p->via.str.ptr;
-	end = s + p->via.str.size;
 	while (s < end) {
 		nl = memchr(s, '\n', (size_t)(end - s));
 		if (nl == NULL)
 			nl = end;
 		line = cli_print_tame(xstrndup(s, (size_t)(nl - s)));
-		printf("  %s\n", line);
+		printf("%s%s\n", indent, line);
 		free(line);
 		s = nl + 1;
 	}
+}
+
+static void
+cli_task_print_prompt(const msgpack_object *p)
+{
+	if (p == NULL || p->type != MSGPACK_OBJECT_STR)
+		return;
+	printf("prompt\n");
+	cli_task_print_lines(p, "  ");
 }
 
 /* A record for people: what it is, how it went, what came of it. */
@@ -1095,28 +1100,15 @@ cli_task_deliver_args(
 	return cli_task_deliver_check(cli, d);
 }
 
-/* git's --stat, a line at a time, each safe on a terminal. */
+/* git's --stat, after a blank line. */
 static void
 cli_task_print_diffstat(const msgpack_object *stat)
 {
-	const char *s, *end, *nl;
-	char *line;
-
 	if (stat == NULL || stat->type != MSGPACK_OBJECT_STR ||
 	    stat->via.str.size == 0)
 		return;
 	printf("\n");
-	s = stat->via.str.ptr;
-	end = s + stat->via.str.size;
-	while (s < end) {
-		nl = memchr(s, '\n', (size_t)(end - s));
-		if (nl == NULL)
-			nl = end;
-		line = cli_print_tame(xstrndup(s, (size_t)(nl - s)));
-		printf("%s\n", line);
-		free(line);
-		s = nl + 1;
-	}
+	cli_task_print_lines(stat, "");
 }
 
 static int
