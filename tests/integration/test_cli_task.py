@@ -18,21 +18,8 @@ import signal
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (  # noqa: E402
-    TRANSPORTS,
-    Sandbox,
-    berth,
-    case,
-    expect,
-    expect_eq,
-    expect_in,
-    note,
-    run,
-    scratch,
-    text_ok,
-    wait_for,
-)
-from harness.cli import berth_running, read_all  # noqa: E402
+from harness import Sandbox, case, expect, expect_eq, expect_in, note, run, scratch, wait_for  # noqa: E402
+from harness.cli import TRANSPORTS, berth, berth_running, read_all, text_ok  # noqa: E402
 
 USER = "agent"
 ID = re.compile(r"[0-9a-f]{16}")
