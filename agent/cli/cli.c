@@ -283,6 +283,23 @@ cli_next(struct cli *cli, int argc, char **argv, const struct option *opts,
 }
 
 int
+cli_next_opt(struct cli *cli, int argc, char **argv, const struct option *opts,
+    const char *shorts)
+{
+	char *word;
+	int c;
+
+	if ((c = cli_next(cli, argc, argv, opts, shorts, &word)) != CLI_WORD)
+		return c;
+	if (cli->sub != NULL)
+		cli_usage(cli, "%s %s takes no words: %s", cli->cmd->name,
+		    cli->sub->name, word);
+	else
+		cli_usage(cli, "%s takes no words: %s", cli->cmd->name, word);
+	return CLI_STOP;
+}
+
+int
 cli_no_words(struct cli *cli, int argc, char **argv)
 {
 	char *word = NULL;
@@ -394,6 +411,35 @@ cli_ask(struct cli *cli, const char *op, cli_conn_pack_cb pack, void *ctx,
 	fflush(stdout);
 	cli_conn_close(conn);
 	return status;
+}
+
+/* cli_ask_print's show: arg is a cli_print_cb *. */
+static int
+cli_show_print(struct cli *cli, const msgpack_object *result, void *arg)
+{
+	cli_print_cb *print = arg;
+
+	if (cli->json)
+		cli_print_json(result);
+	else if (*print != NULL)
+		(*print)(result);
+	return CLI_EXIT_OK;
+}
+
+int
+cli_ask_print(struct cli *cli, const char *op, cli_conn_pack_cb pack, void *ctx,
+    int extra_ms, cli_print_cb print)
+{
+	return cli_ask(cli, op, pack, ctx, extra_ms, cli_show_print, &print);
+}
+
+int
+cli_show_json(struct cli *cli, const msgpack_object *result, void *arg)
+{
+	cli_print_cb none = NULL;
+
+	(void)arg;
+	return cli_show_print(cli, result, &none);
 }
 
 int

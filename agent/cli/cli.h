@@ -89,6 +89,11 @@ int cli_getopt(struct cli *cli, int argc, char **argv,
  * and after its words: as cli_getopt, but CLI_WORD for a word. */
 int cli_next(struct cli *cli, int argc, char **argv, const struct option *opts,
     const char *shorts, char **wordp);
+/* The walk of a command that takes options but no words: as cli_getopt,
+ * with a word told as a usage error ("NAME takes no words: WORD", a
+ * sub-command named after its command): CLI_STOP. */
+int cli_next_opt(struct cli *cli, int argc, char **argv,
+    const struct option *opts, const char *shorts);
 /* The walk of a command that takes no options and no words of its own,
  * then cli_ready. Returns an exit status (0: go on). */
 int cli_no_words(struct cli *cli, int argc, char **argv);
@@ -133,5 +138,15 @@ typedef int (*cli_show_cb)(
  */
 int cli_ask(struct cli *cli, const char *op, cli_conn_pack_cb pack, void *ctx,
     int extra_ms, cli_show_cb show, void *arg);
+
+/* How a command prints a result for people. */
+typedef void (*cli_print_cb)(const msgpack_object *result);
+/* One request (cli_ask) whose result is shown as JSON with --json, else
+ * by print (nothing if print is NULL). Returns the exit status. */
+int cli_ask_print(struct cli *cli, const char *op, cli_conn_pack_cb pack,
+    void *ctx, int extra_ms, cli_print_cb print);
+/* A show (cli_show_cb) of a result only scripts read: as JSON with
+ * --json, else nothing. */
+int cli_show_json(struct cli *cli, const msgpack_object *result, void *arg);
 
 #endif

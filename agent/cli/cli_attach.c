@@ -432,8 +432,7 @@ cli_attach_connect(struct cli_attach *a, char **cause)
 	if (status == CLI_CONN_OK)
 		status = cli_attach_started(a, resp->result, cause);
 	if (status != CLI_CONN_OK) {
-		cli_conn_close(a->conn);
-		a->conn = NULL;
+		cli_conn_forget(&a->conn);
 	}
 	return status;
 }
@@ -755,8 +754,7 @@ cli_attach_detach(struct cli_attach *a)
 	    cli_conn_request(a->conn, "pty.detach", cli_pty_pack_id_cb, &args,
 	        a->cli->timeout_ms, &resp, &cause) != CLI_CONN_OK)
 		free(cause);
-	cli_conn_close(a->conn);
-	a->conn = NULL;
+	cli_conn_forget(&a->conn);
 	cli_attach_unraw();
 	fprintf(stderr, "[detached from %s]\n", a->id);
 	return CLI_EXIT_OK;
@@ -765,8 +763,7 @@ cli_attach_detach(struct cli_attach *a)
 static int
 cli_attach_finish(struct cli_attach *a)
 {
-	cli_conn_close(a->conn);
-	a->conn = NULL;
+	cli_conn_forget(&a->conn);
 	cli_attach_unraw();
 	if (!a->exit_known) {
 		fprintf(stderr, "[%s %s]\n", a->id,
@@ -785,8 +782,7 @@ cli_attach_finish(struct cli_attach *a)
 static int
 cli_attach_fail(struct cli_attach *a, int status, char *cause)
 {
-	cli_conn_close(a->conn);
-	a->conn = NULL;
+	cli_conn_forget(&a->conn);
 	cli_attach_unraw();
 	return cli_fail(status, cause);
 }
@@ -836,8 +832,7 @@ cli_attach_loop(struct cli_attach *a)
 			continue;
 		if (status != CLI_CONN_LOST)
 			return cli_attach_fail(a, status, cause);
-		cli_conn_close(a->conn);
-		a->conn = NULL;
+		cli_conn_forget(&a->conn);
 		if ((status = cli_attach_reconnect(a, cause, &cause)) !=
 		    CLI_CONN_OK)
 			return cli_attach_fail(a, status, cause);

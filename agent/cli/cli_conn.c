@@ -681,6 +681,13 @@ cli_conn_close(struct cli_conn *conn)
 	free(conn);
 }
 
+void
+cli_conn_forget(struct cli_conn **connp)
+{
+	cli_conn_close(*connp);
+	*connp = NULL;
+}
+
 /* Both transports. */
 
 static int

@@ -42,6 +42,9 @@ int cli_conn_open_unix(
 int cli_conn_open_ws(const char *url, const char *token, int timeout_ms,
     struct cli_conn **connp, char **cause);
 void cli_conn_close(struct cli_conn *conn);
+/* Closes the connection *connp holds (if any), which then holds none:
+ * NULL. */
+void cli_conn_forget(struct cli_conn **connp);
 
 /* Sends one packed message (at most PROTO_MAX_MSG bytes), copied. */
 int cli_conn_send(

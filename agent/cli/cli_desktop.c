@@ -488,16 +488,12 @@ cli_desktop_shot_args(
 	    {"no-cursor", no_argument, NULL, CLI_DESKTOP_OPT_NO_CURSOR},
 	    {NULL, 0, NULL, 0},
 	};
-	char *word;
 	int c, status = CLI_EXIT_OK;
 
 	while (status == CLI_EXIT_OK &&
-	    (c = cli_next(cli, argc, argv, opts, "o:", &word)) != -1) {
+	    (c = cli_next_opt(cli, argc, argv, opts, "o:")) != -1) {
 		switch (c) {
 		case CLI_STOP: return CLI_EXIT_USAGE;
-		case CLI_WORD:
-			return cli_usage(
-			    cli, "screenshot takes no words: %s", word);
 		case 'o':
 			if (*optarg == '\0')
 				return cli_usage(cli, "an empty -o");
@@ -630,15 +626,6 @@ cli_desktop_pack_input_cb(msgpack_packer *pk, void *ctx)
 		cli_desktop_pack_action(pk, &in->actions[i]);
 }
 
-static int
-cli_desktop_input_show(struct cli *cli, const msgpack_object *result, void *ctx)
-{
-	(void)ctx;
-	if (cli->json)
-		cli_print_json(result);
-	return CLI_EXIT_OK;
-}
-
 /* Sends the actions as one desktop.input, which checks them all before
  * it performs any. */
 static int
@@ -648,7 +635,7 @@ cli_desktop_input(
 	struct cli_desktop_input in = {.actions = actions, .n = n};
 
 	return cli_desktop_request(cli, "desktop.input",
-	    cli_desktop_pack_input_cb, &in, extra_ms, cli_desktop_input_show);
+	    cli_desktop_pack_input_cb, &in, extra_ms, cli_show_json);
 }
 
 /* An option of click or scroll, into a. */
@@ -1156,15 +1143,11 @@ cli_desktop_wait_change(struct cli *cli, int argc, char **argv)
 	};
 	struct cli_desktop_wait w = {.timeout_ms = CLI_DESKTOP_WAIT_DEFAULT_MS};
 	double s;
-	char *word;
 	int c, status;
 
-	while ((c = cli_next(cli, argc, argv, opts, "", &word)) != -1) {
+	while ((c = cli_next_opt(cli, argc, argv, opts, "")) != -1) {
 		switch (c) {
 		case CLI_STOP: return CLI_EXIT_USAGE;
-		case CLI_WORD:
-			return cli_usage(
-			    cli, "wait-change takes no words: %s", word);
 		case CLI_DESKTOP_OPT_REGION:
 			if ((status = cli_desktop_region(
 			         cli, optarg, &w.region)) != 0)

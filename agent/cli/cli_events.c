@@ -98,8 +98,7 @@ cli_events_retry_cb(void *arg, char **cause)
 		return status;
 	status = cli_events_subscribe(ev, ev->conn, false, cause);
 	if (status != CLI_CONN_OK) {
-		cli_conn_close(ev->conn);
-		ev->conn = NULL;
+		cli_conn_forget(&ev->conn);
 	}
 	return status;
 }
@@ -191,8 +190,7 @@ cli_events_run(struct cli *cli, int argc, char **argv)
 				cli_events_show(&ev, msg);
 			continue;
 		}
-		cli_conn_close(ev.conn);
-		ev.conn = NULL;
+		cli_conn_forget(&ev.conn);
 		if (!ev.follow || status == CLI_CONN_INTERRUPTED)
 			break;
 		if ((status = cli_events_reconnect(&ev, cause, &cause)) !=

@@ -157,29 +157,41 @@ cli_exec_signals(void)
 
 /* ---- the command line ---- */
 
-/* NAME=VALUE; a later NAME replaces an earlier one. */
-static int
-cli_exec_env(struct cli_exec *e, const char *arg)
+int
+cli_exec_env(
+    struct cli *cli, const char **env, size_t *n, size_t max, const char *arg)
 {
 	const char *eq = strchr(arg, '=');
-	size_t i, n;
+	size_t i, len;
 
-	if (eq == NULL || eq == arg) {
-		cli_usage(e->cli, "--env wants NAME=VALUE: %s", arg);
-		return -1;
-	}
-	n = (size_t)(eq - arg) + 1;
-	for (i = 0; i < e->nenv; i++)
-		if (strncmp(e->env[i], arg, n) == 0) {
-			e->env[i] = arg;
-			return 0;
+	if (eq == NULL || eq == arg)
+		return cli_usage(cli, "--env wants NAME=VALUE: %s", arg);
+	len = (size_t)(eq - arg) + 1;
+	for (i = 0; i < *n; i++)
+		if (strncmp(env[i], arg, len) == 0) {
+			env[i] = arg;
+			return CLI_EXIT_OK;
 		}
-	if (e->nenv == CLI_EXEC_ENV_MAX) {
-		cli_usage(e->cli, "at most %d --env", CLI_EXEC_ENV_MAX);
-		return -1;
+	if (*n == max)
+		return cli_usage(cli, "at most %zu --env", max);
+	env[(*n)++] = arg;
+	return CLI_EXIT_OK;
+}
+
+void
+cli_exec_pack_env(msgpack_packer *pk, const char *const *env, size_t n)
+{
+	const char *eq;
+	size_t i;
+
+	proto_pack_str(pk, "env");
+	msgpack_pack_map(pk, n);
+	for (i = 0; i < n; i++) {
+		eq = strchr(env[i], '=');
+		msgpack_pack_str(pk, (size_t)(eq - env[i]));
+		msgpack_pack_str_body(pk, env[i], (size_t)(eq - env[i]));
+		proto_pack_str(pk, eq + 1);
 	}
-	e->env[e->nenv++] = arg;
-	return 0;
 }
 
 static int
@@ -266,7 +278,10 @@ cli_exec_args(struct cli_exec *e, int argc, char **argv)
 			 * command's statuses. */
 			return CLI_EXIT_EXEC_BERTH;
 		case CLI_EXEC_OPT_CWD: e->cwd = optarg; break;
-		case CLI_EXEC_OPT_ENV: rc = cli_exec_env(e, optarg); break;
+		case CLI_EXEC_OPT_ENV:
+			rc = cli_exec_env(
+			    e->cli, e->env, &e->nenv, CLI_EXEC_ENV_MAX, optarg);
+			break;
 		case CLI_EXEC_OPT_USER: e->user = optarg; break;
 		case CLI_EXEC_OPT_TIMEOUT:
 			rc = cli_exec_limit(e, optarg);
@@ -296,7 +311,6 @@ static void
 cli_exec_pack_start_cb(msgpack_packer *pk, void *ctx)
 {
 	struct cli_exec *e = ctx;
-	const char *eq;
 	size_t n, i;
 
 	msgpack_pack_map(pk,
@@ -330,16 +344,8 @@ cli_exec_pack_start_cb(msgpack_packer *pk, void *ctx)
 			msgpack_pack_uint64(pk, e->res_value[i]);
 		}
 	}
-	if (e->nenv == 0)
-		return;
-	proto_pack_str(pk, "env");
-	msgpack_pack_map(pk, e->nenv);
-	for (i = 0; i < e->nenv; i++) {
-		eq = strchr(e->env[i], '=');
-		msgpack_pack_str(pk, (size_t)(eq - e->env[i]));
-		msgpack_pack_str_body(pk, e->env[i], (size_t)(eq - e->env[i]));
-		proto_pack_str(pk, eq + 1);
-	}
+	if (e->nenv > 0)
+		cli_exec_pack_env(pk, e->env, e->nenv);
 }
 
 static void
@@ -679,13 +685,6 @@ cli_exec_attach(struct cli_exec *e, char **cause)
 	return status;
 }
 
-static void
-cli_exec_disconnect(struct cli_exec *e)
-{
-	cli_conn_close(e->conn);
-	e->conn = NULL;
-}
-
 /* The connection is lost, and with it every answer not yet read. An
  * unanswered chunk of stdin is sent again at its offset: berthd skips
  * what of it it took. A signal is sent again: twice is better than
@@ -693,7 +692,7 @@ cli_exec_disconnect(struct cli_exec *e)
 static void
 cli_exec_lost(struct cli_exec *e)
 {
-	cli_exec_disconnect(e);
+	cli_conn_forget(&e->conn);
 	if (e->signal_id != 0)
 		e->forwarded[e->signal_sent]--;
 	e->input_id = e->close_id = e->signal_id = e->wait_id = 0;
@@ -711,7 +710,7 @@ cli_exec_retry_cb(void *arg, char **cause)
 		return status;
 	}
 	if ((status = cli_exec_attach(e, cause)) != CLI_CONN_OK)
-		cli_exec_disconnect(e);
+		cli_conn_forget(&e->conn);
 	return status;
 }
 
@@ -763,7 +762,7 @@ cli_exec_start(struct cli_exec *e, char **cause)
 static int
 cli_exec_fail(struct cli_exec *e, char *cause)
 {
-	cli_exec_disconnect(e);
+	cli_conn_forget(&e->conn);
 	if (e->id[0] != '\0' && !e->exit_known)
 		cli_print_warn(
 		    "%s (the command, process %s, runs on)", cause, e->id);
@@ -776,7 +775,7 @@ cli_exec_fail(struct cli_exec *e, char *cause)
 static int
 cli_exec_finish(struct cli_exec *e)
 {
-	cli_exec_disconnect(e);
+	cli_conn_forget(&e->conn);
 	if (e->timed_out) {
 		cli_print_warn("timed out after %g s", e->limit_s);
 		return CLI_EXIT_EXEC_TIMEOUT;
@@ -809,7 +808,7 @@ cli_exec_broken(struct cli_exec *e)
 	if (cli_conn_request(e->conn, "proc.signal", cli_exec_pack_sigpipe_cb,
 	        e, e->cli->timeout_ms, &resp, &cause) != CLI_CONN_OK)
 		free(cause);
-	cli_exec_disconnect(e);
+	cli_conn_forget(&e->conn);
 	return CLI_EXIT_SIGNAL + SIGPIPE;
 }
 

@@ -105,15 +105,36 @@ cli_print_since(uint64_t now, uint64_t since)
 	return cli_print_duration(now > since ? now - since : 0);
 }
 
-static void
-cli_print_time(FILE *f, uint64_t ms)
+/* ms since the epoch in UTC to the second, "2006-01-02T15:04:05", into
+ * buf: false if it has no such date. */
+static bool
+cli_print_utc_buf(uint64_t ms, char *buf, size_t size)
 {
 	time_t t = (time_t)(ms / 1000);
 	struct tm tm;
+
+	return gmtime_r(&t, &tm) != NULL &&
+	    strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm) != 0;
+}
+
+char *
+cli_print_utc(uint64_t ms)
+{
 	char buf[32];
 
-	if (gmtime_r(&t, &tm) == NULL ||
-	    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm) == 0) {
+	if (ms == 0)
+		return xstrdup("-");
+	if (!cli_print_utc_buf(ms, buf, sizeof buf))
+		return xasprintf("%" PRIu64 " ms", ms);
+	return xasprintf("%sZ", buf);
+}
+
+static void
+cli_print_time(FILE *f, uint64_t ms)
+{
+	char buf[32];
+
+	if (!cli_print_utc_buf(ms, buf, sizeof buf)) {
 		fprintf(f, "%" PRIu64 "ms", ms);
 		return;
 	}

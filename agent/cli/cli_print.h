@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "proto.h"
 
@@ -32,6 +33,10 @@ char **cli_print_cells(const char *const *head, size_t ncols, size_t nrows);
 /* An exit ({code} or {signal, core}) in words, allocated: "-" (none),
  * "exit 3", "SIGKILL" or "SIGSEGV (core)". */
 char *cli_print_exit(const msgpack_object *e);
+
+/* A time (ms since the epoch) in UTC to the second, allocated:
+ * "2006-01-02T15:04:05Z", or "-" for 0 (none, or not yet). */
+char *cli_print_utc(uint64_t ms);
 
 /* Any result as one line of JSON on stdout. */
 void cli_print_json(const msgpack_object *obj);

@@ -163,32 +163,17 @@ cli_pty_pack_open_cb(msgpack_packer *pk, void *ctx)
 		proto_pack_str(pk, a->argv[n]);
 }
 
-/* How a command of one request prints its result for people. */
-typedef void (*cli_pty_print_cb)(const msgpack_object *result);
-
-static int
-cli_pty_show_cb(struct cli *cli, const msgpack_object *result, void *arg)
-{
-	cli_pty_print_cb *print = arg;
-
-	if (cli->json)
-		cli_print_json(result);
-	else if (*print != NULL)
-		(*print)(result);
-	return CLI_EXIT_OK;
-}
-
 /* Settles the transport, sends one request and shows its result with
  * print (or as JSON with --json; nothing if print is NULL). */
 static int
 cli_pty_once(struct cli *cli, const char *op, cli_conn_pack_cb pack, void *ctx,
-    cli_pty_print_cb print)
+    cli_print_cb print)
 {
 	int status;
 
 	if ((status = cli_ready(cli)) != CLI_EXIT_OK)
 		return status;
-	return cli_ask(cli, op, pack, ctx, 0, cli_pty_show_cb, &print);
+	return cli_ask_print(cli, op, pack, ctx, 0, print);
 }
 
 /* ---- open ---- */

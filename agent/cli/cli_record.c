@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli.h"
 #include "cli_desktop.h"
@@ -144,15 +143,11 @@ cli_record_start(struct cli *cli, int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	struct cli_record_args a = {0};
-	char *word;
 	int c, status;
 
-	while ((c = cli_next(cli, argc, argv, opts, "", &word)) != -1) {
+	while ((c = cli_next_opt(cli, argc, argv, opts, "")) != -1) {
 		switch (c) {
 		case CLI_STOP: return CLI_EXIT_USAGE;
-		case CLI_WORD:
-			return cli_usage(
-			    cli, "record start takes no words: %s", word);
 		case CLI_RECORD_OPT_FPS:
 			if (cli_desktop_long(
 			        optarg, 1, CLI_RECORD_FPS_MAX, &a.fps) != 0)
@@ -397,20 +392,6 @@ cli_record_stop(struct cli *cli, int argc, char **argv)
 /* The columns of record status. */
 #define CLI_RECORD_COLS 10
 
-/* "2006-01-02T15:04:05Z" of ms since the epoch. */
-static char *
-cli_record_utc(int64_t ms)
-{
-	time_t t = (time_t)(ms / 1000);
-	char buf[32];
-	struct tm tm;
-
-	if (ms <= 0 || gmtime_r(&t, &tm) == NULL ||
-	    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-		return xstrdup("-");
-	return xstrdup(buf);
-}
-
 /* A number of a result's map, or "-". */
 static char *
 cli_record_num(const msgpack_object *map, const char *key)
@@ -435,7 +416,7 @@ cli_record_status_row(const msgpack_object *rec, char **row)
 	cli_desktop_int(rec, "duration_ms", &ms);
 	row[0] = cli_desktop_text(rec, "id", "?");
 	row[1] = state;
-	row[2] = cli_record_utc(started);
+	row[2] = cli_print_utc(started > 0 ? (uint64_t)started : 0);
 	row[3] = cli_record_num(rec, "fps");
 	row[4] = cli_desktop_geometry(proto_map_get(rec, "region"));
 	row[5] = xasprintf("%.1f s", (double)ms / 1000);

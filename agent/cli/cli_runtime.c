@@ -48,17 +48,6 @@ cli_runtime_pack_cb(msgpack_packer *pk, void *ctx)
 		proto_pack_kv_u64(pk, "port", (uint64_t)a->port);
 }
 
-static int
-cli_runtime_list_show(struct cli *cli, const msgpack_object *result, void *arg)
-{
-	(void)arg;
-	if (cli->json)
-		cli_print_json(result);
-	else
-		cli_print_runtime_list(result);
-	return CLI_EXIT_OK;
-}
-
 /* A runtime's status (status and start): key: value lines, and for a
  * terminal UI the command that watches it. */
 static int
@@ -76,15 +65,6 @@ cli_runtime_status_show(
 	pty = cli_desktop_text(result, "pty", "?");
 	printf("\nwatch it with: berth pty attach %s\n", pty);
 	free(pty);
-	return CLI_EXIT_OK;
-}
-
-static int
-cli_runtime_quiet_show(struct cli *cli, const msgpack_object *result, void *arg)
-{
-	(void)arg;
-	if (cli->json)
-		cli_print_json(result);
 	return CLI_EXIT_OK;
 }
 
@@ -133,8 +113,8 @@ cli_runtime_list(struct cli *cli, int argc, char **argv)
 
 	if ((status = cli_runtime_words(cli, argc, argv, 0, NULL, &a)) != 0)
 		return status;
-	return cli_ask(
-	    cli, "runtime.list", NULL, NULL, 0, cli_runtime_list_show, NULL);
+	return cli_ask_print(
+	    cli, "runtime.list", NULL, NULL, 0, cli_print_runtime_list);
 }
 
 static int
@@ -176,7 +156,7 @@ cli_runtime_stop(struct cli *cli, int argc, char **argv)
 	if ((status = cli_runtime_words(cli, argc, argv, 1, NULL, &a)) != 0)
 		return status;
 	return cli_ask(cli, "runtime.stop", cli_runtime_pack_cb, &a,
-	    CLI_RUNTIME_STOP_WAIT_MS, cli_runtime_quiet_show, NULL);
+	    CLI_RUNTIME_STOP_WAIT_MS, cli_show_json, NULL);
 }
 
 /* pause and resume: NAME, answered at once. */
@@ -189,7 +169,7 @@ cli_runtime_freeze(struct cli *cli, int argc, char **argv, const char *op)
 	if ((status = cli_runtime_words(cli, argc, argv, 1, NULL, &a)) != 0)
 		return status;
 	return cli_ask(
-	    cli, op, cli_runtime_pack_cb, &a, 0, cli_runtime_quiet_show, NULL);
+	    cli, op, cli_runtime_pack_cb, &a, 0, cli_show_json, NULL);
 }
 
 static int

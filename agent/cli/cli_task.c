@@ -13,14 +13,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "catalog.h"
 #include "cli.h"
 #include "cli_desktop.h"
+#include "cli_exec.h"
 #include "cli_print.h"
 #include "cli_task.h"
+#include "cli_workspace.h"
 #include "cli_xfer.h"
 #include "xmalloc.h"
 
@@ -36,9 +37,6 @@
 #define CLI_TASK_STATE_MAX 16
 #define CLI_TASK_REASON_MAX 512
 #define CLI_TASK_WHO_MAX 128
-/* The longest password (or token) read from stdin, as workspace
- * prepare's. */
-#define CLI_TASK_PASSWORD_MAX 4096
 /* deliver answers once git is done, a push included: an hour bounds a
  * slow link, as it does a workspace's clone. */
 #define CLI_TASK_DELIVER_WAIT_MS 3600000
@@ -98,22 +96,6 @@ cli_task_want_id(struct cli *cli, const char *id)
 	return cli_ready(cli);
 }
 
-/* The walk of show and cancel: the ID, and the global options. */
-static int
-cli_task_id_args(struct cli *cli, int argc, char **argv, const char **id)
-{
-	char *word;
-	int c, status;
-
-	while ((c = cli_next(cli, argc, argv, NULL, "", &word)) != -1) {
-		if (c == CLI_STOP)
-			return CLI_EXIT_USAGE;
-		if ((status = cli_task_take_id(cli, word, id)) != CLI_EXIT_OK)
-			return status;
-	}
-	return cli_task_want_id(cli, *id);
-}
-
 static void
 cli_task_pack_id_cb(msgpack_packer *pk, void *ctx)
 {
@@ -121,13 +103,26 @@ cli_task_pack_id_cb(msgpack_packer *pk, void *ctx)
 	proto_pack_kv_str(pk, "id", ctx);
 }
 
+/* show and cancel: the ID (and the global options), then op of that
+ * task, its result printed by print (cli_ask_print's). */
 static int
-cli_task_json_show(struct cli *cli, const msgpack_object *result, void *arg)
+cli_task_ask_id(
+    struct cli *cli, int argc, char **argv, const char *op, cli_print_cb print)
 {
-	(void)arg;
-	if (cli->json)
-		cli_print_json(result);
-	return CLI_EXIT_OK;
+	const char *id = NULL;
+	char *word;
+	int c, status;
+
+	while ((c = cli_next(cli, argc, argv, NULL, "", &word)) != -1) {
+		if (c == CLI_STOP)
+			return CLI_EXIT_USAGE;
+		if ((status = cli_task_take_id(cli, word, &id)) != CLI_EXIT_OK)
+			return status;
+	}
+	if ((status = cli_task_want_id(cli, id)) != CLI_EXIT_OK)
+		return status;
+	return cli_ask_print(
+	    cli, op, cli_task_pack_id_cb, (void *)id, 0, print);
 }
 
 static uint64_t
@@ -167,24 +162,6 @@ cli_task_add(char **s, const char *fmt, ...)
 	free(more);
 	free(*s);
 	*s = t;
-}
-
-/* A time of the record (ms since the epoch) in UTC to the second; "-"
- * while it is 0 or nil: not yet. */
-static char *
-cli_task_time(const msgpack_object *map, const char *key)
-{
-	uint64_t ms = cli_task_u64(map, key);
-	time_t t = (time_t)(ms / 1000);
-	struct tm tm;
-	char buf[32];
-
-	if (ms == 0)
-		return xstrdup("-");
-	if (gmtime_r(&t, &tm) == NULL ||
-	    strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
-		return xasprintf("%" PRIu64 " ms", ms);
-	return xstrdup(buf);
 }
 
 /* A check's argv as one line, each word safe on a terminal. */
@@ -258,27 +235,6 @@ struct cli_task_run {
 	size_t nenv;
 	long timeout_s; /* 0: none */
 };
-
-/* NAME=VALUE; a later NAME replaces an earlier one, as exec's. */
-static int
-cli_task_env(struct cli *cli, struct cli_task_run *r, const char *arg)
-{
-	const char *eq = strchr(arg, '=');
-	size_t i, n;
-
-	if (eq == NULL || eq == arg)
-		return cli_usage(cli, "--env wants NAME=VALUE: %s", arg);
-	n = (size_t)(eq - arg) + 1;
-	for (i = 0; i < r->nenv; i++)
-		if (strncmp(r->env[i], arg, n) == 0) {
-			r->env[i] = arg;
-			return CLI_EXIT_OK;
-		}
-	if (r->nenv == CLI_TASK_ENV_MAX)
-		return cli_usage(cli, "at most %d --env", CLI_TASK_ENV_MAX);
-	r->env[r->nenv++] = arg;
-	return CLI_EXIT_OK;
-}
 
 /* --check's words: all that follow it up to the next --check or the
  * "--" before the prompt, as they are (a check's options are its own,
@@ -380,7 +336,8 @@ cli_task_run_args(
 				    CLI_TASK_TIMEOUT_MAX, optarg);
 			break;
 		case CLI_TASK_OPT_ENV:
-			status = cli_task_env(cli, r, optarg);
+			status = cli_exec_env(
+			    cli, r->env, &r->nenv, CLI_TASK_ENV_MAX, optarg);
 			break;
 		case CLI_TASK_OPT_CHECK:
 			status = cli_task_check(cli, argc, argv, r);
@@ -409,7 +366,6 @@ cli_task_pack_run_cb(msgpack_packer *pk, void *ctx)
 {
 	struct cli_task_run *r = ctx;
 	const struct cli_task_check *k;
-	const char *eq;
 	size_t i, j;
 
 	msgpack_pack_map(
@@ -430,16 +386,8 @@ cli_task_pack_run_cb(msgpack_packer *pk, void *ctx)
 				proto_pack_str(pk, k->argv[j]);
 		}
 	}
-	if (r->nenv == 0)
-		return;
-	proto_pack_str(pk, "env");
-	msgpack_pack_map(pk, r->nenv);
-	for (i = 0; i < r->nenv; i++) {
-		eq = strchr(r->env[i], '=');
-		msgpack_pack_str(pk, (size_t)(eq - r->env[i]));
-		msgpack_pack_str_body(pk, r->env[i], (size_t)(eq - r->env[i]));
-		proto_pack_str(pk, eq + 1);
-	}
+	if (r->nenv > 0)
+		cli_exec_pack_env(pk, r->env, r->nenv);
 }
 
 /* "ID STATE", and a queued task's place: what a script reads with
@@ -563,27 +511,32 @@ cli_task_print_delivery(const msgpack_object *d)
 	cli_task_line("delivered", s);
 }
 
-/* The prompt, whole, a line at a time, each safe on a terminal. */
+/* A string of the server's, whole, a line at a time after indent, each
+ * safe on a terminal. */
 static void
-cli_task_print_prompt(const msgpack_object *p)
+cli_task_print_lines(const msgpack_object *text, const char *indent)
 {
-	const char *s, *end, *nl;
+	const char *s = text->via.str.ptr, *end = s + text->via.str.size, *nl;
 	char *line;
 
-	if (p == NULL || p->type != MSGPACK_OBJECT_STR)
-		return;
-	printf("prompt\n");
-	s = p->via.str.ptr;
-	end = s + p->via.str.size;
 	while (s < end) {
 		nl = memchr(s, '\n', (size_t)(end - s));
 		if (nl == NULL)
 			nl = end;
 		line = cli_print_tame(xstrndup(s, (size_t)(nl - s)));
-		printf("  %s\n", line);
+		printf("%s%s\n", indent, line);
 		free(line);
 		s = nl + 1;
 	}
+}
+
+static void
+cli_task_print_prompt(const msgpack_object *p)
+{
+	if (p == NULL || p->type != MSGPACK_OBJECT_STR)
+		return;
+	printf("prompt\n");
+	cli_task_print_lines(p, "  ");
 }
 
 /* A record for people: what it is, how it went, what came of it. */
@@ -596,9 +549,9 @@ cli_task_print_record(const msgpack_object *r)
 	cli_task_line("id", cli_desktop_text(r, "id", "?"));
 	cli_task_line("runtime", cli_desktop_text(r, "runtime", "?"));
 	cli_task_line("state", cli_task_record_state(r));
-	cli_task_line("created", cli_task_time(r, "created"));
-	cli_task_line("started", cli_task_time(r, "started"));
-	cli_task_line("finished", cli_task_time(r, "finished"));
+	cli_task_line("created", cli_print_utc(cli_task_u64(r, "created")));
+	cli_task_line("started", cli_print_utc(cli_task_u64(r, "started")));
+	cli_task_line("finished", cli_print_utc(cli_task_u64(r, "finished")));
 	if (timeout > 0)
 		cli_task_line("timeout", xasprintf("%" PRIu64 " s", timeout));
 	if (env != NULL && env->type == MSGPACK_OBJECT_ARRAY &&
@@ -611,26 +564,10 @@ cli_task_print_record(const msgpack_object *r)
 }
 
 static int
-cli_task_show_show(struct cli *cli, const msgpack_object *result, void *arg)
-{
-	(void)arg;
-	if (cli->json)
-		cli_print_json(result);
-	else
-		cli_task_print_record(result);
-	return CLI_EXIT_OK;
-}
-
-static int
 cli_task_show(struct cli *cli, int argc, char **argv)
 {
-	const char *id = NULL;
-	int status;
-
-	if ((status = cli_task_id_args(cli, argc, argv, &id)) != CLI_EXIT_OK)
-		return status;
-	return cli_ask(cli, "task.show", cli_task_pack_id_cb, (void *)id, 0,
-	    cli_task_show_show, NULL);
+	return cli_task_ask_id(
+	    cli, argc, argv, "task.show", cli_task_print_record);
 }
 
 /* ---- list ---- */
@@ -698,21 +635,10 @@ cli_task_print_list(const msgpack_object *result)
 		row[0] = cli_desktop_text(t, "id", "?");
 		row[1] = cli_desktop_text(t, "runtime", "?");
 		row[2] = cli_desktop_text(t, "state", "?");
-		row[3] = cli_task_time(t, "created");
+		row[3] = cli_print_utc(cli_task_u64(t, "created"));
 		row[4] = cli_task_cut(proto_map_get(t, "prompt"));
 	}
 	cli_print_table(5, n + 1, cells);
-}
-
-static int
-cli_task_list_show(struct cli *cli, const msgpack_object *result, void *arg)
-{
-	(void)arg;
-	if (cli->json)
-		cli_print_json(result);
-	else
-		cli_task_print_list(result);
-	return CLI_EXIT_OK;
 }
 
 static int
@@ -724,23 +650,19 @@ cli_task_list(struct cli *cli, int argc, char **argv)
 	    {NULL, 0, NULL, 0},
 	};
 	struct cli_task_filter f = {0};
-	char *word;
 	int c, status;
 
-	while ((c = cli_next(cli, argc, argv, opts, "", &word)) != -1) {
+	while ((c = cli_next_opt(cli, argc, argv, opts, "")) != -1) {
 		switch (c) {
 		case CLI_STOP: return CLI_EXIT_USAGE;
-		case CLI_WORD:
-			return cli_usage(
-			    cli, "task list takes no words: %s", word);
 		case CLI_TASK_OPT_RUNTIME: f.runtime = optarg; break;
 		case CLI_TASK_OPT_STATE: f.state = optarg; break;
 		}
 	}
 	if ((status = cli_ready(cli)) != CLI_EXIT_OK)
 		return status;
-	return cli_ask(cli, "task.list", cli_task_pack_list_cb, &f, 0,
-	    cli_task_list_show, NULL);
+	return cli_ask_print(cli, "task.list", cli_task_pack_list_cb, &f, 0,
+	    cli_task_print_list);
 }
 
 /* ---- cancel ---- */
@@ -748,13 +670,7 @@ cli_task_list(struct cli *cli, int argc, char **argv)
 static int
 cli_task_cancel(struct cli *cli, int argc, char **argv)
 {
-	const char *id = NULL;
-	int status;
-
-	if ((status = cli_task_id_args(cli, argc, argv, &id)) != CLI_EXIT_OK)
-		return status;
-	return cli_ask(cli, "task.cancel", cli_task_pack_id_cb, (void *)id, 0,
-	    cli_task_json_show, NULL);
+	return cli_task_ask_id(cli, argc, argv, "task.cancel", NULL);
 }
 
 /* ---- attach ---- */
@@ -985,13 +901,6 @@ cli_task_attach_take(
 	return CLI_CONN_OK;
 }
 
-static void
-cli_task_attach_close(struct cli_task_attach *a)
-{
-	cli_conn_close(a->conn);
-	a->conn = NULL;
-}
-
 /* A connection, attached from next (or, past the stream's end, waiting
  * for the task's). */
 static int
@@ -1006,7 +915,7 @@ cli_task_attach_open(struct cli_task_attach *a, char **cause)
 	status = a->eof ? cli_task_attach_await(a, cause)
 	                : cli_task_attach_from(a, cause);
 	if (status != CLI_CONN_OK)
-		cli_task_attach_close(a);
+		cli_conn_forget(&a->conn);
 	return status;
 }
 
@@ -1028,7 +937,7 @@ cli_task_attach_mend(struct cli_task_attach *a, char *why, char **cause)
 	    .arg = a};
 	int status;
 
-	cli_task_attach_close(a);
+	cli_conn_forget(&a->conn);
 	status = cli_xfer_mend(a->cli, &o, why, cause);
 	if (status == CLI_CONN_OK && o.tries > 1)
 		cli_print_warn("reconnected; the %s stream resumes at byte "
@@ -1074,7 +983,7 @@ cli_task_attach(struct cli *cli, int argc, char **argv)
 	/* A signal ends the following quietly: it is how one stops. */
 	cli_xfer_signals();
 	status = cli_task_attach_follow(&a, &cause);
-	cli_task_attach_close(&a);
+	cli_conn_forget(&a.conn);
 	free(a.name);
 	if (status != CLI_CONN_OK)
 		return cli_xfer_exit(status, cause);
@@ -1087,8 +996,8 @@ cli_task_attach(struct cli *cli, int argc, char **argv)
 
 /* ---- deliver ---- */
 
-/* deliver's words and options (argv's), and the password read from
- * stdin, which cli_task_deliver wipes. */
+/* deliver's words and options (argv's), and the push's credential,
+ * which cli_task_deliver wipes. */
 struct cli_task_deliver {
 	const char *id;
 	const char *branch;
@@ -1096,10 +1005,8 @@ struct cli_task_deliver {
 	const char *author_name;
 	const char *author_email;
 	const char *repo; /* --push's; NULL: no push */
-	const char *username;
-	bool password_stdin;
 	bool force;
-	char password[CLI_TASK_PASSWORD_MAX + 2];
+	struct cli_workspace_cred cred;
 };
 
 static void
@@ -1109,7 +1016,7 @@ cli_task_pack_deliver_cb(msgpack_packer *pk, void *ctx)
 	bool author = d->author_name != NULL, push = d->repo != NULL;
 
 	msgpack_pack_map(
-	    pk, 3 + author + 2 * push + d->password_stdin + d->force);
+	    pk, 3 + author + 2 * push + d->cred.password_stdin + d->force);
 	proto_pack_kv_str(pk, "id", d->id);
 	proto_pack_kv_str(pk, "branch", d->branch);
 	proto_pack_kv_str(pk, "commit_message", d->message);
@@ -1125,33 +1032,7 @@ cli_task_pack_deliver_cb(msgpack_packer *pk, void *ctx)
 	}
 	if (d->force)
 		proto_pack_kv_bool(pk, "force", true);
-	if (!d->password_stdin)
-		return;
-	proto_pack_str(pk, "credential");
-	msgpack_pack_map(pk, 1 + (d->username != NULL));
-	if (d->username != NULL)
-		proto_pack_kv_str(pk, "username", d->username);
-	proto_pack_kv_str(pk, "password", d->password);
-}
-
-/* The first line of stdin, without its line end. */
-static int
-cli_task_read_password(struct cli *cli, struct cli_task_deliver *d)
-{
-	size_t n;
-
-	if (fgets(d->password, sizeof d->password, stdin) == NULL)
-		return cli_usage(cli, "--password-stdin: stdin is empty");
-	n = strcspn(d->password, "\r\n");
-	if (n > CLI_TASK_PASSWORD_MAX)
-		return cli_usage(cli,
-		    "--password-stdin: the password is longer than %d bytes",
-		    CLI_TASK_PASSWORD_MAX);
-	d->password[n] = '\0';
-	if (n == 0)
-		return cli_usage(
-		    cli, "--password-stdin: the password is empty");
-	return CLI_EXIT_OK;
+	cli_workspace_pack_cred(pk, &d->cred);
 }
 
 /* What goes with what: berthd checks each value, this the command
@@ -1159,6 +1040,8 @@ cli_task_read_password(struct cli *cli, struct cli_task_deliver *d)
 static int
 cli_task_deliver_check(struct cli *cli, struct cli_task_deliver *d)
 {
+	int status;
+
 	if (d->id == NULL)
 		return cli_usage(cli, "task deliver wants an ID");
 	if (d->branch == NULL || *d->branch == '\0')
@@ -1168,12 +1051,10 @@ cli_task_deliver_check(struct cli *cli, struct cli_task_deliver *d)
 	if ((d->author_name == NULL) != (d->author_email == NULL))
 		return cli_usage(
 		    cli, "--author-name and --author-email go together");
-	if (d->password_stdin && d->repo == NULL)
+	if (d->cred.password_stdin && d->repo == NULL)
 		return cli_usage(cli, "--password-stdin goes with --push");
-	if (d->username != NULL && !d->password_stdin)
-		return cli_usage(cli, "--username goes with --password-stdin");
-	if (d->password_stdin && cli_task_read_password(cli, d) != 0)
-		return CLI_EXIT_USAGE;
+	if ((status = cli_workspace_cred_read(cli, &d->cred)) != CLI_EXIT_OK)
+		return status;
 	return cli_ready(cli);
 }
 
@@ -1209,9 +1090,9 @@ cli_task_deliver_args(
 		case CLI_TASK_OPT_AUTHOR_NAME: d->author_name = optarg; break;
 		case CLI_TASK_OPT_AUTHOR_EMAIL: d->author_email = optarg; break;
 		case CLI_TASK_OPT_PUSH: d->repo = optarg; break;
-		case CLI_TASK_OPT_USERNAME: d->username = optarg; break;
+		case CLI_TASK_OPT_USERNAME: d->cred.username = optarg; break;
 		case CLI_TASK_OPT_PASSWORD_STDIN:
-			d->password_stdin = true;
+			d->cred.password_stdin = true;
 			break;
 		case CLI_TASK_OPT_FORCE: d->force = true; break;
 		}
@@ -1219,28 +1100,15 @@ cli_task_deliver_args(
 	return cli_task_deliver_check(cli, d);
 }
 
-/* git's --stat, a line at a time, each safe on a terminal. */
+/* git's --stat, after a blank line. */
 static void
 cli_task_print_diffstat(const msgpack_object *stat)
 {
-	const char *s, *end, *nl;
-	char *line;
-
 	if (stat == NULL || stat->type != MSGPACK_OBJECT_STR ||
 	    stat->via.str.size == 0)
 		return;
 	printf("\n");
-	s = stat->via.str.ptr;
-	end = s + stat->via.str.size;
-	while (s < end) {
-		nl = memchr(s, '\n', (size_t)(end - s));
-		if (nl == NULL)
-			nl = end;
-		line = cli_print_tame(xstrndup(s, (size_t)(nl - s)));
-		printf("%s\n", line);
-		free(line);
-		s = nl + 1;
-	}
+	cli_task_print_lines(stat, "");
 }
 
 static int
@@ -1279,7 +1147,7 @@ cli_task_deliver(struct cli *cli, int argc, char **argv)
 	    CLI_EXIT_OK)
 		status = cli_ask(cli, "task.deliver", cli_task_pack_deliver_cb,
 		    &d, CLI_TASK_DELIVER_WAIT_MS, cli_task_deliver_show, NULL);
-	explicit_bzero(d.password, sizeof d.password);
+	explicit_bzero(d.cred.password, sizeof d.cred.password);
 	return status;
 }
 

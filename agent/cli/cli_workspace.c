@@ -1,4 +1,4 @@
-/* cli_workspace: berth workspace prepare. */
+/* cli_workspace: berth workspace prepare, and the credential it reads. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,8 +11,6 @@
 /* A clone answers when git is done: an hour covers a large repository
  * on a slow link (berth events --follow shows its progress meanwhile). */
 #define CLI_WORKSPACE_WAIT_MS 3600000
-/* The longest password (or token) read from stdin. */
-#define CLI_WORKSPACE_PASSWORD_MAX 4096
 
 enum {
 	CLI_WORKSPACE_OPT_BRANCH = 256,
@@ -21,38 +19,66 @@ enum {
 	CLI_WORKSPACE_OPT_PASSWORD_STDIN,
 };
 
-/* prepare's words and options (strings of argv), and the password read
- * from stdin, which cli_workspace_prepare wipes. */
+/* prepare's words and options (strings of argv), and the credential,
+ * which cli_workspace_prepare wipes. */
 struct cli_workspace_args {
 	const char *runtime;
 	const char *repo;
 	const char *branch;
 	const char *dir;
-	const char *username;
-	bool password_stdin;
-	char password[CLI_WORKSPACE_PASSWORD_MAX + 2];
+	struct cli_workspace_cred cred;
 };
+
+int
+cli_workspace_cred_read(struct cli *cli, struct cli_workspace_cred *c)
+{
+	size_t n;
+
+	if (c->username != NULL && !c->password_stdin)
+		return cli_usage(cli, "--username goes with --password-stdin");
+	if (!c->password_stdin)
+		return CLI_EXIT_OK;
+	if (fgets(c->password, sizeof c->password, stdin) == NULL)
+		return cli_usage(cli, "--password-stdin: stdin is empty");
+	n = strcspn(c->password, "\r\n");
+	if (n > CLI_WORKSPACE_PASSWORD_MAX)
+		return cli_usage(cli,
+		    "--password-stdin: the password is longer than %d bytes",
+		    CLI_WORKSPACE_PASSWORD_MAX);
+	c->password[n] = '\0';
+	if (n == 0)
+		return cli_usage(
+		    cli, "--password-stdin: the password is empty");
+	return CLI_EXIT_OK;
+}
+
+void
+cli_workspace_pack_cred(msgpack_packer *pk, const struct cli_workspace_cred *c)
+{
+	if (!c->password_stdin)
+		return;
+	proto_pack_str(pk, "credential");
+	msgpack_pack_map(pk, 1 + (c->username != NULL));
+	if (c->username != NULL)
+		proto_pack_kv_str(pk, "username", c->username);
+	proto_pack_kv_str(pk, "password", c->password);
+}
 
 static void
 cli_workspace_pack_cb(msgpack_packer *pk, void *ctx)
 {
 	struct cli_workspace_args *a = ctx;
-	bool cred = a->password_stdin;
 
-	msgpack_pack_map(pk, 2 + (a->branch != NULL) + (a->dir != NULL) + cred);
+	msgpack_pack_map(pk,
+	    2 + (a->branch != NULL) + (a->dir != NULL) +
+	        a->cred.password_stdin);
 	proto_pack_kv_str(pk, "runtime", a->runtime);
 	proto_pack_kv_str(pk, "repo", a->repo);
 	if (a->branch != NULL)
 		proto_pack_kv_str(pk, "branch", a->branch);
 	if (a->dir != NULL)
 		proto_pack_kv_str(pk, "dir", a->dir);
-	if (!cred)
-		return;
-	proto_pack_str(pk, "credential");
-	msgpack_pack_map(pk, 1 + (a->username != NULL));
-	if (a->username != NULL)
-		proto_pack_kv_str(pk, "username", a->username);
-	proto_pack_kv_str(pk, "password", a->password);
+	cli_workspace_pack_cred(pk, &a->cred);
 }
 
 static int
@@ -60,26 +86,6 @@ cli_workspace_show(struct cli *cli, const msgpack_object *result, void *arg)
 {
 	(void)arg;
 	cli_print_runtime(result, cli->json);
-	return CLI_EXIT_OK;
-}
-
-/* The first line of stdin, without its newline. */
-static int
-cli_workspace_read_password(struct cli *cli, struct cli_workspace_args *a)
-{
-	size_t n;
-
-	if (fgets(a->password, sizeof a->password, stdin) == NULL)
-		return cli_usage(cli, "--password-stdin: stdin is empty");
-	n = strcspn(a->password, "\r\n");
-	if (n > CLI_WORKSPACE_PASSWORD_MAX)
-		return cli_usage(cli,
-		    "--password-stdin: the password is longer than %d bytes",
-		    CLI_WORKSPACE_PASSWORD_MAX);
-	a->password[n] = '\0';
-	if (n == 0)
-		return cli_usage(
-		    cli, "--password-stdin: the password is empty");
 	return CLI_EXIT_OK;
 }
 
@@ -96,7 +102,7 @@ cli_workspace_args(
 	    {NULL, 0, NULL, 0},
 	};
 	char *word;
-	int c;
+	int c, status;
 
 	while ((c = cli_next(cli, argc, argv, opts, "", &word)) != -1) {
 		switch (c) {
@@ -114,19 +120,19 @@ cli_workspace_args(
 			break;
 		case CLI_WORKSPACE_OPT_BRANCH: a->branch = optarg; break;
 		case CLI_WORKSPACE_OPT_DIR: a->dir = optarg; break;
-		case CLI_WORKSPACE_OPT_USERNAME: a->username = optarg; break;
+		case CLI_WORKSPACE_OPT_USERNAME:
+			a->cred.username = optarg;
+			break;
 		case CLI_WORKSPACE_OPT_PASSWORD_STDIN:
-			a->password_stdin = true;
+			a->cred.password_stdin = true;
 			break;
 		}
 	}
 	if (a->repo == NULL)
 		return cli_usage(
 		    cli, "workspace prepare wants a RUNTIME and a REPO URL");
-	if (a->username != NULL && !a->password_stdin)
-		return cli_usage(cli, "--username goes with --password-stdin");
-	if (a->password_stdin && cli_workspace_read_password(cli, a) != 0)
-		return CLI_EXIT_USAGE;
+	if ((status = cli_workspace_cred_read(cli, &a->cred)) != CLI_EXIT_OK)
+		return status;
 	return cli_ready(cli);
 }
 
@@ -140,7 +146,7 @@ cli_workspace_prepare(struct cli *cli, int argc, char **argv)
 		status =
 		    cli_ask(cli, "workspace.prepare", cli_workspace_pack_cb, &a,
 		        CLI_WORKSPACE_WAIT_MS, cli_workspace_show, NULL);
-	explicit_bzero(a.password, sizeof a.password);
+	explicit_bzero(a.cred.password, sizeof a.cred.password);
 	return status;
 }
 

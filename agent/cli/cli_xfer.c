@@ -167,8 +167,7 @@ cli_xfer_open(struct cli_xfer_link *l, char **cause)
 void
 cli_xfer_close(struct cli_xfer_link *l)
 {
-	cli_conn_close(l->conn);
-	l->conn = NULL;
+	cli_conn_forget(&l->conn);
 	l->phead = l->npend = 0;
 }
 

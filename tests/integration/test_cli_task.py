@@ -14,30 +14,12 @@ import json
 import os
 import pwd
 import re
-import select
 import signal
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (  # noqa: E402
-    CLI,
-    TRANSPORTS,
-    Sandbox,
-    Timeout,
-    berth,
-    case,
-    conn_args,
-    expect,
-    expect_eq,
-    expect_in,
-    note,
-    run,
-    running,
-    scratch,
-    text_ok,
-    wait_for,
-)
+from harness import Sandbox, case, expect, expect_eq, expect_in, note, run, scratch, wait_for  # noqa: E402
+from harness.cli import TRANSPORTS, berth, berth_running, read_all, text_ok  # noqa: E402
 
 USER = "agent"
 ID = re.compile(r"[0-9a-f]{16}")
@@ -92,6 +74,14 @@ def attach(sb, transport, tid, *args, **kw):
     return rc, out, err.decode(errors="replace") if isinstance(err, bytes) else err
 
 
+def attach_while(sb, transport, tid, on_out, timeout):
+    """berth task attach ID to its end, on_out(stdout so far) called as
+    it writes: (status, stdout, stderr) bytes."""
+    with berth_running(sb, transport, "task", "attach", tid) as p:
+        out, err = read_all(p, on_out, timeout=timeout)
+        return p.wait(10), out, err
+
+
 def fields(out):
     """A record's `key value` lines as a dict, up to the prompt's block."""
     got = {}
@@ -101,29 +91,6 @@ def fields(out):
         key, _, value = line.partition(" ")
         got[key] = value.strip()
     return got
-
-
-def read_all(p, on_out=None, timeout=60):
-    """Reads a Popen's stdout and stderr to their ends: (stdout, stderr).
-    on_out(bytes so far) is called after each chunk of stdout."""
-    out, err = bytearray(), bytearray()
-    open_fds = {p.stdout.fileno(): out, p.stderr.fileno(): err}
-    deadline = time.monotonic() + timeout
-    while open_fds:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            raise Timeout("no end of berth's output within %d s (%d bytes, stderr %r)" % (
-                timeout, len(out), bytes(err[-300:])))
-        ready, _, _ = select.select(list(open_fds), [], [], left)
-        for fd in ready:
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                del open_fds[fd]
-                continue
-            open_fds[fd] += chunk
-            if fd == p.stdout.fileno() and on_out is not None:
-                on_out(bytes(out))
-    return bytes(out), bytes(err)
 
 
 ECHO = ('printf "prompt=%s\\n" "$1"; printf "FOO=%s\\n" "$FOO"; echo to-stderr >&2; '
@@ -232,16 +199,14 @@ def attach_gateway_killed():
     with Sandbox(extra=section("noisy", script(NOISY), ws, "task =")) as sb:
         tid, _ = task_run(sb, "ws", "noisy", "--", "x")
         killed = []
-        with running([CLI] + conn_args(sb, "ws") + ["task", "attach", tid]) as p:
 
-            def on_out(out):
-                if not killed and len(out) >= 1 << 20:
-                    old = sb.gateway_pid()
-                    os.kill(old, signal.SIGKILL)
-                    killed.extend((len(out), old))
+        def on_out(out):
+            if not killed and len(out) >= 1 << 20:
+                old = sb.gateway_pid()
+                os.kill(old, signal.SIGKILL)
+                killed.extend((len(out), old))
 
-            out, err = read_all(p, on_out, timeout=120)
-            rc = p.wait(10)
+        rc, out, err = attach_while(sb, "ws", tid, on_out, timeout=120)
         note("berth said %r" % err)
         expect(killed, "the gateway was never killed")
         expect(sb.gateway_pid(timeout=10, other_than=killed[1]) != killed[1], "no new gateway")
@@ -260,16 +225,14 @@ def attach_gateway_killed_checking():
     with Sandbox(extra=section("quick", script("echo hi\n"), agent_dir(), "task =")) as sb:
         tid, _ = task_run(sb, "ws", "quick", "--check", "sleep", "4", "--check", "false", "--", "x")
         killed = []
-        with running([CLI] + conn_args(sb, "ws") + ["task", "attach", tid]) as p:
 
-            def on_out(out):
-                if not killed and out == b"hi\n":
-                    wait_state(sb, tid, ("checking",), timeout=3)
-                    killed.append(sb.gateway_pid())
-                    os.kill(killed[0], signal.SIGKILL)
+        def on_out(out):
+            if not killed and out == b"hi\n":
+                wait_state(sb, tid, ("checking",), timeout=3)
+                killed.append(sb.gateway_pid())
+                os.kill(killed[0], signal.SIGKILL)
 
-            out, err = read_all(p, on_out, timeout=60)
-            rc = p.wait(10)
+        rc, out, err = attach_while(sb, "ws", tid, on_out, timeout=60)
         note("berth said %r" % err)
         expect(killed, "the gateway was never killed")
         expect_eq((rc, out), (1, b"hi\n"), "attach's exit status and stdout")
@@ -283,16 +246,14 @@ def attach_berthd_restart():
     with Sandbox(extra=section("slow", prog, agent_dir(), "task =")) as sb:
         tid, _ = task_run(sb, "unix", "slow", "--", "x")
         restarted = []
-        with running([CLI] + conn_args(sb, "unix") + ["task", "attach", tid]) as p:
 
-            def on_out(out):
-                if not restarted and out == b"started\n":
-                    sb.kill()
-                    sb.start(wait="socket")
-                    restarted.append(True)
+        def on_out(out):
+            if not restarted and out == b"started\n":
+                sb.kill()
+                sb.start(wait="socket")
+                restarted.append(True)
 
-            out, err = read_all(p, on_out, timeout=60)
-            rc = p.wait(10)
+        rc, out, err = attach_while(sb, "unix", tid, on_out, timeout=60)
         note("berth said %r" % err)
         expect(restarted, "berthd was never restarted")
         expect_eq((rc, out), (1, b"started\n"), "attach's exit status and stdout")
@@ -315,15 +276,13 @@ def cancel_busy_queue(transport):
         rc, _, err = berth(sb, transport, "task", "run", "slow", "--", "y", text=True)
         expect_eq(rc, 1, "a second run of a busy runtime")
         expect_in("berth: conflict: runtime slow is busy with task %s" % tid, err, "its error")
-        with running([CLI] + conn_args(sb, transport) + ["task", "attach", tid]) as p:
-            got = []
+        got = []
 
-            def on_out(out):
-                if not got and out == b"started\n":
-                    got.append(text_ok(sb, transport, "task", "cancel", tid))
+        def on_out(out):
+            if not got and out == b"started\n":
+                got.append(text_ok(sb, transport, "task", "cancel", tid))
 
-            out, err = read_all(p, on_out, timeout=30)
-            rc = p.wait(10)
+        rc, out, err = attach_while(sb, transport, tid, on_out, timeout=30)
         expect_eq(got, [""], "cancel's output")
         expect_eq((rc, out), (1, b"started\n"), "attach's exit status and stdout")
         expect_eq(err, b"berth: task %s cancelled by %s\n" % (tid.encode(), who.encode()), "attach's stderr")
