@@ -576,6 +576,29 @@ task_out_new(struct task *t, const char *file, const char *stream)
 	return o;
 }
 
+/* Every stream of t, there from task.run on, so that a client may
+ * follow a queued task, or a check that has not started. 0, or -1 with
+ * errno. */
+static int
+task_outs_new(struct task *t)
+{
+	char file[32], stream[32];
+	size_t i;
+
+	if ((t->out[TASK_OUT_AGENT] = task_out_new(t, "agent.out", "agent")) ==
+	        NULL ||
+	    (t->out[TASK_OUT_STDERR] =
+	            task_out_new(t, "agent.err", "stderr")) == NULL)
+		return -1;
+	for (i = 0; i < t->rec.nchecks; i++) {
+		snprintf(file, sizeof file, "check-%zu.out", i);
+		snprintf(stream, sizeof stream, "check/%zu", i);
+		if ((t->chk[i] = task_out_new(t, file, stream)) == NULL)
+			return -1;
+	}
+	return 0;
+}
+
 static void
 task_arm_timeout(struct task *t)
 {
@@ -623,18 +646,11 @@ static void
 task_start_check(struct task *t)
 {
 	struct taskrec_check *k = &t->rec.checks[t->phase];
-	char file[32], stream[32], *cause = NULL, **argv;
+	char *cause = NULL, **argv;
 	size_t i;
 
-	snprintf(file, sizeof file, "check-%d.out", t->phase);
-	snprintf(stream, sizeof stream, "check/%d", t->phase);
 	k->ran = true;
 	k->started = proto_now_ms();
-	if ((t->chk[t->phase] = task_out_new(t, file, stream)) == NULL) {
-		task_finish(t, TASKREC_FAILED,
-		    "a check's output cannot be kept in the state directory");
-		return;
-	}
 	task_save(t);
 	task_emit_checking(t);
 	argv = xcalloc(k->argc + 1, sizeof *argv);
@@ -732,13 +748,7 @@ task_op_run(struct server_conn *c, const struct proto_msg *m)
 	while (task_find(t->rec.id) != NULL);
 	t->rec.created = proto_now_ms();
 	t->rec.state = TASKREC_QUEUED;
-	/* The agent's streams are there from the start, so that a client
-	 * may follow a queued task. */
-	if (task_save(t) < 0 ||
-	    (t->out[TASK_OUT_AGENT] = task_out_new(t, "agent.out", "agent")) ==
-	        NULL ||
-	    (t->out[TASK_OUT_STDERR] =
-	            task_out_new(t, "agent.err", "stderr")) == NULL) {
+	if (task_save(t) < 0 || task_outs_new(t) < 0) {
 		server_reply_error_path(c, m->id, PROTO_E_IO, task_dir,
 		    "the task cannot be kept in %s: %s", task_dir,
 		    strerror(errno));
@@ -876,7 +886,7 @@ task_stream(struct task *t, const char *stream)
 	} else if (strncmp(stream, "check/", 6) == 0 && stream[6] >= '0' &&
 	    stream[6] <= '9' &&
 	    (n = strtoul(stream + 6, &end, 10), *end == '\0') &&
-	    n < t->rec.nchecks && t->rec.checks[n].ran) {
+	    n < t->rec.nchecks) {
 		slot = &t->chk[n];
 		snprintf(file, sizeof file, "check-%lu.out", n);
 	} else

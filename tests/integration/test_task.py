@@ -730,13 +730,15 @@ def t_bad_input():
         expect_eq(c.call("task.list")["tasks"], [], "task.list after the refusals")
         expect_eq(task_events(sb), [], "task events after the refusals")
         expect_eq(user_processes(sb, dirs.pw.pw_uid), [], "processes of the runtime's user")
-        # A task's streams: a check not started, one that is not there, a
-        # stream that is no stream.
+        # A task's streams: a check not started (there, empty, not
+        # ended), one that is not there, a stream that is no stream.
         go = os.path.join(scratch(0o755), "go")
         r = run_task(c, "fake", steps(wait_file(go)), checks=[t])
-        for stream in ("check/0", "check/1"):
-            expect_code(task_error(c, "task.attach", {"id": r["id"], "stream": stream}), "not_found",
-                        "an attach to %s of a running task" % stream)
+        a = c.call("task.attach", {"id": r["id"], "stream": "check/0"})
+        expect_eq((a["stream"], a["offset"], a["end"], a["ended"]), ("check/0", 0, 0, False),
+                  "an attach to a check not started yet")
+        expect_code(task_error(c, "task.attach", {"id": r["id"], "stream": "check/1"}), "not_found",
+                    "an attach to check/1 of a task with one check")
         e = task_error(c, "task.attach", {"id": r["id"], "stream": "bogus"})
         expect_in(e["code"], ("bad_args", "not_found"), "an attach to stream bogus")
         expect_code(task_error(c, "task.attach", {"id": r["id"], "from_offset": 1}), "bad_args",
