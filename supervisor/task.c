@@ -673,15 +673,19 @@ task_parse(struct server_conn *c, const struct proto_msg *m)
 {
 	struct task *t = xcalloc(1, sizeof *t);
 	struct task_req q;
+	char why[TASK_REQ_WHY_MAX];
+	const char *code;
 	int rc;
 
 	taskrec_init(&t->rec);
 	t->phase = -1;
-	rc = task_req_parse(c, m, task_cfg, &t->rec, &q);
+	rc = task_req_parse(
+	    m->args, task_cfg, &t->rec, &q, &code, why, sizeof why);
 	t->rt = q.rt;
 	t->env = q.env;
 	t->limits = q.limits;
 	if (rc < 0) {
+		server_reply_error(c, m->id, code, "%s", why);
 		task_free(t);
 		return NULL;
 	}

@@ -1,26 +1,38 @@
 /* task_req: a task.run request read (see task_req.h). */
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "args.h"
 #include "child.h"
 #include "launch.h"
+#include "proto.h"
 #include "task_req.h"
 #include "xmalloc.h"
 
-static int
-task_req_prompt(struct server_conn *c, const struct proto_msg *m, char **out)
+/* Says why in why[whymax]; returns -1 for the caller to return. */
+static int __attribute__((format(printf, 3, 4)))
+task_req_fail(char *why, size_t whymax, const char *fmt, ...)
 {
-	const msgpack_object *p = proto_map_get(m->args, "prompt");
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, whymax, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int
+task_req_prompt(
+    const msgpack_object *args, char **out, char *why, size_t whymax)
+{
+	const msgpack_object *p = proto_map_get(args, "prompt");
 
 	if (p == NULL || p->type != MSGPACK_OBJECT_STR ||
 	    p->via.str.size == 0 || p->via.str.size > TASKREC_PROMPT_MAX ||
-	    memchr(p->via.str.ptr, '\0', p->via.str.size) != NULL) {
-		server_reply_error(c, m->id, PROTO_E_BAD_ARGS,
+	    memchr(p->via.str.ptr, '\0', p->via.str.size) != NULL)
+		return task_req_fail(why, whymax,
 		    "prompt must be a string of 1-%u bytes without NUL",
 		    TASKREC_PROMPT_MAX);
-		return -1;
-	}
 	*out = xstrndup(p->via.str.ptr, p->via.str.size);
 	return 0;
 }
@@ -51,29 +63,25 @@ task_req_check(const msgpack_object *o, struct taskrec_check *k)
 
 static int
 task_req_checks(
-    struct server_conn *c, const struct proto_msg *m, struct taskrec *r)
+    const msgpack_object *args, struct taskrec *r, char *why, size_t whymax)
 {
-	const msgpack_object *o = proto_map_get(m->args, "checks");
+	const msgpack_object *o = proto_map_get(args, "checks");
 	size_t i;
 
 	if (o == NULL || o->type == MSGPACK_OBJECT_NIL)
 		return 0;
 	if (o->type != MSGPACK_OBJECT_ARRAY ||
-	    o->via.array.size > TASKREC_CHECKS_MAX) {
-		server_reply_error(c, m->id, PROTO_E_BAD_ARGS,
+	    o->via.array.size > TASKREC_CHECKS_MAX)
+		return task_req_fail(why, whymax,
 		    "checks must be a list of at most %d checks, each an "
 		    "argv (a list of strings)",
 		    TASKREC_CHECKS_MAX);
-		return -1;
-	}
 	for (i = 0; i < o->via.array.size; i++) {
-		if (task_req_check(&o->via.array.ptr[i], &r->checks[i]) < 0) {
-			server_reply_error(c, m->id, PROTO_E_BAD_ARGS,
+		if (task_req_check(&o->via.array.ptr[i], &r->checks[i]) < 0)
+			return task_req_fail(why, whymax,
 			    "checks[%zu] must be an argv: a list of 1-%d "
 			    "strings of 1-%d bytes",
 			    i, TASKREC_ARGV_MAX, TASKREC_ARG_MAX);
-			return -1;
-		}
 		r->nchecks++;
 	}
 	return 0;
@@ -81,35 +89,29 @@ task_req_checks(
 
 /* The env map: its KEY=VALUE list into q, its names into the record. */
 static int
-task_req_env(struct server_conn *c, const struct proto_msg *m,
-    struct taskrec *r, struct task_req *q)
+task_req_env(const msgpack_object *args, struct taskrec *r, struct task_req *q,
+    char *why, size_t whymax)
 {
-	const msgpack_object *e = proto_map_get(m->args, "env");
-	const char *why = NULL;
+	const msgpack_object *e = proto_map_get(args, "env");
+	const char *list_why = NULL;
 	size_t i;
 
 	if (e != NULL && e->type == MSGPACK_OBJECT_NIL)
 		e = NULL;
 	if (e != NULL &&
 	    (e->type != MSGPACK_OBJECT_MAP ||
-	        e->via.map.size > TASKREC_ENV_MAX)) {
-		server_reply_error(c, m->id, PROTO_E_BAD_ARGS,
+	        e->via.map.size > TASKREC_ENV_MAX))
+		return task_req_fail(why, whymax,
 		    "env must be a map of at most %d names to strings",
 		    TASKREC_ENV_MAX);
-		return -1;
-	}
 	for (i = 0; e != NULL && i < e->via.map.size; i++)
 		if (e->via.map.ptr[i].key.type != MSGPACK_OBJECT_STR ||
-		    e->via.map.ptr[i].key.via.str.size > TASKREC_ENV_NAME_MAX) {
-			server_reply_error(c, m->id, PROTO_E_BAD_ARGS,
+		    e->via.map.ptr[i].key.via.str.size > TASKREC_ENV_NAME_MAX)
+			return task_req_fail(why, whymax,
 			    "env's names are at most %d bytes",
 			    TASKREC_ENV_NAME_MAX);
-			return -1;
-		}
-	if ((q->env = launch_env_list(e, &why)) == NULL) {
-		server_reply_error(c, m->id, PROTO_E_BAD_ARGS, "%s", why);
-		return -1;
-	}
+	if ((q->env = launch_env_list(e, &list_why)) == NULL)
+		return task_req_fail(why, whymax, "%s", list_why);
 	r->nenv = e != NULL ? e->via.map.size : 0;
 	r->env = xcalloc(r->nenv + 1, sizeof *r->env);
 	for (i = 0; i < r->nenv; i++)
@@ -120,16 +122,13 @@ task_req_env(struct server_conn *c, const struct proto_msg *m,
 
 static int
 task_req_limits(
-    struct server_conn *c, const struct proto_msg *m, struct task_req *q)
+    const msgpack_object *args, struct task_req *q, char *why, size_t whymax)
 {
-	char why[LIMIT_WHY_MAX];
+	char lwhy[LIMIT_WHY_MAX];
 	struct limit_set req;
 
-	if (limit_parse(proto_map_get(m->args, "limits"), false, &req, why) <
-	    0) {
-		server_reply_error(c, m->id, PROTO_E_BAD_ARGS, "%s", why);
-		return -1;
-	}
+	if (limit_parse(proto_map_get(args, "limits"), false, &req, lwhy) < 0)
+		return task_req_fail(why, whymax, "%s", lwhy);
 	/* A workspace's disk is bounded by runtime.start, not by a task. */
 	q->limits = q->rt->limits;
 	q->limits.v[LIMIT_DISK] = 0;
@@ -137,49 +136,61 @@ task_req_limits(
 	return 0;
 }
 
-/* The runtime of the request, which must take tasks; NULL after a reply. */
-static const struct config_runtime *
-task_req_runtime(
-    struct server_conn *c, const struct proto_msg *m, const struct config *cfg)
+/* As args_range words it for every op, so that task.run speaks as they
+ * do. */
+static int
+task_req_timeout(
+    const msgpack_object *args, struct taskrec *r, char *why, size_t whymax)
+{
+	uint64_t v = 0;
+
+	if (proto_arg_u64(args, "timeout_s", &v) < 0 || v > TASKREC_TIMEOUT_MAX)
+		return task_req_fail(why, whymax,
+		    "task.run: \"timeout_s\" must be an integer in 0-%u",
+		    TASKREC_TIMEOUT_MAX);
+	r->timeout_s = (uint32_t)v;
+	return 0;
+}
+
+/* The runtime of the request, which must take tasks into q->rt. */
+static int
+task_req_runtime(const msgpack_object *args, const struct config *cfg,
+    struct task_req *q, const char **code, char *why, size_t whymax)
 {
 	char name[CONFIG_MAX_NAME + 1];
-	const struct config_runtime *r;
+	const struct config_runtime *rt;
 
-	if (proto_arg_str(m->args, "runtime", name, sizeof name) != 1) {
-		server_reply_error(c, m->id, PROTO_E_BAD_ARGS,
+	if (proto_arg_str(args, "runtime", name, sizeof name) != 1)
+		return task_req_fail(why, whymax,
 		    "task.run needs \"runtime\", a runtime's name");
-		return NULL;
+	if ((rt = config_runtime_find(cfg, name)) == NULL) {
+		*code = PROTO_E_NOT_FOUND;
+		return task_req_fail(why, whymax, "no runtime %s", name);
 	}
-	if ((r = config_runtime_find(cfg, name)) == NULL) {
-		server_reply_error(
-		    c, m->id, PROTO_E_NOT_FOUND, "no runtime %s", name);
-		return NULL;
-	}
-	if (!r->has_task) {
-		server_reply_error(c, m->id, PROTO_E_BAD_ARGS,
+	if (!rt->has_task)
+		return task_req_fail(why, whymax,
 		    "runtime %s takes no tasks (its catalog entry has no task "
 		    "arguments)",
 		    name);
-		return NULL;
-	}
-	return r;
+	q->rt = rt;
+	return 0;
 }
 
 int
-task_req_parse(struct server_conn *c, const struct proto_msg *m,
-    const struct config *cfg, struct taskrec *r, struct task_req *q)
+task_req_parse(const msgpack_object *args, const struct config *cfg,
+    struct taskrec *r, struct task_req *q, const char **code, char *why,
+    size_t whymax)
 {
-	uint64_t timeout = 0;
-
 	memset(q, 0, sizeof *q);
-	if ((q->rt = task_req_runtime(c, m, cfg)) == NULL)
+	*code = PROTO_E_BAD_ARGS;
+	if (task_req_runtime(args, cfg, q, code, why, whymax) < 0)
 		return -1;
 	snprintf(r->runtime, sizeof r->runtime, "%s", q->rt->name);
-	if (task_req_prompt(c, m, &r->prompt) < 0 ||
-	    task_req_checks(c, m, r) < 0 || task_req_env(c, m, r, q) < 0 ||
-	    task_req_limits(c, m, q) < 0 ||
-	    args_range(c, m, "timeout_s", 0, TASKREC_TIMEOUT_MAX, &timeout) < 0)
+	if (task_req_prompt(args, &r->prompt, why, whymax) < 0 ||
+	    task_req_checks(args, r, why, whymax) < 0 ||
+	    task_req_env(args, r, q, why, whymax) < 0 ||
+	    task_req_limits(args, q, why, whymax) < 0 ||
+	    task_req_timeout(args, r, why, whymax) < 0)
 		return -1;
-	r->timeout_s = (uint32_t)timeout;
 	return 0;
 }
