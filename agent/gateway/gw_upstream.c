@@ -80,7 +80,7 @@ static struct {
 	int subscribed;    /* events.subscribe sent on this connection */
 	int state_pending; /* a state request is outstanding */
 	int state_again;   /* ... and another is wanted after it */
-} gw_ctl = {.link = {"control", GW_UPSTREAM_CONTROL}};
+} gw_ctl = {.link = {.name = "control", .kind = GW_UPSTREAM_CONTROL}};
 
 /* The liveness connection: hello and pings, nothing else. berthd answers
  * a connection's requests in order, and events share the subscriber's
@@ -90,7 +90,7 @@ static struct {
 	struct gw_link link;
 	lws_sorted_usec_list_t sul_ping;
 	lws_usec_t ping_sent; /* the outstanding ping went then; 0: none */
-} gw_live = {.link = {"liveness", GW_UPSTREAM_LIVENESS}};
+} gw_live = {.link = {.name = "liveness", .kind = GW_UPSTREAM_LIVENESS}};
 
 static int gw_upstream_control_msg(const uint8_t *msg, size_t len);
 static int gw_upstream_live_msg(const uint8_t *msg, size_t len);
