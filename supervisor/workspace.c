@@ -11,6 +11,7 @@
 #include "events.h"
 #include "log.h"
 #include "workspace.h"
+#include "wsbranch.h"
 #include "wscred.h"
 #include "wsjob.h"
 #include "wsreport.h"
@@ -270,34 +271,13 @@ workspace_exit(void *arg, enum wsjob_answer a, const char *why)
 	workspace_free(j);
 }
 
-/* Whether s is a branch name berth passes to git: no option, no
- * revision syntax, nothing git's check-ref-format refuses. */
-static bool
-workspace_branch_ok(const char *s)
-{
-	size_t n = strlen(s), i;
-
-	if (n == 0 || n > WSREPORT_BRANCH_MAX || s[0] == '-' || s[0] == '/' ||
-	    s[n - 1] == '/' || s[n - 1] == '.' || strstr(s, "..") != NULL ||
-	    strstr(s, "//") != NULL || strstr(s, "@{") != NULL ||
-	    (n >= 5 && strcmp(s + n - 5, ".lock") == 0))
-		return false;
-	for (i = 0; i < n; i++)
-		if (!((s[i] >= 'a' && s[i] <= 'z') ||
-		        (s[i] >= 'A' && s[i] <= 'Z') ||
-		        (s[i] >= '0' && s[i] <= '9') ||
-		        strchr("-_./+", s[i]) != NULL))
-			return false;
-	return true;
-}
-
 /* Reads and checks the request into j: true, or false once the error is
  * answered. */
 static bool
 workspace_parse(struct workspace_job *j, struct server_conn *c,
     const struct proto_msg *m, const struct config_runtime **rt)
 {
-	char name[CONFIG_MAX_NAME + 1] = "", branch[WSREPORT_BRANCH_MAX + 1];
+	char name[CONFIG_MAX_NAME + 1] = "", branch[WSBRANCH_MAX + 1];
 	char dir[4096] = "";
 	const msgpack_object *repo = proto_map_get(m->args, "repo");
 	const char *why;
@@ -324,7 +304,7 @@ workspace_parse(struct workspace_job *j, struct server_conn *c,
 		return false;
 	}
 	hb = proto_arg_str(m->args, "branch", branch, sizeof branch);
-	if (hb < 0 || (hb > 0 && !workspace_branch_ok(branch))) {
+	if (hb < 0 || (hb > 0 && !wsbranch_ok(branch, strlen(branch)))) {
 		server_reply_error(c, m->id, PROTO_E_BAD_ARGS,
 		    "branch must be a branch name (letters, digits, -_./+)");
 		return false;
