@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/queue.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -50,13 +51,14 @@ struct task_deliver_job {
 	char *diffstat; /* NUL-ended, at most TASK_DELIVER_DIFFSTAT_MAX */
 	size_t ndiffstat;
 	struct artifact_pub *pub; /* the diff's, while it is published */
-	struct task_deliver_job *next;
+	LIST_ENTRY(task_deliver_job) entry;
 };
 
 static struct event_base *task_deliver_base;
 static const struct config *task_deliver_cfg;
 static task_deliver_done_fn task_deliver_done;
-static struct task_deliver_job *task_deliver_jobs;
+static LIST_HEAD(, task_deliver_job) task_deliver_jobs = LIST_HEAD_INITIALIZER(
+    task_deliver_jobs);
 
 void
 task_deliver_init(struct event_base *base, const struct config *cfg,
@@ -85,21 +87,9 @@ task_deliver_free(struct task_deliver_job *j)
 }
 
 static void
-task_deliver_unlink(struct task_deliver_job *j)
-{
-	struct task_deliver_job **pp;
-
-	for (pp = &task_deliver_jobs; *pp != NULL; pp = &(*pp)->next)
-		if (*pp == j) {
-			*pp = j->next;
-			return;
-		}
-}
-
-static void
 task_deliver_end_job(struct task_deliver_job *j)
 {
-	task_deliver_unlink(j);
+	LIST_REMOVE(j, entry);
 	task_deliver_free(j);
 }
 
@@ -284,7 +274,8 @@ task_deliver_busy(const char *dir)
 {
 	const struct task_deliver_job *o;
 
-	for (o = task_deliver_jobs; o != NULL; o = o->next)
+	for (o = LIST_FIRST(&task_deliver_jobs); o != NULL;
+	     o = LIST_NEXT(o, entry))
 		if (strcmp(o->dir, dir) == 0)
 			return o->id;
 	return NULL;
@@ -305,7 +296,8 @@ task_deliver_wait(
 		    "%s is being delivered already (task %s)", dir, id);
 		return true;
 	}
-	for (o = task_deliver_jobs; o != NULL; o = o->next)
+	for (o = LIST_FIRST(&task_deliver_jobs); o != NULL;
+	     o = LIST_NEXT(o, entry))
 		n++;
 	if (n >= TASK_DELIVER_JOBS_MAX) {
 		server_reply_error(c, m->id, PROTO_E_UNAVAILABLE,
@@ -609,8 +601,7 @@ task_deliver_op(struct server_conn *c, const struct proto_msg *m,
 		task_deliver_free(j);
 		return;
 	}
-	j->next = task_deliver_jobs;
-	task_deliver_jobs = j;
+	LIST_INSERT_HEAD(&task_deliver_jobs, j, entry);
 }
 
 void
@@ -618,8 +609,8 @@ task_deliver_shutdown(void)
 {
 	struct task_deliver_job *j;
 
-	while ((j = task_deliver_jobs) != NULL) {
-		task_deliver_jobs = j->next;
+	while ((j = LIST_FIRST(&task_deliver_jobs)) != NULL) {
+		LIST_REMOVE(j, entry);
 		task_deliver_reply_error(j, PROTO_E_UNAVAILABLE,
 		    "berthd stopped before the "
 		    "delivery ended");

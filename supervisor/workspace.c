@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/queue.h>
 #include <sys/stat.h>
 
 #include "catalog.h"
@@ -42,12 +43,13 @@ struct workspace_job {
 	uint64_t started, last_progress, last_objects;
 	const char *last_phase;
 	const struct config_runtime *rt;
-	struct workspace_job *next;
+	LIST_ENTRY(workspace_job) entry;
 };
 
 static struct event_base *workspace_base;
 static const struct config *workspace_cfg;
-static struct workspace_job *workspace_jobs;
+static LIST_HEAD(, workspace_job) workspace_jobs = LIST_HEAD_INITIALIZER(
+    workspace_jobs);
 
 void
 workspace_init(struct event_base *base, const struct config *cfg)
@@ -70,18 +72,6 @@ workspace_free(struct workspace_job *j)
 	free(j->branch);
 	free(j->reason);
 	free(j);
-}
-
-static void
-workspace_unlink(struct workspace_job *j)
-{
-	struct workspace_job **pp;
-
-	for (pp = &workspace_jobs; *pp != NULL; pp = &(*pp)->next)
-		if (*pp == j) {
-			*pp = j->next;
-			return;
-		}
 }
 
 static void
@@ -267,7 +257,7 @@ workspace_exit(void *arg, enum wsjob_answer a, const char *why)
 	struct workspace_job *j = arg;
 
 	workspace_finish(j, a, why);
-	workspace_unlink(j);
+	LIST_REMOVE(j, entry);
 	workspace_free(j);
 }
 
@@ -339,7 +329,8 @@ workspace_busy(struct server_conn *c, const struct proto_msg *m,
 	const struct workspace_job *o;
 	size_t n = 0;
 
-	for (o = workspace_jobs; o != NULL; o = o->next, n++)
+	for (o = LIST_FIRST(&workspace_jobs); o != NULL;
+	     o = LIST_NEXT(o, entry), n++)
 		if (strcmp(o->dir, j->dir) == 0) {
 			server_reply_error_path(c, m->id, PROTO_E_CONFLICT,
 			    j->dir, "%s is being prepared already", j->dir);
@@ -384,7 +375,7 @@ workspace_begin(struct workspace_job *j)
 		server_reply_error_path(
 		    c, j->id, PROTO_E_INTERNAL, j->dir, "%s", why);
 	free(why);
-	workspace_unlink(j);
+	LIST_REMOVE(j, entry);
 	workspace_free(j);
 }
 
@@ -435,8 +426,7 @@ workspace_op_prepare(struct server_conn *c, const struct proto_msg *m)
 	j->id = m->id;
 	j->started = clock_mono_ms();
 	j->rt = rt;
-	j->next = workspace_jobs;
-	workspace_jobs = j;
+	LIST_INSERT_HEAD(&workspace_jobs, j, entry);
 	if (!workspace_bound(j))
 		workspace_begin(j);
 }
@@ -446,8 +436,8 @@ workspace_shutdown(void)
 {
 	struct workspace_job *j;
 
-	while ((j = workspace_jobs) != NULL) {
-		workspace_jobs = j->next;
+	while ((j = LIST_FIRST(&workspace_jobs)) != NULL) {
+		LIST_REMOVE(j, entry);
 		workspace_free(j);
 	}
 }
