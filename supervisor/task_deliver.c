@@ -1,49 +1,37 @@
 /* task_deliver: task.deliver (see task_deliver.h). */
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/queue.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "artifact.h"
 #include "catalog.h"
-#include "child.h"
 #include "events.h"
 #include "fserr.h"
-#include "launch.h"
 #include "log.h"
 #include "task_deliver.h"
 #include "wsbranch.h"
 #include "wscred.h"
+#include "wsjob.h"
 #include "wsreport.h"
 #include "wsurl.h"
 #include "xmalloc.h"
 
 /* At most this many deliveries at once. */
 #define TASK_DELIVER_JOBS_MAX 4
-#define TASK_DELIVER_CRED_FD 3
-#define TASK_DELIVER_DIFF_FD 4
 #define TASK_DELIVER_MESSAGE_MAX 65536
 #define TASK_DELIVER_AUTHOR_MAX 256
 #define TASK_DELIVER_DIFFSTAT_MAX (64u << 10)
 /* berth-workspace makes no larger diff (RLIMIT_FSIZE on git's). */
 #define TASK_DELIVER_DIFF_MAX (1ull << 30)
 
-enum task_deliver_end {
-	TASK_DELIVER_RUNNING,
-	TASK_DELIVER_DONE,
-	TASK_DELIVER_FAILED,
-	TASK_DELIVER_CONFLICT,
-	TASK_DELIVER_BROKEN, /* the helper said something malformed */
-};
-
 /* One delivery under way: its helper, then the publication of its diff.
- * The credential is kept only to fill the helper's pipe and redact what
- * the helper reports, and is wiped when the helper ends. */
+ * The request's credential is held until the helper's run takes it (and
+ * wipes it when the helper ends). */
 struct task_deliver_job {
 	uint64_t serial, req; /* who asked, and the request to answer */
 	char id[TASKREC_ID_LEN + 1];
@@ -52,14 +40,9 @@ struct task_deliver_job {
 	char *message;
 	char name[TASK_DELIVER_AUTHOR_MAX + 1],
 	    email[TASK_DELIVER_AUTHOR_MAX + 1];
-	struct wscred *cred; /* NULL: none */
+	struct wscred *cred; /* NULL: none, or the run's */
+	struct wsjob *run;   /* the helper's, until it ends */
 	int diff;            /* the diff's file (unlinked), or -1 */
-	pid_t pid;
-	int fd; /* the report pipe */
-	struct event *ev;
-	char line[WSREPORT_LINE_MAX + 1];
-	size_t linelen;
-	enum task_deliver_end end;
 	enum wsreport_deliver_conflict conflict;
 	char *reason; /* failed's, redacted */
 	char commit[41], base[41];
@@ -68,13 +51,14 @@ struct task_deliver_job {
 	char *diffstat; /* NUL-ended, at most TASK_DELIVER_DIFFSTAT_MAX */
 	size_t ndiffstat;
 	struct artifact_pub *pub; /* the diff's, while it is published */
-	struct task_deliver_job *next;
+	LIST_ENTRY(task_deliver_job) entry;
 };
 
 static struct event_base *task_deliver_base;
 static const struct config *task_deliver_cfg;
 static task_deliver_done_fn task_deliver_done;
-static struct task_deliver_job *task_deliver_jobs;
+static LIST_HEAD(, task_deliver_job) task_deliver_jobs = LIST_HEAD_INITIALIZER(
+    task_deliver_jobs);
 
 void
 task_deliver_init(struct event_base *base, const struct config *cfg,
@@ -86,22 +70,12 @@ task_deliver_init(struct event_base *base, const struct config *cfg,
 }
 
 static void
-task_deliver_wipe_cred(struct task_deliver_job *j)
-{
-	wscred_free(j->cred);
-	j->cred = NULL;
-}
-
-static void
 task_deliver_free(struct task_deliver_job *j)
 {
-	task_deliver_wipe_cred(j);
+	wscred_free(j->cred);
+	wsjob_free(j->run);
 	if (j->pub != NULL)
 		artifact_publish_cancel(j->pub);
-	if (j->ev != NULL)
-		event_free(j->ev);
-	if (j->fd >= 0)
-		close(j->fd);
 	if (j->diff >= 0)
 		close(j->diff);
 	free(j->dir);
@@ -113,21 +87,9 @@ task_deliver_free(struct task_deliver_job *j)
 }
 
 static void
-task_deliver_unlink(struct task_deliver_job *j)
-{
-	struct task_deliver_job **pp;
-
-	for (pp = &task_deliver_jobs; *pp != NULL; pp = &(*pp)->next)
-		if (*pp == j) {
-			*pp = j->next;
-			return;
-		}
-}
-
-static void
 task_deliver_end_job(struct task_deliver_job *j)
 {
-	task_deliver_unlink(j);
+	LIST_REMOVE(j, entry);
 	task_deliver_free(j);
 }
 
@@ -312,7 +274,8 @@ task_deliver_busy(const char *dir)
 {
 	const struct task_deliver_job *o;
 
-	for (o = task_deliver_jobs; o != NULL; o = o->next)
+	for (o = LIST_FIRST(&task_deliver_jobs); o != NULL;
+	     o = LIST_NEXT(o, entry))
 		if (strcmp(o->dir, dir) == 0)
 			return o->id;
 	return NULL;
@@ -333,7 +296,8 @@ task_deliver_wait(
 		    "%s is being delivered already (task %s)", dir, id);
 		return true;
 	}
-	for (o = task_deliver_jobs; o != NULL; o = o->next)
+	for (o = LIST_FIRST(&task_deliver_jobs); o != NULL;
+	     o = LIST_NEXT(o, entry))
 		n++;
 	if (n >= TASK_DELIVER_JOBS_MAX) {
 		server_reply_error(c, m->id, PROTO_E_UNAVAILABLE,
@@ -486,57 +450,26 @@ task_deliver_conflict(const struct task_deliver_job *j)
 
 /* The helper has ended: what it reported is the answer. */
 static void
-task_deliver_finish(struct task_deliver_job *j, int status)
+task_deliver_finish(
+    struct task_deliver_job *j, enum wsjob_answer a, const char *why)
 {
-	char why[128];
-
-	if (j->end == TASK_DELIVER_DONE && WIFEXITED(status) &&
-	    WEXITSTATUS(status) == 0) {
+	if (a == WSJOB_DONE) {
 		task_deliver_publish(j);
 		return;
 	}
-	if (j->end == TASK_DELIVER_FAILED)
+	if (a == WSJOB_FAILED)
 		task_deliver_reply_error(j, PROTO_E_GIT_FAILED, j->reason);
-	else if (j->end == TASK_DELIVER_CONFLICT)
+	else if (a == WSJOB_CONFLICT)
 		task_deliver_conflict(j);
-	else if (j->end == TASK_DELIVER_BROKEN)
+	else if (a == WSJOB_BROKEN)
 		task_deliver_reply_error(j, PROTO_E_INTERNAL,
 		    "berth-workspace's report was malformed");
-	else {
-		if (WIFSIGNALED(status))
-			snprintf(why, sizeof why,
-			    "berth-workspace was killed by signal %d",
-			    WTERMSIG(status));
-		else
-			snprintf(why, sizeof why,
-			    "berth-workspace ended without an answer (code %d)",
-			    WEXITSTATUS(status));
+	else
 		task_deliver_reply_error(j, PROTO_E_INTERNAL, why);
-	}
 	task_deliver_end_job(j);
 }
 
 /* ---- the helper ---- */
-
-static void
-task_deliver_kill(struct task_deliver_job *j)
-{
-	if (j->pid > 0)
-		kill(-j->pid, SIGKILL);
-}
-
-/* The helper said something it never says (after its answer, or not in
- * the format): nothing more it says is believed. */
-static void
-task_deliver_broken(struct task_deliver_job *j, size_t len)
-{
-	if (j->end != TASK_DELIVER_BROKEN)
-		log_warn("task %s: berth-workspace said something malformed "
-		         "(%zu bytes)",
-		    j->id, len);
-	j->end = TASK_DELIVER_BROKEN;
-	task_deliver_kill(j);
-}
 
 /* A line of git's --stat, kept while the whole stays within its limit. */
 static void
@@ -552,25 +485,21 @@ task_deliver_diffstat(struct task_deliver_job *j, const char *text, size_t len)
 }
 
 /* One report line of the helper. */
-static void
-task_deliver_report(struct task_deliver_job *j, const char *line, size_t len)
+static enum wsjob_answer
+task_deliver_report(void *arg, const char *line, size_t len)
 {
+	struct task_deliver_job *j = arg;
 	struct wsreport_deliver r;
 
-	if (j->end != TASK_DELIVER_RUNNING ||
-	    wsreport_deliver_parse(line, len, &r) < 0) {
-		task_deliver_broken(j, len);
-		return;
-	}
+	if (wsreport_deliver_parse(line, len, &r) < 0)
+		return WSJOB_BROKEN;
 	switch (r.kind) {
 	case WSREPORT_DELIVER_CONFLICT:
-		j->end = TASK_DELIVER_CONFLICT;
 		j->conflict = r.conflict;
-		break;
+		return WSJOB_CONFLICT;
 	case WSREPORT_DELIVER_FAILED:
-		j->end = TASK_DELIVER_FAILED;
-		j->reason = wscred_redact(j->cred, r.text, r.textlen);
-		break;
+		j->reason = wsjob_redact(j->run, r.text, r.textlen);
+		return WSJOB_FAILED;
 	case WSREPORT_DELIVER_STAT:
 		j->files = r.files;
 		j->insertions = r.insertions;
@@ -580,103 +509,12 @@ task_deliver_report(struct task_deliver_job *j, const char *line, size_t len)
 		task_deliver_diffstat(j, r.text, r.textlen);
 		break;
 	case WSREPORT_DELIVER_DELIVERED:
-		j->end = TASK_DELIVER_DONE;
 		memcpy(j->commit, r.commit, sizeof j->commit);
 		memcpy(j->base, r.base, sizeof j->base);
 		j->pushed = r.pushed;
-		break;
+		return WSJOB_DONE;
 	}
-}
-
-/* Reads what the helper wrote; false once its pipe ended. */
-static bool
-task_deliver_read(struct task_deliver_job *j)
-{
-	char *nl;
-	ssize_t n;
-
-	for (;;) {
-		n = read(j->fd, j->line + j->linelen,
-		    sizeof j->line - 1 - j->linelen);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && errno == EAGAIN)
-			return true;
-		if (n <= 0)
-			return false;
-		j->linelen += (size_t)n;
-		while ((nl = memchr(j->line, '\n', j->linelen)) != NULL) {
-			task_deliver_report(j, j->line, (size_t)(nl - j->line));
-			j->linelen -= (size_t)(nl + 1 - j->line);
-			memmove(j->line, nl + 1, j->linelen);
-		}
-		if (j->linelen == sizeof j->line - 1) {
-			task_deliver_broken(j, j->linelen);
-			j->linelen = 0;
-		}
-	}
-}
-
-static void
-task_deliver_read_cb(evutil_socket_t fd, short what, void *arg)
-{
-	struct task_deliver_job *j = arg;
-
-	(void)fd;
-	(void)what;
-	if (!task_deliver_read(j)) {
-		event_del(j->ev);
-		close(j->fd);
-		j->fd = -1;
-	}
-}
-
-static void
-task_deliver_exit_cb(pid_t pid, int status, void *arg)
-{
-	struct task_deliver_job *j = arg;
-
-	(void)pid;
-	j->pid = 0;
-	/* Whatever it wrote is in the pipe by now. */
-	if (j->fd >= 0)
-		task_deliver_read(j);
-	if (j->linelen > 0 && j->end == TASK_DELIVER_RUNNING)
-		j->end = TASK_DELIVER_BROKEN;
-	task_deliver_wipe_cred(j);
-	task_deliver_finish(j, status);
-}
-
-/* berth-workspace deliver's argv, for launch_user (which takes it). */
-static char **
-task_deliver_argv(const struct task_deliver_job *j)
-{
-	char **argv = xcalloc(22, sizeof *argv);
-	size_t n = 0;
-
-	argv[n++] = child_berth_program("berth-workspace");
-	argv[n++] = xstrdup("deliver");
-	argv[n++] = xstrdup("--dir");
-	argv[n++] = xstrdup(j->dir);
-	argv[n++] = xstrdup("--branch");
-	argv[n++] = xstrdup(j->branch);
-	argv[n++] = xstrdup("--message");
-	argv[n++] = xstrdup(j->message);
-	argv[n++] = xstrdup("--author-name");
-	argv[n++] = xstrdup(j->name);
-	argv[n++] = xstrdup("--author-email");
-	argv[n++] = xstrdup(j->email);
-	argv[n++] = xstrdup("--diff-fd");
-	argv[n++] = xasprintf("%d", TASK_DELIVER_DIFF_FD);
-	if (j->repo != NULL) {
-		argv[n++] = xstrdup("--push");
-		argv[n++] = xstrdup(j->repo);
-	}
-	if (j->cred != NULL) {
-		argv[n++] = xstrdup("--credential-fd");
-		argv[n++] = xasprintf("%d", TASK_DELIVER_CRED_FD);
-	}
-	return argv;
+	return WSJOB_NONE;
 }
 
 /* The file the diff goes to: berthd's, in its state directory, 0600,
@@ -696,87 +534,52 @@ task_deliver_diff_file(void)
 	return fd;
 }
 
-/* git's system and global config files unread: berth's steps are
- * berth's (berth-workspace deliver ignores the runtime's say too). */
-static char *const task_deliver_git_env[] = {
-    "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", NULL};
-
-/* Starts berth-workspace deliver as the runtime's user (its groups, a
- * clean environment plus the runtime's env, confined). NULL, or why
- * not. */
-static const char *
-task_deliver_spawn(
-    struct task_deliver_job *j, const struct config_runtime *rt, char **cause)
+static void
+task_deliver_exit(void *arg, enum wsjob_answer a, const char *why)
 {
-	struct child_spec spec = {.stdout_fd = -1, .extra_fd = -1};
-	char *const *const extra[] = {task_deliver_git_env, rt->env.v};
-	struct secrets_grant none = {0};
-	struct launch_user_req req = {.argv = task_deliver_argv(j),
-	    .user = rt->user,
-	    .group = rt->group,
-	    .cwd = "/",
-	    .extra = extra,
-	    .nextra = rt->env.v != NULL ? 2 : 1,
-	    .grant = &none};
-	struct launch l;
-	int out[2], cred = -1;
+	struct task_deliver_job *j = arg;
 
-	if (launch_user(&l, &req, cause) < 0)
-		return "the runtime's user cannot run it";
-	if (pipe2(out, O_CLOEXEC | O_NONBLOCK) != 0) {
-		launch_free(&l);
-		return "cannot make a pipe";
-	}
-	if (j->cred != NULL && (cred = wscred_pipe(j->cred)) < 0) {
-		close(out[0]);
-		close(out[1]);
-		launch_free(&l);
-		return "cannot make a pipe";
-	}
-	launch_spec(&l, &spec);
-	spec.stdout_fd = out[1];
-	spec.extra_fd = cred;
-	spec.extra_fd_at = TASK_DELIVER_CRED_FD;
-	spec.hand[0] = (struct child_handed){j->diff, TASK_DELIVER_DIFF_FD};
-	spec.nhand = 1;
-	j->pid = child_spawn(&spec, task_deliver_exit_cb, j, cause);
-	launch_free(&l);
-	close(out[1]);
-	if (cred >= 0)
-		close(cred);
-	if (j->pid < 0) {
-		j->pid = 0;
-		close(out[0]);
-		return "cannot start berth-workspace";
-	}
-	j->fd = out[0];
-	j->ev = event_new(task_deliver_base, j->fd, EV_READ | EV_PERSIST,
-	    task_deliver_read_cb, j);
-	event_add(j->ev, NULL);
-	return NULL;
+	wsjob_free(j->run);
+	j->run = NULL;
+	task_deliver_finish(j, a, why);
 }
 
-/* Makes the diff's file and spawns the helper: true, or false once the
- * error is answered. */
+/* Makes the diff's file and starts berth-workspace deliver: true, or
+ * false once the error is answered. */
 static bool
 task_deliver_begin(struct task_deliver_job *j, struct server_conn *c,
     const struct config_runtime *rt)
 {
-	const char *why;
-	char *cause = NULL;
+	char diff_fd[16], label[TASKREC_ID_LEN + 8], *why = NULL;
+	const char *args[16] = {"deliver", "--dir", j->dir, "--branch",
+	    j->branch, "--message", j->message, "--author-name", j->name,
+	    "--author-email", j->email, "--diff-fd", diff_fd};
+	struct wsjob_spec s = {.base = task_deliver_base,
+	    .label = label,
+	    .args = args,
+	    .rt = rt,
+	    .cred = j->cred,
+	    .line = task_deliver_report,
+	    .exit = task_deliver_exit,
+	    .arg = j};
 
 	if ((j->diff = task_deliver_diff_file()) < 0) {
 		fserr_reply(c, j->req, errno, "cannot create a file in",
 		    task_deliver_cfg->state_dir);
 		return false;
 	}
-	if ((why = task_deliver_spawn(j, rt, &cause)) == NULL)
+	snprintf(diff_fd, sizeof diff_fd, "%d", WSJOB_HAND_FD);
+	snprintf(label, sizeof label, "task %s", j->id);
+	if (j->repo != NULL) {
+		args[13] = "--push";
+		args[14] = j->repo;
+	}
+	s.hand_fd = j->diff;
+	j->cred = NULL;
+	if ((j->run = wsjob_start(&s, &why)) != NULL)
 		return true;
-	log_warn("task %s: %s%s%s", j->id, why, cause != NULL ? ": " : "",
-	    cause != NULL ? cause : "");
-	server_reply_error_path(c, j->req, PROTO_E_INTERNAL, j->dir, "%s%s%s",
-	    why, cause != NULL ? ": " : "", cause != NULL ? cause : "");
-	free(cause);
+	server_reply_error_path(c, j->req, PROTO_E_INTERNAL, j->dir, "%s", why);
+	free(why);
 	return false;
 }
 
@@ -787,7 +590,7 @@ task_deliver_op(struct server_conn *c, const struct proto_msg *m,
 	struct task_deliver_job *j = xcalloc(1, sizeof *j);
 	bool ok;
 
-	j->fd = j->diff = -1;
+	j->diff = -1;
 	j->serial = c->serial;
 	j->req = m->id;
 	snprintf(j->id, sizeof j->id, "%s", t->id);
@@ -798,8 +601,7 @@ task_deliver_op(struct server_conn *c, const struct proto_msg *m,
 		task_deliver_free(j);
 		return;
 	}
-	j->next = task_deliver_jobs;
-	task_deliver_jobs = j;
+	LIST_INSERT_HEAD(&task_deliver_jobs, j, entry);
 }
 
 void
@@ -807,12 +609,8 @@ task_deliver_shutdown(void)
 {
 	struct task_deliver_job *j;
 
-	while ((j = task_deliver_jobs) != NULL) {
-		task_deliver_jobs = j->next;
-		if (j->pid > 0) {
-			child_forget(j->pid);
-			task_deliver_kill(j);
-		}
+	while ((j = LIST_FIRST(&task_deliver_jobs)) != NULL) {
+		LIST_REMOVE(j, entry);
 		task_deliver_reply_error(j, PROTO_E_UNAVAILABLE,
 		    "berthd stopped before the "
 		    "delivery ended");

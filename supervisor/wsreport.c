@@ -3,9 +3,6 @@
 
 #include "wsreport.h"
 
-static const char *const wsreport_phases[] = {
-    "counting", "compressing", "receiving", "resolving", "checkout"};
-
 /* A cursor over the line: each field is taken up to the next space. */
 struct wsreport_cur {
 	const char *p, *end;
@@ -26,10 +23,21 @@ wsreport_field(struct wsreport_cur *c, const char **f, size_t *n)
 	return *n > 0 && !(sp != NULL && c->p == c->end);
 }
 
-static bool
-wsreport_is(const char *f, size_t n, const char *word)
+#define WSREPORT_COUNT(a) (sizeof(a) / sizeof *(a))
+
+/* The next field as one of words[0..n): its index, or -1. */
+static int
+wsreport_word(struct wsreport_cur *c, const char *const *words, size_t n)
 {
-	return n == strlen(word) && memcmp(f, word, n) == 0;
+	const char *f;
+	size_t len, i;
+
+	if (!wsreport_field(c, &f, &len))
+		return -1;
+	for (i = 0; i < n; i++)
+		if (len == strlen(words[i]) && memcmp(f, words[i], len) == 0)
+			return (int)i;
+	return -1;
 }
 
 static bool
@@ -105,41 +113,39 @@ wsreport_flag(struct wsreport_cur *c, bool *v)
 	return true;
 }
 
+static const char *const wsreport_phases[] = {
+    "counting", "compressing", "receiving", "resolving", "checkout"};
+
 static bool
 wsreport_progress(struct wsreport_cur *c, struct wsreport *r)
 {
-	const char *f;
-	size_t n, i;
+	int i =
+	    wsreport_word(c, wsreport_phases, WSREPORT_COUNT(wsreport_phases));
 
-	if (!wsreport_field(c, &f, &n))
+	if (i < 0)
 		return false;
-	r->phase = NULL;
-	for (i = 0; i < sizeof wsreport_phases / sizeof *wsreport_phases; i++)
-		if (wsreport_is(f, n, wsreport_phases[i]))
-			r->phase = wsreport_phases[i];
-	return r->phase != NULL && wsreport_u64(c, &r->objects) &&
-	    wsreport_u64(c, &r->total) && wsreport_u64(c, &r->bytes);
+	r->phase = wsreport_phases[i];
+	return wsreport_u64(c, &r->objects) && wsreport_u64(c, &r->total) &&
+	    wsreport_u64(c, &r->bytes);
 }
+
+static const char *const wsreport_conflicts[] = {
+    [WSREPORT_CONFLICT_DIRTY] = "dirty",
+    [WSREPORT_CONFLICT_ORIGIN] = "origin",
+    [WSREPORT_CONFLICT_NOTREPO] = "notrepo",
+};
 
 static bool
 wsreport_conflict(struct wsreport_cur *c, struct wsreport *r)
 {
-	const char *f;
-	size_t n;
+	int i = wsreport_word(
+	    c, wsreport_conflicts, WSREPORT_COUNT(wsreport_conflicts));
 
-	if (!wsreport_field(c, &f, &n))
+	if (i < 0)
 		return false;
-	if (wsreport_is(f, n, "dirty")) {
-		r->conflict = WSREPORT_CONFLICT_DIRTY;
-		return wsreport_u64(c, &r->count) && r->count > 0;
-	}
-	if (wsreport_is(f, n, "origin"))
-		r->conflict = WSREPORT_CONFLICT_ORIGIN;
-	else if (wsreport_is(f, n, "notrepo"))
-		r->conflict = WSREPORT_CONFLICT_NOTREPO;
-	else
-		return false;
-	return true;
+	r->conflict = (enum wsreport_conflict)i;
+	return r->conflict != WSREPORT_CONFLICT_DIRTY ||
+	    (wsreport_u64(c, &r->count) && r->count > 0);
 }
 
 static bool
@@ -151,36 +157,60 @@ wsreport_done(struct wsreport_cur *c, struct wsreport *r)
 	return memchr(r->text, ' ', r->textlen) == NULL;
 }
 
+/* Reads line[0..len) as a report whose first word is one of
+ * kinds[0..n): body reads the rest into r, its kind the word's index. */
+static int
+wsreport_read(const char *line, size_t len, const char *const *kinds, size_t n,
+    bool (*body)(struct wsreport_cur *, int, void *), void *r)
+{
+	struct wsreport_cur c = {line, line + len};
+	int k;
+
+	if (len > WSREPORT_LINE_MAX || (k = wsreport_word(&c, kinds, n)) < 0)
+		return -1;
+	return body(&c, k, r) && c.p == c.end ? 0 : -1;
+}
+
+static const char *const wsreport_kinds[] = {
+    [WSREPORT_PROGRESS] = "progress",
+    [WSREPORT_DIRTY] = "dirty",
+    [WSREPORT_CONFLICT] = "conflict",
+    [WSREPORT_FAILED] = "failed",
+    [WSREPORT_DONE] = "done",
+};
+
+/* The rest of a report of kind k (wsreport_kinds's index) into arg. */
+static bool
+wsreport_body(struct wsreport_cur *c, int k, void *arg)
+{
+	struct wsreport *r = arg;
+
+	r->kind = (enum wsreport_kind)k;
+	switch (r->kind) {
+	case WSREPORT_PROGRESS: return wsreport_progress(c, r);
+	case WSREPORT_DIRTY: return wsreport_text(c, WSREPORT_PATH_MAX, r);
+	case WSREPORT_CONFLICT: return wsreport_conflict(c, r);
+	case WSREPORT_FAILED: return wsreport_text(c, WSREPORT_REASON_MAX, r);
+	case WSREPORT_DONE: return wsreport_done(c, r);
+	}
+	return false;
+}
+
 int
 wsreport_parse(const char *line, size_t len, struct wsreport *r)
 {
-	struct wsreport_cur c = {line, line + len};
-	const char *f;
-	size_t n;
-	bool ok;
-
 	memset(r, 0, sizeof *r);
-	if (len > WSREPORT_LINE_MAX || !wsreport_field(&c, &f, &n))
-		return -1;
-	if (wsreport_is(f, n, "progress")) {
-		r->kind = WSREPORT_PROGRESS;
-		ok = wsreport_progress(&c, r);
-	} else if (wsreport_is(f, n, "dirty")) {
-		r->kind = WSREPORT_DIRTY;
-		ok = wsreport_text(&c, WSREPORT_PATH_MAX, r);
-	} else if (wsreport_is(f, n, "conflict")) {
-		r->kind = WSREPORT_CONFLICT;
-		ok = wsreport_conflict(&c, r);
-	} else if (wsreport_is(f, n, "failed")) {
-		r->kind = WSREPORT_FAILED;
-		ok = wsreport_text(&c, WSREPORT_REASON_MAX, r);
-	} else if (wsreport_is(f, n, "done")) {
-		r->kind = WSREPORT_DONE;
-		ok = wsreport_done(&c, r);
-	} else
-		ok = false;
-	return ok && c.p == c.end ? 0 : -1;
+	return wsreport_read(line, len, wsreport_kinds,
+	    WSREPORT_COUNT(wsreport_kinds), wsreport_body, r);
 }
+
+static const char *const wsreport_deliver_kinds[] = {
+    [WSREPORT_DELIVER_CONFLICT] = "conflict",
+    [WSREPORT_DELIVER_FAILED] = "failed",
+    [WSREPORT_DELIVER_STAT] = "stat",
+    [WSREPORT_DELIVER_DIFFSTAT] = "diffstat",
+    [WSREPORT_DELIVER_DELIVERED] = "delivered",
+};
 
 static const char *const wsreport_deliver_conflicts[] = {
     [WSREPORT_DELIVER_NOTREPO] = "notrepo",
@@ -189,57 +219,42 @@ static const char *const wsreport_deliver_conflicts[] = {
     [WSREPORT_DELIVER_NOCHANGE] = "nochange",
 };
 
+/* The rest of a deliver report of kind k into arg. */
 static bool
-wsreport_deliver_conflict(struct wsreport_cur *c, struct wsreport_deliver *r)
+wsreport_deliver_body(struct wsreport_cur *c, int k, void *arg)
 {
-	const char *f;
-	size_t n, i;
+	struct wsreport_deliver *r = arg;
+	int i;
 
-	if (!wsreport_field(c, &f, &n))
-		return false;
-	for (i = 0; i < sizeof wsreport_deliver_conflicts /
-	         sizeof *wsreport_deliver_conflicts;
-	     i++)
-		if (wsreport_is(f, n, wsreport_deliver_conflicts[i])) {
-			r->conflict = (enum wsreport_deliver_conflict)i;
-			return true;
-		}
+	r->kind = (enum wsreport_deliver_kind)k;
+	switch (r->kind) {
+	case WSREPORT_DELIVER_FAILED:
+		return wsreport_rest(
+		    c, WSREPORT_REASON_MAX, &r->text, &r->textlen);
+	case WSREPORT_DELIVER_DIFFSTAT:
+		return wsreport_rest(
+		    c, WSREPORT_DIFFSTAT_LINE_MAX, &r->text, &r->textlen);
+	case WSREPORT_DELIVER_STAT:
+		return wsreport_u64(c, &r->files) &&
+		    wsreport_u64(c, &r->insertions) &&
+		    wsreport_u64(c, &r->deletions);
+	case WSREPORT_DELIVER_DELIVERED:
+		return wsreport_hex40(c, r->commit) &&
+		    wsreport_hex40(c, r->base) && wsreport_flag(c, &r->pushed);
+	case WSREPORT_DELIVER_CONFLICT:
+		if ((i = wsreport_word(c, wsreport_deliver_conflicts,
+		         WSREPORT_COUNT(wsreport_deliver_conflicts))) < 0)
+			return false;
+		r->conflict = (enum wsreport_deliver_conflict)i;
+		return true;
+	}
 	return false;
 }
 
 int
 wsreport_deliver_parse(const char *line, size_t len, struct wsreport_deliver *r)
 {
-	struct wsreport_cur c = {line, line + len};
-	const char *f;
-	size_t n;
-	bool ok;
-
 	memset(r, 0, sizeof *r);
-	if (len > WSREPORT_LINE_MAX || !wsreport_field(&c, &f, &n))
-		return -1;
-	if (wsreport_is(f, n, "conflict")) {
-		r->kind = WSREPORT_DELIVER_CONFLICT;
-		ok = wsreport_deliver_conflict(&c, r);
-	} else if (wsreport_is(f, n, "failed")) {
-		r->kind = WSREPORT_DELIVER_FAILED;
-		ok = wsreport_rest(
-		    &c, WSREPORT_REASON_MAX, &r->text, &r->textlen);
-	} else if (wsreport_is(f, n, "stat")) {
-		r->kind = WSREPORT_DELIVER_STAT;
-		ok = wsreport_u64(&c, &r->files) &&
-		    wsreport_u64(&c, &r->insertions) &&
-		    wsreport_u64(&c, &r->deletions);
-	} else if (wsreport_is(f, n, "diffstat")) {
-		r->kind = WSREPORT_DELIVER_DIFFSTAT;
-		ok = wsreport_rest(
-		    &c, WSREPORT_DIFFSTAT_LINE_MAX, &r->text, &r->textlen);
-	} else if (wsreport_is(f, n, "delivered")) {
-		r->kind = WSREPORT_DELIVER_DELIVERED;
-		ok = wsreport_hex40(&c, r->commit) &&
-		    wsreport_hex40(&c, r->base) &&
-		    wsreport_flag(&c, &r->pushed);
-	} else
-		ok = false;
-	return ok && c.p == c.end ? 0 : -1;
+	return wsreport_read(line, len, wsreport_deliver_kinds,
+	    WSREPORT_COUNT(wsreport_deliver_kinds), wsreport_deliver_body, r);
 }
