@@ -1,6 +1,6 @@
-/* wsbranch: which branch names berth hands git (task.deliver's new
- * branch; berthd checks the request, berth-workspace checks its argv
- * again before any git runs).
+/* wsbranch: which branch names berth hands git (workspace.prepare's
+ * branch to check out, task.deliver's new one; berthd checks the
+ * request, berth-workspace checks its argv again before any git runs).
  *
  * 1 to WSBRANCH_MAX bytes of letters, digits and "-_./+", not starting
  * with '-' (an option), no component (between slashes) empty, starting

@@ -369,7 +369,7 @@ def t_refused():
             expect(token not in msgpack.packb(err).decode(errors="replace"), "the error echoes the token: %r" % err)
         err = error_of(prepare(c, {"repo": gs.url("pub"), "dir": "relative/dir"}), "bad_args", "a relative dir")
         expect("absolute" in err["message"], "the error: %r" % err["message"])
-        for branch in ("-b", "a..b", "x y", "a.lock", "@{1}"):
+        for branch in ("-b", "a..b", "x y", "a.lock", "@{1}", "HEAD", "a/.b", "a.lock/b"):
             error_of(prepare(c, {"repo": gs.url("pub"), "dir": dest, "branch": branch}), "bad_args",
                      "branch %r" % branch)
         for cred in ("pw", {"password": ""}, {"password": "a\nb"}, {"username": "u"}, {"password": "p", "x": 1}):
