@@ -18,7 +18,7 @@ import signal
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Sandbox, case, expect, expect_eq, expect_in, note, run, scratch, wait_for  # noqa: E402
+from harness import Sandbox, case, expect, expect_eq, expect_in, note, run, scratch, shfile, wait_for  # noqa: E402
 from harness.cli import TRANSPORTS, berth, berth_running, read_all, text_ok  # noqa: E402
 
 USER = "agent"
@@ -31,15 +31,6 @@ def agent_dir():
     pw = pwd.getpwnam(USER)
     os.chown(d, pw.pw_uid, pw.pw_gid)
     return d
-
-
-def script(body):
-    """An executable shell script anyone may run; its path."""
-    path = os.path.join(scratch(0o755), "agent")
-    with open(path, "w") as f:
-        f.write("#!/bin/sh\n" + body)
-    os.chmod(path, 0o755)
-    return path
 
 
 def section(name, prog, ws, *lines):
@@ -102,7 +93,7 @@ ECHO = ('printf "prompt=%s\\n" "$1"; printf "FOO=%s\\n" "$FOO"; echo to-stderr >
       transports=TRANSPORTS)
 def run_attach_show_list(transport):
     ws = agent_dir()
-    with Sandbox(extra=section("echo", script(ECHO), ws, "task = {prompt}")) as sb:
+    with Sandbox(extra=section("echo", shfile(ECHO), ws, "task = {prompt}")) as sb:
         tid, state = task_run(sb, transport, "echo", "--timeout", "60", "--env", "FOO=bar",
                               "--check", "sh", "-c", "echo check-out; echo check-err >&2",
                               "--check", "true", "--", "say hello")
@@ -148,7 +139,7 @@ def run_attach_show_list(transport):
 @case("attach exits 1 for a task that did not succeed and says how it ended: the agent's status, a failing check",
       transports=TRANSPORTS)
 def attach_failed(transport):
-    prog = script('echo out; exit "${1#exit }"\n')
+    prog = shfile('echo out; exit "${1#exit }"\n')
     with Sandbox(extra=section("ex", prog, agent_dir(), "task = {prompt}")) as sb:
         tid, _ = task_run(sb, transport, "ex", "--", "exit 3")
         rc, out, err = attach(sb, transport, tid)
@@ -165,7 +156,7 @@ def attach_failed(transport):
 
 @case("attach --from OFFSET writes the stream from there; at the end nothing; past it bad_args")
 def attach_from():
-    prog = script("printf 0123456789\n")
+    prog = shfile("printf 0123456789\n")
     with Sandbox(extra=section("digits", prog, agent_dir(), "task =")) as sb:
         tid, _ = task_run(sb, "unix", "digits", "--", "x")
         wait_state(sb, tid, ("succeeded",))
@@ -180,7 +171,7 @@ def attach_from():
 @case("a prompt from stdin (PROMPT -), larger than one argument may be, reaches an agent that reads stdin whole")
 def prompt_stdin():
     prompt = (b"".join(b"line %06d of the prompt\n" % i for i in range(9000)))[:200 << 10]
-    with Sandbox(extra=section("cat", script("exec cat\n"), agent_dir(), "task =")) as sb:
+    with Sandbox(extra=section("cat", shfile("exec cat\n"), agent_dir(), "task =")) as sb:
         tid, _ = task_run(sb, "unix", "cat", "--", "-", input=prompt)
         rc, out, err = attach(sb, "unix", tid)
         expect_eq(rc, 0, "attach's exit status (stderr %r)" % err)
@@ -196,7 +187,7 @@ NOISY = ('i=0; while [ $i -lt 200 ]; do head -c 32768 /dev/urandom; sleep 0.015;
       timeout=180)
 def attach_gateway_killed():
     ws = agent_dir()
-    with Sandbox(extra=section("noisy", script(NOISY), ws, "task =")) as sb:
+    with Sandbox(extra=section("noisy", shfile(NOISY), ws, "task =")) as sb:
         tid, _ = task_run(sb, "ws", "noisy", "--", "x")
         killed = []
 
@@ -222,7 +213,7 @@ def attach_gateway_killed():
 @case("attach over the WebSocket rides out a gateway killed after the stream's end, while the checks run: "
       "it exits by the task's end", timeout=120)
 def attach_gateway_killed_checking():
-    with Sandbox(extra=section("quick", script("echo hi\n"), agent_dir(), "task =")) as sb:
+    with Sandbox(extra=section("quick", shfile("echo hi\n"), agent_dir(), "task =")) as sb:
         tid, _ = task_run(sb, "ws", "quick", "--check", "sleep", "4", "--check", "false", "--", "x")
         killed = []
 
@@ -242,7 +233,7 @@ def attach_gateway_killed_checking():
 @case("attach rides out berthd killed and started again: the task it follows ends interrupted, its output kept; "
       "attach exits 1 and says so", timeout=120)
 def attach_berthd_restart():
-    prog = script("echo started; exec sleep 60\n")
+    prog = shfile("echo started; exec sleep 60\n")
     with Sandbox(extra=section("slow", prog, agent_dir(), "task =")) as sb:
         tid, _ = task_run(sb, "unix", "slow", "--", "x")
         restarted = []
@@ -266,7 +257,7 @@ def attach_berthd_restart():
 @case("cancel ends a running task, and says who did; attach exits 1; a busy runtime refuses another run; "
       "a queued one waits in its place", transports=TRANSPORTS)
 def cancel_busy_queue(transport):
-    prog = script("echo started; exec sleep 60\n")
+    prog = shfile("echo started; exec sleep 60\n")
     conf = (section("slow", prog, agent_dir(), "task =")
             + section("queued", prog, agent_dir(), "task =", "busy = queue"))
     who = {"unix": "root on the Unix socket", "ws": "the backend"}[transport]
@@ -306,8 +297,8 @@ def cancel_busy_queue(transport):
 
 @case("usage errors exit 2 and say what is wrong; refused requests exit 1 with the error's code")
 def usage_and_refusals():
-    with Sandbox(extra=section("echo", script(ECHO), agent_dir(), "task = {prompt}")
-                 + section("tui", script("exit 0\n"), agent_dir(), "tui =")) as sb:
+    with Sandbox(extra=section("echo", shfile(ECHO), agent_dir(), "task = {prompt}")
+                 + section("tui", shfile("exit 0\n"), agent_dir(), "tui =")) as sb:
         some = "0123456789abcdef"
         for args, why in (
                 (["task"], "task wants run, show, list, attach, cancel or deliver"),

@@ -29,21 +29,13 @@ from harness import (  # noqa: E402
     proc_status,
     run,
     scratch,
+    shfile,
     wait_for,
 )
 
 
 # ---------------------------------------------------------------------
 # Helpers
-
-
-def write_script(d, name, body):
-    """A shell script in d (readable by anyone); returns its path."""
-    path = os.path.join(d, name)
-    with open(path, "w") as f:
-        f.write("#!/bin/sh\n" + body)
-    os.chmod(path, 0o755)
-    return path
 
 
 def read(path):
@@ -109,10 +101,10 @@ def thousand_orphans():
     d = scratch()
     # Each (sleep &) subshell exits at once: its sleep is an orphan, which
     # the kernel hands to the namespace's init, berthd.
-    sh = write_script(
-        d,
-        "orphans.sh",
-        "i=0\nwhile [ $i -lt 1000 ]; do (sleep 1 &); i=$((i+1)); done\nexec sleep 1000\n",
+    sh = shfile(
+        d=d,
+        name="orphans.sh",
+        body="i=0\nwhile [ $i -lt 1000 ]; do (sleep 1 &); i=$((i+1)); done\nexec sleep 1000\n",
     )
     extra = "[service orphans]\ncommand = /bin/sh %s\n" % sh
     with Sandbox(extra=extra, wait="socket", debug=True) as sb:
@@ -154,20 +146,20 @@ def stop_signal_to_group():
     d = scratch()
     # The parent and a grandchild both trap the stop signal; each leaves
     # a file saying it got it. The grandchild is in the service's group.
-    usr1 = write_script(
-        d,
-        "usr1.sh",
-        '/bin/sh -c \'trap "echo child > %(d)s/child; exit 0" USR1; echo $$ > %(d)s/childpid; '
+    usr1 = shfile(
+        d=d,
+        name="usr1.sh",
+        body='/bin/sh -c \'trap "echo child > %(d)s/child; exit 0" USR1; echo $$ > %(d)s/childpid; '
         "while :; do sleep 0.05; done' &\n"
         "trap 'echo parent > %(d)s/parent; exit 42' USR1\n"
         "echo $$ > %(d)s/parentpid\n"
         "while :; do sleep 0.05; done\n" % {"d": d},
     )
     # The same for SIGINT, sent by berthd's own shutdown.
-    sigint = write_script(
-        d,
-        "int.sh",
-        "trap 'echo int > %(d)s/int; exit 0' INT\necho $$ > %(d)s/intpid\nwhile :; do sleep 0.05; done\n" % {"d": d},
+    sigint = shfile(
+        d=d,
+        name="int.sh",
+        body="trap 'echo int > %(d)s/int; exit 0' INT\necho $$ > %(d)s/intpid\nwhile :; do sleep 0.05; done\n" % {"d": d},
     )
     extra = (
         "[service usr1]\ncommand = /bin/sh %s\nstop_signal = USR1\n\n"
@@ -202,7 +194,7 @@ def stop_signal_to_group():
 @case("a main service exiting 7 makes berthd exit 7, after stopping the others")
 def main_exit_code():
     d = scratch()
-    boss = write_script(d, "boss.sh", "while [ ! -e %s/go ]; do sleep 0.02; done\nexit 7\n" % d)
+    boss = shfile(d=d, name="boss.sh", body="while [ ! -e %s/go ]; do sleep 0.02; done\nexit 7\n" % d)
     extra = (
         "[service other]\ncommand = sleep 1000\n\n"
         "[service boss]\ncommand = /bin/sh %s\nmain = yes\nrestart = never\nafter = other\n" % boss
@@ -253,8 +245,8 @@ def main_failed():
 def main_traps_term():
     d = scratch()
     for code in (0, 3):
-        sh = write_script(
-            d, "boss%d.sh" % code, "trap 'exit %d' TERM\necho up > %s/up%d\nsleep 1000 & wait\n" % (code, d, code)
+        sh = shfile(
+            d=d, name="boss%d.sh" % code, body="trap 'exit %d' TERM\necho up > %s/up%d\nsleep 1000 & wait\n" % (code, d, code)
         )
         extra = "[service boss]\ncommand = /bin/sh %s\nmain = yes\n" % sh
         with Sandbox(extra=extra, wait="socket") as sb:
@@ -283,8 +275,8 @@ def setsid_escapee():
     # its run's tag: neither its session, its parentage nor its
     # environment tells it is the service's, so nothing but the final
     # sweep reaches it.
-    sh = write_script(
-        d, "escape.sh", "(sleep 0.2; env -u BERTH_SERVICE_RUN setsid /bin/sh -c 'trap \"\" TERM HUP; exec sleep 1001' &)\nexec sleep 1000\n"
+    sh = shfile(
+        d=d, name="escape.sh", body="(sleep 0.2; env -u BERTH_SERVICE_RUN setsid /bin/sh -c 'trap \"\" TERM HUP; exec sleep 1001' &)\nexec sleep 1000\n"
     )
     extra = "[service escape]\ncommand = /bin/sh %s\n" % sh
     with Sandbox(extra=extra, wait="socket", debug=True) as sb:
@@ -334,10 +326,10 @@ def subreaper():
     # an escapee in a session of its own that ignores TERM and HUP, made
     # once its parent had exited and without its run's tag (so only the
     # final sweep finds it).
-    sh = write_script(
-        d,
-        "both.sh",
-        "(sleep 0.3 &)\n"
+    sh = shfile(
+        d=d,
+        name="both.sh",
+        body="(sleep 0.3 &)\n"
         "(sleep 0.2; env -u BERTH_SERVICE_RUN setsid /bin/sh -c 'trap \"\" TERM HUP; exec sleep 1002' &)\n"
         "exec sleep 1000\n",
     )
@@ -374,10 +366,10 @@ def parallel_shutdown():
         # at its default: a stop signal that came while it was being
         # forked, with the trap still in place, would be lost on it, and
         # berthd would rightly have to SIGKILL it at the timeout.
-        sh = write_script(
-            d,
-            n + ".sh",
-            "trap 'sleep 1.5; exit 0' TERM\n/bin/sh -c 'echo up > %s/%s; exec sleep 1000' &\nwait\n" % (d, n),
+        sh = shfile(
+            d=d,
+            name=n + ".sh",
+            body="trap 'sleep 1.5; exit 0' TERM\n/bin/sh -c 'echo up > %s/%s; exec sleep 1000' &\nwait\n" % (d, n),
         )
         extra += "[service %s]\ncommand = /bin/sh %s\n\n" % (n, sh)
     with Sandbox(extra=extra, wait="socket") as sb:
@@ -422,7 +414,7 @@ def reverse_order():
 
     def svc(name, delay):
         trap = "sleep %s; exit 0" % delay if delay else "exit 0"
-        return write_script(d, name + ".sh", "trap '%s' TERM\necho up > %s/%s\nsleep 1000 & wait\n" % (trap, d, name))
+        return shfile(d=d, name=name + ".sh", body="trap '%s' TERM\necho up > %s/%s\nsleep 1000 & wait\n" % (trap, d, name))
 
     # c after b, b requires a. The dependents take their time to go: were
     # all three signalled at once, a would exit first.
@@ -524,10 +516,10 @@ def identity():
     out = os.path.join(d, "out")
     os.mkdir(out)
     os.chmod(out, 0o777)
-    sh = write_script(
-        d,
-        "ident.sh",
-        'exec > %s/$1\nid -u\nid -g\npwd\necho "$FOO"\necho "$BAR"\necho "$HOME"\necho "$USER"\n' % out,
+    sh = shfile(
+        d=d,
+        name="ident.sh",
+        body='exec > %s/$1\nid -u\nid -g\npwd\necho "$FOO"\necho "$BAR"\necho "$HOME"\necho "$USER"\n' % out,
     )
     extra = (
         "[service nobody]\ncommand = /bin/sh %s nobody\nuser = nobody\ncwd = /tmp\n"

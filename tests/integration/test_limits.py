@@ -23,9 +23,9 @@ from harness import (  # noqa: E402
     Skip,
     Timeout,
     case,
+    desktop_service,
     expect,
     expect_eq,
-    desktop_service,
     expect_in,
     forget_display,
     free_display,
@@ -41,6 +41,7 @@ from harness import (  # noqa: E402
     read_to_eof,
     run,
     scratch,
+    shfile,
     short,
     track_closer,
     wait_for,
@@ -76,15 +77,6 @@ def both_modes(name, timeout=90):
         return fn
 
     return register
-
-
-def shfile(body):
-    """An executable shell script anyone can run; its path."""
-    path = os.path.join(scratch(0o755), "prog.sh")
-    with open(path, "w") as f:
-        f.write("#!/bin/sh\n" + body)
-    os.chmod(path, 0o755)
-    return path
 
 
 def limits_of(c, target):

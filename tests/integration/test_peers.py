@@ -12,8 +12,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (  # noqa: E402
-    TRANSPORTS,
     Sandbox,
+    TRANSPORTS,
     case,
     event_kinds,
     expect,
@@ -26,6 +26,7 @@ from harness import (  # noqa: E402
     proc_stat,
     run,
     scratch,
+    shfile,
     text_ok,
     track_closer,
     wait_for,
@@ -53,14 +54,6 @@ FORWARDED = ("HUP", "USR1", "USR2", "WINCH")
 # Helpers
 
 
-def write_script(d, name, body):
-    path = os.path.join(d, name)
-    with open(path, "w") as f:
-        f.write("#!/bin/sh\n" + body)
-    os.chmod(path, 0o755)
-    return path
-
-
 def wait_file(path, timeout=10.0):
     def done():
         try:
@@ -86,7 +79,7 @@ def trapper(d, name, sigs=FORWARDED):
         "%(leader)s echo $$ > %(log)s.leader\n"
         "while :; do sleep 0.05; done\n"
     ) % {"log": log, "child": traps % (("child",) * len(sigs)), "leader": traps % (("leader",) * len(sigs))}
-    return write_script(d, name + ".sh", body), log
+    return shfile(d=d, name=name + ".sh", body=body), log
 
 
 def trapper_up(log, timeout=10.0):
@@ -462,7 +455,7 @@ GENERATIONS = (
 
 def generations(d):
     for name, body in zip(("leader", "middle", "third"), GENERATIONS):
-        write_script(d, name + ".sh", body % {"d": d})
+        shfile(d=d, name=name + ".sh", body=body % {"d": d})
     return os.path.join(d, "leader.sh")
 
 
@@ -582,7 +575,7 @@ GROUP = "/bin/sh -c 'trap \"\" TERM; exec sleep 1001' &\nexec sleep 1000\n"
 @case("service stop: the group's TERM-ignoring member is SIGKILLed after stop_timeout_ms, service.killed says so")
 def group_stop():
     d = scratch()
-    extra = "[service g]\ncommand = /bin/sh %s\nstop_timeout_ms = 1000\n" % write_script(d, "g.sh", GROUP)
+    extra = "[service g]\ncommand = /bin/sh %s\nstop_timeout_ms = 1000\n" % shfile(d=d, name="g.sh", body=GROUP)
     with Sandbox(extra=extra, wait="socket") as sb:
         leader = sb.host_pid(started(sb, "g")["pid"])
         wait_for(lambda: [p for p in pids_running(["sleep", "1001"]) if sb.in_namespace(p)], 5, "sleep 1001")
@@ -603,7 +596,7 @@ def group_stop():
 @case("service restart three times: no sleep 1001 of an old group piles up")
 def group_restarts():
     d = scratch()
-    extra = "[service g]\ncommand = /bin/sh %s\nstop_timeout_ms = 1000\n" % write_script(d, "g.sh", GROUP)
+    extra = "[service g]\ncommand = /bin/sh %s\nstop_timeout_ms = 1000\n" % shfile(d=d, name="g.sh", body=GROUP)
     with Sandbox(extra=extra, wait="socket") as sb:
         c = sb.unix(timeout=15)
         seen = set()
@@ -629,7 +622,7 @@ def group_restarts():
 @case("a leader killed with SIGKILL takes its group with it")
 def group_crash():
     d = scratch()
-    extra = "[service g]\ncommand = /bin/sh %s\nstop_timeout_ms = 1000\n" % write_script(d, "g.sh", GROUP)
+    extra = "[service g]\ncommand = /bin/sh %s\nstop_timeout_ms = 1000\n" % shfile(d=d, name="g.sh", body=GROUP)
     with Sandbox(extra=extra, wait="socket") as sb:
         leader = sb.host_pid(started(sb, "g")["pid"])
         child = wait_for(lambda: [p for p in pids_running(["sleep", "1001"]) if sb.in_namespace(p)], 5, "sleep 1001")[0]
@@ -643,7 +636,7 @@ def group_crash():
 @case("a setsid escapee of a service is ended when the service stops, berthd still running")
 def escapee_at_stop():
     d = scratch()
-    sh = write_script(d, "e.sh", "setsid /bin/sh -c 'trap \"\" TERM HUP; exec sleep 1002' &\nexec sleep 1000\n")
+    sh = shfile(d=d, name="e.sh", body="setsid /bin/sh -c 'trap \"\" TERM HUP; exec sleep 1002' &\nexec sleep 1000\n")
     extra = "[service e]\ncommand = /bin/sh %s\nstop_timeout_ms = 1000\n" % sh
     with Sandbox(extra=extra, wait="socket") as sb:
         leader = sb.host_pid(started(sb, "e")["pid"])

@@ -32,9 +32,10 @@ from harness import (  # noqa: E402
     note,
     pid_alive,
     proc_argv,
-    run,
     pyfile,
+    run,
     scratch,
+    shfile,
     wait_for,
 )
 
@@ -53,16 +54,6 @@ def agent_dir():
     d = scratch(0o755)
     os.chown(d, agent().pw_uid, agent().pw_gid)
     return d
-
-
-def script(body, mode=0o755):
-    """An executable shell script in a directory of the case's own; its
-    path."""
-    path = os.path.join(scratch(0o755), "prog")
-    with open(path, "w") as f:
-        f.write("#!/bin/sh\n" + body)
-    os.chmod(path, mode)
-    return path
 
 
 def section(name, command, ws, home, *lines):
@@ -171,7 +162,7 @@ def t_list_versions():
 
 @case("a program removed is listed unavailable naming it, and one put in its place is detected afresh", timeout=120)
 def t_list_removed_replaced():
-    prog = script('exec %s "$@"\n' % PI)
+    prog = shfile('exec %s "$@"\n' % PI)
     with Sandbox(extra=pi_section("copy", prog), offline=True) as sb:
         c = sb.unix()
         r = listed(c)["copy"]
@@ -193,7 +184,7 @@ def t_list_removed_replaced():
 @case("a version is detected once per program file: lists run nothing until the file changes", timeout=60)
 def t_list_cached():
     count = os.path.join(agent_dir(), "runs")
-    prog = script('[ "$1" = --version ] && echo run >> %s\necho 2.5.0\n' % count)
+    prog = shfile('[ "$1" = --version ] && echo run >> %s\necho 2.5.0\n' % count)
     with Sandbox(extra=section("counted", prog, agent_dir(), agent_dir(), "tui ="), offline=True) as sb:
         c = sb.unix()
         for _ in range(3):
@@ -207,10 +198,10 @@ def t_list_cached():
 
 @case("a program whose --version fails, hangs or is not executable is unavailable with that reason", timeout=60)
 def t_list_failing():
-    fails = script("echo oops >&2; exit 1\n")
-    silent = script("exit 0\n")
-    hangs = script("exec sleep 60\n")
-    noexec = script("echo 1.0\n", mode=0o644)
+    fails = shfile("echo oops >&2; exit 1\n")
+    silent = shfile("exit 0\n")
+    hangs = shfile("exec sleep 60\n")
+    noexec = shfile("echo 1.0\n", mode=0o644)
     with Sandbox(extra=section("fails", fails, agent_dir(), agent_dir(), "tui =")
                  + section("silent", silent, agent_dir(), agent_dir(), "tui =", "version = -V")
                  + section("hangs", hangs, agent_dir(), agent_dir(), "tui =")
@@ -423,7 +414,7 @@ def t_lifecycle():
 @case("runtime.stop kills a runtime that ignores SIGTERM after stop_timeout_ms", timeout=60)
 def t_stop_kill():
     armed = os.path.join(agent_dir(), "armed")
-    prog = script("trap '' TERM\ntouch %s\nwhile :; do sleep 1; done\n" % armed)
+    prog = shfile("trap '' TERM\ntouch %s\nwhile :; do sleep 1; done\n" % armed)
     with Sandbox(extra=section("stubborn", prog, agent_dir(), agent_dir(), "rpc =", "stop_timeout_ms = 300"),
                  offline=True) as sb:
         c = sb.unix()
@@ -439,7 +430,7 @@ def t_stop_kill():
 def t_shutdown_term():
     d = agent_dir()
     armed, saved = os.path.join(d, "armed"), os.path.join(d, "saved")
-    prog = script("trap 'touch %s; exit 0' TERM\ntouch %s\nwhile :; do sleep 0.1; done\n" % (saved, armed))
+    prog = shfile("trap 'touch %s; exit 0' TERM\ntouch %s\nwhile :; do sleep 0.1; done\n" % (saved, armed))
     with Sandbox(extra=section("saver", prog, agent_dir(), agent_dir(), "rpc =", "restart = always"),
                  offline=True) as sb:
         start(sb.unix(), {"name": "saver", "mode": "rpc"})
@@ -452,7 +443,7 @@ def t_shutdown_term():
 
 @case("bad runtime.start requests: unknown name, mode not offered, bad workspace, resume without support", timeout=60)
 def t_bad_requests():
-    prog = script("sleep 100\n")
+    prog = shfile("sleep 100\n")
     with Sandbox(extra=section("sh", prog, agent_dir(), agent_dir(), "rpc =", "tui ="), offline=True) as sb:
         c = sb.unix()
         for args, code, says in (
@@ -483,7 +474,7 @@ def t_bad_requests():
 
 @case("a backend reaches runtime.* through the gateway's WebSocket, and hello lists them", timeout=60)
 def t_over_websocket():
-    prog = script('[ "$1" = --version ] && { echo 3.1; exit 0; }\nexec sleep 100\n')
+    prog = shfile('[ "$1" = --version ] && { echo 3.1; exit 0; }\nexec sleep 100\n')
     # No OpenCode or Pi here: this sandbox may have the gateway's port.
     with Sandbox(extra=section("sh", prog, agent_dir(), agent_dir(), "rpc =")) as sb:
         c = sb.ws()
@@ -500,7 +491,7 @@ def t_restart():
     flag = os.path.join(agent_dir(), "fail")
     open(flag, "w").close()
     os.chmod(flag, 0o666)
-    prog = script('[ -e %s ] && exit 1\nexit 0\n' % flag)
+    prog = shfile('[ -e %s ] && exit 1\nexit 0\n' % flag)
     with Sandbox(extra=section("flaky", prog, agent_dir(), agent_dir(), "rpc =", "restart = on-failure",
                                "backoff_min_ms = 50", "backoff_max_ms = 200"), offline=True) as sb:
         c = sb.unix()
@@ -531,7 +522,7 @@ def t_server_ready_timeout():
     d = agent_dir()
     runs = os.path.join(d, "runs")
     # It even exits 0 on SIGTERM: a failure all the same, for on-failure.
-    prog = script("echo run >> %s\ntrap 'exit 0' TERM\nwhile :; do sleep 0.1; done\n" % runs)
+    prog = shfile("echo run >> %s\ntrap 'exit 0' TERM\nwhile :; do sleep 0.1; done\n" % runs)
     with Sandbox(extra=section("mute", prog, d, agent_dir(), "server = --port {port}", "restart = on-failure",
                                "server_ready_timeout_ms = 800", "backoff_min_ms = 50"), offline=True) as sb:
         c = sb.unix()
@@ -606,7 +597,7 @@ def t_backoff_reset():
     d = agent_dir()
     count = os.path.join(d, "count")
     # Runs 1-3 exit at once, run 4 lives 1.2 s, later runs live on.
-    prog = script('echo run >> %s\nn=$(wc -l < %s)\n[ "$n" -le 3 ] && exit 1\n[ "$n" -eq 4 ] && { sleep 1.2; exit 1; }\n'
+    prog = shfile('echo run >> %s\nn=$(wc -l < %s)\n[ "$n" -le 3 ] && exit 1\n[ "$n" -eq 4 ] && { sleep 1.2; exit 1; }\n'
                   "exec sleep 100\n" % (count, count))
     with Sandbox(extra=section("flappy", prog, d, agent_dir(), "rpc =", "restart = always", "backoff_min_ms = 100",
                                "backoff_max_ms = 5000", "backoff_reset_ms = 500"), offline=True) as sb:
@@ -622,7 +613,7 @@ def t_backoff_reset():
 def t_tui_sessions():
     d = agent_dir()
     count = os.path.join(d, "count")
-    prog = script('echo run >> %s\nn=$(wc -l < %s)\necho "instance-$n"\n[ "$n" -le 3 ] && exit 1\n'
+    prog = shfile('echo run >> %s\nn=$(wc -l < %s)\necho "instance-$n"\n[ "$n" -le 3 ] && exit 1\n'
                   "exec sleep 100\n" % (count, count))
     with Sandbox(extra=section("term", prog, d, agent_dir(), "tui =", "restart = on-failure",
                                "backoff_min_ms = 50"), offline=True) as sb:
@@ -672,7 +663,7 @@ def t_server_port_taken():
     d = agent_dir()
     up = os.path.join(d, "up")
     # The runtime never gets the port: the other process has it.
-    prog = script("while :; do sleep 0.1; done\n")
+    prog = shfile("while :; do sleep 0.1; done\n")
     port = 20000 + os.getpid() % 20000
     with Sandbox(extra=section("victim", prog, d, agent_dir(), "server = --port {port}",
                                "server_ready_timeout_ms = 1500"), offline=True) as sb:
@@ -694,7 +685,7 @@ def t_server_port_taken():
 def t_server_port_descendant():
     d = agent_dir()
     listener = pyfile(LISTENER)
-    prog = script('setsid %s %s "$2" %s &\nwait\n' % (PY, listener, os.path.join(d, "never")))
+    prog = shfile('setsid %s %s "$2" %s &\nwait\n' % (PY, listener, os.path.join(d, "never")))
     with Sandbox(extra=section("forks", prog, d, agent_dir(), "server = --port {port}",
                                "server_ready_timeout_ms = 5000"), offline=True) as sb:
         c = sb.unix()

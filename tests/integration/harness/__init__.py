@@ -51,6 +51,7 @@ from .procs import (
     proc_stat,
     proc_status,
     pyfile,
+    shfile,
     run_program,
     running,
     scratch,

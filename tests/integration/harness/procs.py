@@ -39,6 +39,16 @@ def scratch(mode=0o755):
     return d
 
 
+def shfile(body, mode=0o755, name="prog", d=None):
+    """A shell script of body, in d or a scratch directory of its own,
+    executable by anyone (mode); its path."""
+    path = os.path.join(d if d is not None else scratch(0o755), name)
+    with open(path, "w") as f:
+        f.write("#!/bin/sh\n" + body)
+    os.chmod(path, mode)
+    return path
+
+
 def pyfile(body, name="prog.py"):
     """A Python script anyone can read, in a scratch directory; its
     path."""
