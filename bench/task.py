@@ -164,15 +164,29 @@ class Tmux:
         with open(self.conf, "w") as f:
             f.write("set -g status off\n")
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("TMUX")}
+        self.controls = []
         self.cmd("new-session", "-d", "-s", "bench", "-x", "80", "-y", "24", "sleep 100000")
         self.pid = int(self.cmd("display", "-p", "#{pid}"))
+        self.socket = self.cmd("display", "-p", "#{socket_path}").strip()
 
     def cmd(self, *args):
         return subprocess.run(["tmux", "-L", self.name, "-f", self.conf] + list(args), env=self.env,
                               check=True, capture_output=True).stdout.decode()
 
+    def control(self):
+        c = Control(self)
+        self.controls.append(c)
+        return c
+
     def stop(self):
+        # A control client a failure left unread would hold the server.
+        for c in self.controls:
+            if c.p.poll() is None:
+                c.p.kill()
+                c.p.wait()
         self.cmd("kill-server")
+        if os.path.exists(self.socket):
+            os.unlink(self.socket)
 
 
 class Control:
@@ -227,7 +241,7 @@ def tmux_run(t):
                "exec sleep 100000" % (go, " ".join(AS_AGENT), SCRIPT, FLOOD, done))
     pane = t.cmd("new-window", "-d", "-P", "-F", "#{pane_id}", "-c", workspace, wrapper).strip()
     t.cmd("pipe-pane", "-o", "-t", pane, "exec cat >> %s" % out)
-    c = Control(t)
+    c = t.control()
     panes = {int(p) for p in t.cmd("list-panes", "-a", "-F", "#{pane_pid}").split()}
     pipes = [p for p in children(t.pid) if p not in panes]
     if len(pipes) != 1:
