@@ -508,7 +508,7 @@ taskrec_exit(struct taskrec_dec *d, const char *at, const msgpack_object *o,
 {
 	const msgpack_object *k, *v;
 	char where[64];
-	uint64_t n;
+	uint64_t n = 0;
 
 	memset(e, 0, sizeof *e);
 	if (o->type == MSGPACK_OBJECT_NIL)
@@ -656,7 +656,7 @@ static int
 taskrec_decode_request(
     struct taskrec_dec *d, const msgpack_object **v, struct taskrec *r)
 {
-	uint64_t t;
+	uint64_t t = 0;
 
 	if (taskrec_hex(d, "id", v[TK_ID], TASKREC_ID_LEN, r->id) < 0 ||
 	    taskrec_runtime(d, v[TK_RUNTIME], r->runtime) < 0 ||
@@ -676,7 +676,7 @@ static int
 taskrec_failed_check(
     struct taskrec_dec *d, const msgpack_object *o, struct taskrec *r)
 {
-	uint64_t n;
+	uint64_t n = 0;
 
 	if (o->type == MSGPACK_OBJECT_NIL) {
 		r->failed_check = -1;
