@@ -286,7 +286,7 @@ int
 cli_next_opt(struct cli *cli, int argc, char **argv, const struct option *opts,
     const char *shorts)
 {
-	char *word;
+	char *word = NULL;
 	int c;
 
 	if ((c = cli_next(cli, argc, argv, opts, shorts, &word)) != CLI_WORD)

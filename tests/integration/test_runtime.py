@@ -341,6 +341,21 @@ def inherited(pid, other):
             if fd > 2 and any(same_file(pid, fd, other, o) for o in theirs)}
 
 
+def environ_of(pid):
+    """pid's environment, once it has one: a program started through a
+    #! line (env, then node) shows none while it is between its execs."""
+    env = {}
+
+    def read():
+        env.clear()
+        with open("/proc/%d/environ" % pid) as f:
+            env.update(kv.split("=", 1) for kv in f.read().split("\0") if "=" in kv)
+        return bool(env)
+
+    wait_for(read, 10, "pid %d's environment" % pid)
+    return env
+
+
 @case("a runtime runs as its user, with no_new_privs, in its own session, in its workspace, with nothing of berthd's", timeout=120)
 def t_process():
     ws = agent_dir()
@@ -361,7 +376,7 @@ def t_process():
             # Seen from the host, as pid is.
             expect_eq((int(fields[2]), int(fields[3])), (pid, pid), "%s: its own group and session" % mode)
             expect_eq(os.readlink("/proc/%d/cwd" % pid), ws, "%s: cwd" % mode)
-            env = dict(kv.split("=", 1) for kv in open("/proc/%d/environ" % pid).read().split("\0") if "=" in kv)
+            env = environ_of(pid)
             expect_eq((env.get("USER"), env.get("FROM_CONF"), env.get("FROM_REQ"), env.get("GIVEN")),
                       (USER, "1", "2", "given-value"), "%s: user, env and the secret it names" % mode)
             expect("OTHER" not in env and "NOT_SET" not in env, "%s: no other secret" % mode)
