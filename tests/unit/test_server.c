@@ -1,10 +1,7 @@
 /* test_server: unit tests of berthd's sending (supervisor/server.c): an
  * answer reaches the client framed, and in checked builds one whose map
  * was miscounted stops berthd before it is queued. */
-#include <sys/socket.h>
-#include <sys/un.h>
 
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,46 +11,31 @@
 #include "frame.h"
 #include "proto.h"
 #include "scratch.h"
+#include "serverpair.h"
 #include "server.h"
 #include "tap.h"
 
 static char *dir;
-static char *path;
 static struct event_base *base;
 static struct server_conn *conn;
 static int client = -1;
+static struct serverpair sp;
 
 /* berthd listening, and one client it has accepted. */
 static void
 setup(void)
 {
-	struct sockaddr_un sa;
-	char *cause = NULL;
-	int i;
-
 	dir = scratch_make("test_server");
-	path = xasprintf("%s/sock", dir);
-	base = event_base_new();
-	ck_assert_msg(
-	    server_listen(base, path, (uid_t)-1, (gid_t)-1, &cause) == 0, "%s",
-	    cause);
-	memset(&sa, 0, sizeof sa);
-	sa.sun_family = AF_UNIX;
-	snprintf(sa.sun_path, sizeof sa.sun_path, "%s", path);
-	client = socket(AF_UNIX, SOCK_STREAM, 0);
-	ck_assert_int_eq(connect(client, (struct sockaddr *)&sa, sizeof sa), 0);
-	for (i = 0; i < 1000 && (conn = server_conn_find(1)) == NULL; i++)
-		event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
-	ck_assert_ptr_nonnull(conn);
+	serverpair_open(&sp, dir);
+	base = sp.base;
+	conn = sp.conn;
+	client = sp.client;
 }
 
 static void
 teardown(void)
 {
-	close(client);
-	server_shutdown();
-	event_base_free(base);
-	free(path);
+	serverpair_close(&sp);
 	scratch_remove(dir);
 }
 
@@ -62,20 +44,7 @@ teardown(void)
 static void
 client_read(void *buf, size_t len)
 {
-	struct pollfd pfd = {client, POLLIN, 0};
-	size_t got = 0;
-	ssize_t n;
-	int i;
-
-	for (i = 0; i < 1000 && got < len; i++) {
-		event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
-		if (poll(&pfd, 1, 10) <= 0)
-			continue;
-		n = read(client, (char *)buf + got, len - got);
-		ck_assert_int_gt(n, 0);
-		got += (size_t)n;
-	}
-	ck_assert_uint_eq(got, len);
+	serverpair_read(&sp, buf, len, 1000);
 }
 
 START_TEST(test_answer_framed)

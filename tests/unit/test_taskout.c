@@ -6,9 +6,7 @@
  * room, then eof; attaching again moves the viewer; a connection that
  * goes takes its viewers; a write the filesystem refuses is counted and
  * logged once. */
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 
 #include <errno.h>
 #include <event2/buffer.h>
@@ -23,6 +21,7 @@
 #include "frame.h"
 #include "proto.h"
 #include "scratch.h"
+#include "serverpair.h"
 #include "server.h"
 #include "tap.h"
 #include "taskout.h"
@@ -34,64 +33,34 @@ static char *path;
 static struct event_base *base;
 static struct server_conn *conn;
 static int client = -1;
+static struct serverpair sp;
 
 /* berthd listening, and one client it has accepted. */
 static void
 setup(void)
 {
-	struct sockaddr_un sa;
-	char *sock, *cause = NULL;
-	int i;
-
 	dir = scratch_make("test_taskout");
 	path = xasprintf("%s/agent.out", dir);
-	sock = xasprintf("%s/sock", dir);
-	base = event_base_new();
-	ck_assert_msg(
-	    server_listen(base, sock, (uid_t)-1, (gid_t)-1, &cause) == 0, "%s",
-	    cause);
-	memset(&sa, 0, sizeof sa);
-	sa.sun_family = AF_UNIX;
-	snprintf(sa.sun_path, sizeof sa.sun_path, "%s", sock);
-	free(sock);
-	client = socket(AF_UNIX, SOCK_STREAM, 0);
-	ck_assert_int_eq(connect(client, (struct sockaddr *)&sa, sizeof sa), 0);
-	for (i = 0; i < 1000 && (conn = server_conn_find(1)) == NULL; i++)
-		event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
-	ck_assert_ptr_nonnull(conn);
+	serverpair_open(&sp, dir);
+	base = sp.base;
+	conn = sp.conn;
+	client = sp.client;
 }
 
 static void
 teardown(void)
 {
-	close(client);
-	server_shutdown();
-	event_base_free(base);
+	serverpair_close(&sp);
 	free(path);
 	scratch_remove(dir);
 }
 
 /* Reads exactly len bytes on the client's side, running berthd's loop
- * (and telling taskout that the connection drained, as server.c does)
- * while they are on their way. */
+ * (whose drained connection moves taskout's viewers along) meanwhile. */
 static void
 client_read(void *buf, size_t len)
 {
-	struct pollfd pfd = {client, POLLIN, 0};
-	size_t got = 0;
-	ssize_t n;
-	int i;
-
-	for (i = 0; i < 5000 && got < len; i++) {
-		event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
-		taskout_conn_pump(conn);
-		if (poll(&pfd, 1, 10) <= 0)
-			continue;
-		n = read(client, (char *)buf + got, len - got);
-		ck_assert_int_gt(n, 0);
-		got += (size_t)n;
-	}
-	ck_assert_uint_eq(got, len);
+	serverpair_read(&sp, buf, len, 5000);
 }
 
 /* Whether anything waits for the client after berthd's loop ran. */
