@@ -32,7 +32,9 @@ from harness import (  # noqa: E402
     desktop_user,
     expect,
     expect_eq,
+    files_under,
     note,
+    process_texts,
     run,
     scratch,
 )
@@ -329,31 +331,6 @@ def t_tree_exact():
     status, lines, _ = deliver(pw, ws, env, "again", fd2, message="m")
     commit2, base2, _ = delivered(lines)
     expect_eq((base2, commit_of(wsgit, commit2)[0]), (head, tree), "the second delivery's base and tree")
-
-
-def process_texts():
-    out = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        for what in ("cmdline", "environ"):
-            try:
-                with open("/proc/%s/%s" % (pid, what), "rb") as f:
-                    out.append((pid, what, f.read()))
-            except OSError:
-                pass
-    return out
-
-
-def files_under(root):
-    for d, _, files in os.walk(root):
-        for f in files:
-            p = os.path.join(d, f)
-            try:
-                with open(p, "rb") as fh:
-                    yield p, fh.read()
-            except OSError:
-                pass
 
 
 def pushable(gs, name):

@@ -23,14 +23,16 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import msgpack  # noqa: E402
 
 from harness import (  # noqa: E402
-    TRANSPORTS,
     Sandbox,
+    TRANSPORTS,
     berth,
     case,
     desktop_user,
     expect,
     expect_eq,
+    files_under,
     note,
+    process_texts,
     run,
     scratch,
     text_ok,
@@ -198,22 +200,6 @@ def t_private_clone():
         expect_eq((res["commit"], res["cloned"]), (newer, False), "the private fetch")
 
 
-def process_texts():
-    """The cmdline and environ of every process on the host (the sandbox's
-    included), read as root."""
-    out = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        for what in ("cmdline", "environ"):
-            try:
-                with open("/proc/%s/%s" % (pid, what), "rb") as f:
-                    out.append((pid, what, f.read()))
-            except OSError:
-                pass
-    return out
-
-
 def identity(pid):
     """(uid, NoNewPrivs) of a process, or None once it is gone."""
     try:
@@ -222,18 +208,6 @@ def identity(pid):
         return int(status["Uid"].split()[0]), status["NoNewPrivs"]
     except (OSError, KeyError, ValueError):
         return None
-
-
-def files_under(root):
-    """(path, bytes) of every file under root."""
-    for d, _, files in os.walk(root):
-        for f in files:
-            p = os.path.join(d, f)
-            try:
-                with open(p, "rb") as fh:
-                    yield p, fh.read()
-            except OSError:
-                pass
 
 
 @case("the credential appears nowhere: not in files, logs, events, nor any process's cmdline or environ",

@@ -50,6 +50,8 @@ from .procs import (
     proc_children,
     proc_stat,
     proc_status,
+    files_under,
+    process_texts,
     pyfile,
     shfile,
     run_program,

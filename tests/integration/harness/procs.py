@@ -49,6 +49,34 @@ def shfile(body, mode=0o755, name="prog", d=None):
     return path
 
 
+def process_texts():
+    """(pid, "cmdline" or "environ", bytes) of every process of the host
+    (a sandbox's included), read as root: where a secret must not be."""
+    texts = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        for what in ("cmdline", "environ"):
+            try:
+                with open("/proc/%s/%s" % (pid, what), "rb") as f:
+                    texts.append((pid, what, f.read()))
+            except OSError:
+                pass
+    return texts
+
+
+def files_under(root):
+    """(path, bytes) of every file under root that can be read."""
+    for d, _, files in os.walk(root):
+        for f in files:
+            p = os.path.join(d, f)
+            try:
+                with open(p, "rb") as fh:
+                    yield p, fh.read()
+            except OSError:
+                pass
+
+
 def pyfile(body, name="prog.py"):
     """A Python script anyone can read, in a scratch directory; its
     path."""

@@ -32,7 +32,7 @@ from .clients import WsClient
 from .gitserver import GIT, GIT_ENV
 from .limits import cgroup_dir, cgroups_of
 from .netns import netns_connect
-from .procs import proc_status, pyfile, wait_for
+from .procs import proc_status, process_texts, pyfile, wait_for
 from .runner import TestFailure, Timeout, expect, expect_eq, track_closer
 from .runtimes import OPENCODE, OPENCODE_ENV, PI
 from .streams import read_to_eof
@@ -370,32 +370,6 @@ def group_members(d):
 
 # -- a credential, nowhere
 
-def process_texts():
-    """(pid, "cmdline" or "environ", bytes) of every process of the host,
-    read as root."""
-    texts = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        for what in ("cmdline", "environ"):
-            try:
-                with open("/proc/%s/%s" % (pid, what), "rb") as f:
-                    texts.append((pid, what, f.read()))
-            except OSError:
-                pass
-    return texts
-
-
-def files_under(root):
-    """(path, bytes) of every file under root."""
-    for d, _, files in os.walk(root):
-        for f in files:
-            p = os.path.join(d, f)
-            try:
-                with open(p, "rb") as fh:
-                    yield p, fh.read()
-            except OSError:
-                pass
 
 
 class ProcessWatch:
