@@ -324,11 +324,10 @@ task_finish(struct task *t, enum taskrec_state state, const char *why)
 	if (t->timer != NULL)
 		evtimer_del(t->timer);
 	/* No process of the task outlives it: what the agent left in its
-	 * group goes with it. */
-	if (t->lim.open) {
-		enforce_kill(&t->lim);
-		enforce_close(&t->lim);
-	}
+	 * group goes with it (its process group, where it has none). */
+	if (!(t->lim.open && enforce_kill(&t->lim)) && t->alive)
+		kill(-t->pid, SIGKILL);
+	enforce_close(&t->lim);
 	for (i = 0; i < TASK_NOUT; i++)
 		if (t->out[i] != NULL)
 			taskout_end(t->out[i]);
@@ -1030,24 +1029,11 @@ task_op_deliver(struct server_conn *c, const struct proto_msg *m)
 static void
 task_interrupt(struct task *t, const char *when)
 {
-	size_t i;
+	char why[TASKREC_REASON_MAX];
 
-	snprintf(t->rec.reason, sizeof t->rec.reason, "berthd %s %s", when,
+	snprintf(why, sizeof why, "berthd %s %s", when,
 	    t->rec.state == TASKREC_QUEUED ? "before it ran" : "while it ran");
-	t->rec.state = TASKREC_INTERRUPTED;
-	t->rec.finished = proto_now_ms();
-	if (t->timer != NULL)
-		evtimer_del(t->timer);
-	task_kill(t);
-	for (i = 0; i < TASK_NOUT; i++)
-		if (t->out[i] != NULL)
-			taskout_end(t->out[i]);
-	for (i = 0; i < t->rec.nchecks; i++)
-		if (t->chk[i] != NULL)
-			taskout_end(t->chk[i]);
-	task_save(t);
-	log_info("task %s: interrupted (%s)", t->rec.id, t->rec.reason);
-	task_emit_finished(t);
+	task_finish(t, TASKREC_INTERRUPTED, why);
 }
 
 void
