@@ -10,6 +10,7 @@
 #include <sys/un.h>
 
 #include "probe.h"
+#include "rfb.h"
 #include "xmalloc.h"
 
 #define PROBE_RFB_NONE 1
@@ -45,19 +46,6 @@ probe_rfb_fail(struct probe_rfb *r, const char *fmt, ...)
 	va_end(ap);
 	r->state = PROBE_RFB_FAILED;
 	return PROBE_FAIL;
-}
-
-static uint32_t
-probe_rfb_u32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	    (uint32_t)p[2] << 8 | p[3];
-}
-
-static unsigned
-probe_rfb_u16(const uint8_t *p)
-{
-	return (unsigned)p[0] << 8 | p[1];
 }
 
 static void
@@ -107,7 +95,7 @@ probe_rfb_refused(struct probe_rfb *r, const uint8_t *buf, size_t len,
 
 	if (len < at + 4)
 		return PROBE_MORE;
-	n = probe_rfb_u32(buf + at);
+	n = rfb_u32(buf + at);
 	if (n > PROBE_RFB_MAX_TEXT)
 		return probe_rfb_fail(
 		    r, "a reason of %u bytes, over %d", n, PROBE_RFB_MAX_TEXT);
@@ -123,25 +111,13 @@ static enum probe_verdict
 probe_rfb_version(
     struct probe_rfb *r, const uint8_t *buf, size_t len, size_t *used)
 {
-	unsigned major = 0, minor = 0;
-	int i;
+	unsigned major, minor;
 
-	if (len < 12)
+	if (len < RFB_VERSION_LEN)
 		return PROBE_MORE;
-	if (memcmp(buf, "RFB ", 4) != 0 || buf[7] != '.' || buf[11] != '\n')
+	if (rfb_version(buf, &major, &minor) < 0)
 		return probe_rfb_fail(r,
 		    "not an RFB server (it said \"%.11s\")", (const char *)buf);
-	for (i = 4; i < 11; i++) {
-		if (i == 7)
-			continue;
-		if (buf[i] < '0' || buf[i] > '9')
-			return probe_rfb_fail(
-			    r, "bad version \"%.11s\"", (const char *)buf);
-		if (i < 7)
-			major = major * 10 + (buf[i] - '0');
-		else
-			minor = minor * 10 + (buf[i] - '0');
-	}
 	if (major < 3 || (major == 3 && minor < 3))
 		return probe_rfb_fail(
 		    r, "unsupported version %u.%u", major, minor);
@@ -152,7 +128,7 @@ probe_rfb_version(
 	r->outlen = (size_t)snprintf(
 	    (char *)r->out, sizeof r->out, "RFB 003.%03d\n", r->minor);
 	r->state = r->minor == 3 ? PROBE_RFB_TYPE33 : PROBE_RFB_TYPES;
-	*used = 12;
+	*used = RFB_VERSION_LEN;
 	return PROBE_MORE;
 }
 
@@ -221,7 +197,7 @@ probe_rfb_type33(
 
 	if (len < 4)
 		return PROBE_MORE;
-	type = probe_rfb_u32(buf);
+	type = rfb_u32(buf);
 	if (type == 0)
 		return probe_rfb_refused(r, buf, len, 4, "security type 0");
 	if (type == PROBE_RFB_VNC_AUTH)
@@ -243,7 +219,7 @@ probe_rfb_result(
 
 	if (len < 4)
 		return PROBE_MORE;
-	status = probe_rfb_u32(buf);
+	status = rfb_u32(buf);
 	if (status != 0) {
 		snprintf(what, sizeof what, "security result %u", status);
 		return probe_rfb_refused(r, buf, len, 4, what);
@@ -286,13 +262,13 @@ probe_rfb_serverinit(
 
 	if (len < 24)
 		return PROBE_MORE;
-	r->width = probe_rfb_u16(buf);
-	r->height = probe_rfb_u16(buf + 2);
+	r->width = rfb_u16(buf);
+	r->height = rfb_u16(buf + 2);
 	bpp = buf[4];
 	if (bpp != 8 && bpp != 16 && bpp != 32)
 		return probe_rfb_fail(
 		    r, "ServerInit with %u bits per pixel", bpp);
-	namelen = probe_rfb_u32(buf + 20);
+	namelen = rfb_u32(buf + 20);
 	if (namelen > PROBE_RFB_MAX_TEXT)
 		return probe_rfb_fail(r, "a desktop name of %u bytes, over %d",
 		    namelen, PROBE_RFB_MAX_TEXT);
@@ -354,19 +330,19 @@ probe_rfb_message(
 		*used = 4;
 		r->updating = 1;
 		r->origin = 0;
-		r->rects = probe_rfb_u16(buf + 2);
+		r->rects = rfb_u16(buf + 2);
 		return probe_rfb_next_rect(r);
 	case PROBE_RFB_COLOURS:
 		if (len < 6)
 			return PROBE_MORE;
 		*used = 6;
-		return probe_rfb_skip_then(r, 6 * probe_rfb_u16(buf + 4));
+		return probe_rfb_skip_then(r, 6 * rfb_u16(buf + 4));
 	case PROBE_RFB_BELL: *used = 1; return PROBE_MORE;
 	case PROBE_RFB_CUT_TEXT:
 		if (len < 8)
 			return PROBE_MORE;
 		*used = 8;
-		return probe_rfb_skip_then(r, probe_rfb_u32(buf + 4));
+		return probe_rfb_skip_then(r, rfb_u32(buf + 4));
 	}
 	return probe_rfb_fail(r, "unknown server message type %u", buf[0]);
 }
@@ -381,11 +357,11 @@ probe_rfb_rect(
 
 	if (len < 12)
 		return PROBE_MORE;
-	x = probe_rfb_u16(buf);
-	y = probe_rfb_u16(buf + 2);
-	w = probe_rfb_u16(buf + 4);
-	h = probe_rfb_u16(buf + 6);
-	encoding = probe_rfb_u32(buf + 8);
+	x = rfb_u16(buf);
+	y = rfb_u16(buf + 2);
+	w = rfb_u16(buf + 4);
+	h = rfb_u16(buf + 6);
+	encoding = rfb_u32(buf + 8);
 	if (encoding != PROBE_RFB_RAW)
 		return probe_rfb_fail(r,
 		    "a rectangle in encoding %d, and only Raw was allowed",
