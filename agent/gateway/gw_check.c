@@ -20,9 +20,9 @@
 #include "proto.h"
 #include "tokenfile.h"
 
-/* An answer to gateway.check is {} or a short error; anything longer is
- * not one. */
-#define GW_CHECK_ANSWER_MAX 1024
+/* An answer to gateway.check is {}, a grant's fields or a short error;
+ * anything longer is not one. */
+#define GW_CHECK_ANSWER_MAX 4096
 
 static int gw_check_fd = -1;
 static uint64_t gw_check_id;
@@ -114,10 +114,11 @@ gw_check_recv(uint8_t *buf, size_t len, lws_usec_t deadline)
 	return 0;
 }
 
-/* The request, framed, into sb; the credential is wiped by the caller. */
+/* The request, framed, into sb; the credential and key are wiped by the
+ * caller. */
 static void
 gw_check_pack(msgpack_sbuffer *sb, const char *door, const char *cred,
-    size_t len, const char *peer)
+    size_t len, const char *key, const char *peer)
 {
 	msgpack_packer pk;
 	uint8_t hdr[FRAME_HDR] = {0};
@@ -126,18 +127,53 @@ gw_check_pack(msgpack_sbuffer *sb, const char *door, const char *cred,
 	msgpack_sbuffer_write(sb, (const char *)hdr, FRAME_HDR);
 	msgpack_packer_init(&pk, sb, msgpack_sbuffer_write);
 	proto_pack_request(&pk, ++gw_check_id, "gateway.check");
-	msgpack_pack_map(&pk, 3);
+	msgpack_pack_map(&pk, key != NULL ? 4 : 3);
 	proto_pack_kv_str(&pk, "door", door);
 	proto_pack_kv_str(&pk, "peer", peer);
 	proto_pack_str(&pk, "credential");
 	msgpack_pack_str(&pk, len);
 	msgpack_pack_str_body(&pk, cred, len);
+	if (key != NULL)
+		proto_pack_kv_str(&pk, "key", key);
 	frame_header((uint8_t *)sb->data, (uint32_t)(sb->size - FRAME_HDR));
 }
 
-/* One round trip: the answer's verdict, or -1 if there is none. */
+/*
+ * An admitting answer's fields into *out: 0, or -1 if one is of the
+ * wrong type or too long, or a grant comes without its expiry or scope.
+ * A field a door does not have is left zero.
+ */
 static int
-gw_check_ask(const msgpack_sbuffer *sb, lws_usec_t deadline)
+gw_check_fields(const msgpack_object *r, struct gw_check_answer *out)
+{
+	uint64_t port = 0;
+	int g;
+
+	if (r->type != MSGPACK_OBJECT_MAP)
+		return -1;
+	g = proto_arg_str(r, "grant", out->grant, sizeof out->grant);
+	if (g < 0)
+		return -1;
+	if (g == 0)
+		return r->via.map.size == 0 ? 0 : -1;
+	if (proto_arg_u64(r, "expires_at", &out->expires_at_ms) != 1 ||
+	    proto_arg_str(r, "scope", out->scope, sizeof out->scope) != 1 ||
+	    proto_arg_bool(r, "control", &out->control) < 0 ||
+	    proto_arg_u64(r, "port", &port) < 0 || port > UINT16_MAX ||
+	    proto_arg_str(r, "authorization", out->authorization,
+	        sizeof out->authorization) < 0 ||
+	    proto_arg_str(r, "pty", out->pty, sizeof out->pty) < 0 ||
+	    proto_arg_bool(r, "write", &out->write) < 0)
+		return -1;
+	out->port = (uint16_t)port;
+	return 0;
+}
+
+/* One round trip: the answer's verdict, or -1 if there is none; an
+ * admitting answer's fields into *out. */
+static int
+gw_check_ask(
+    const msgpack_sbuffer *sb, lws_usec_t deadline, struct gw_check_answer *out)
 {
 	uint8_t hdr[FRAME_HDR], buf[GW_CHECK_ANSWER_MAX];
 	struct proto_msg m;
@@ -152,13 +188,22 @@ gw_check_ask(const msgpack_sbuffer *sb, lws_usec_t deadline)
 	n = frame_length(hdr);
 	if (n == 0 || n > sizeof buf || gw_check_recv(buf, n, deadline) < 0)
 		return -1;
-	if (proto_decode(buf, n, &m, &code, err, sizeof err) < 0)
+	r = proto_decode(buf, n, &m, &code, err, sizeof err);
+	if (r < 0) {
+		explicit_bzero(buf, n);
 		return -1;
+	}
 	if (m.type != PROTO_RESPONSE || m.id != gw_check_id)
 		r = -1;
-	else if (m.ok)
+	else if (m.ok) {
 		r = GW_CHECK_OK;
-	else if (strcmp(m.err_code, PROTO_E_UNAUTHORIZED) == 0)
+		if (gw_check_fields(m.result, out) < 0) {
+			log_warn("credential check: berthd's answer is "
+			         "malformed");
+			explicit_bzero(out, sizeof *out);
+			r = -1;
+		}
+	} else if (strcmp(m.err_code, PROTO_E_UNAUTHORIZED) == 0)
 		r = GW_CHECK_REFUSED;
 	else {
 		log_warn("credential check: berthd: %s: %s", m.err_code,
@@ -166,27 +211,38 @@ gw_check_ask(const msgpack_sbuffer *sb, lws_usec_t deadline)
 		r = -1;
 	}
 	proto_msg_free(&m);
+	/* An answer may carry a runtime's Authorization; the decoded
+	 * strings point into buf. */
+	explicit_bzero(buf, n);
 	return r;
 }
 
 enum gw_check_result
-gw_check(const char *door, const char *cred, size_t len, const char *peer)
+gw_check_grant(const char *door, const char *cred, size_t len, const char *key,
+    const char *peer, struct gw_check_answer *out)
 {
 	lws_usec_t deadline =
 	    lws_now_usecs() + GW_CHECK_DEADLINE_MS * LWS_US_PER_MS;
+	struct gw_check_answer scratch;
 	msgpack_sbuffer sb;
 	int r = -1;
 
+	if (out == NULL) {
+		r = gw_check_grant(door, cred, len, key, peer, &scratch);
+		explicit_bzero(&scratch, sizeof scratch);
+		return (enum gw_check_result)r;
+	}
+	memset(out, 0, sizeof *out);
 	if (gw_check_fd < 0 && gw_check_connect() < 0)
 		return GW_CHECK_UNAVAILABLE;
-	gw_check_pack(&sb, door, cred, len, peer);
-	r = gw_check_ask(&sb, deadline);
+	gw_check_pack(&sb, door, cred, len, key, peer);
+	r = gw_check_ask(&sb, deadline, out);
 	/* A connection berthd closed since the last check: once more on a
 	 * new one, within the same deadline. */
 	if (r < 0) {
 		gw_check_close();
 		if (gw_check_connect() == 0)
-			r = gw_check_ask(&sb, deadline);
+			r = gw_check_ask(&sb, deadline, out);
 	}
 	explicit_bzero(sb.data, sb.size);
 	msgpack_sbuffer_destroy(&sb);
@@ -198,12 +254,21 @@ gw_check(const char *door, const char *cred, size_t len, const char *peer)
 	return (enum gw_check_result)r;
 }
 
-const char *
-gw_check_token(const char *door, const char *p, size_t len, const char *peer)
+enum gw_check_result
+gw_check(const char *door, const char *cred, size_t len, const char *peer)
 {
+	return gw_check_grant(door, cred, len, NULL, peer, NULL);
+}
+
+const char *
+gw_check_token_grant(const char *door, const char *p, size_t len,
+    const char *peer, struct gw_check_answer *out)
+{
+	if (out != NULL)
+		memset(out, 0, sizeof *out);
 	if (gw_auth_trim(&p, &len) < 0)
 		return "malformed";
-	switch (gw_check(door, p, len, peer)) {
+	switch (gw_check_grant(door, p, len, NULL, peer, out)) {
 	case GW_CHECK_OK: return NULL;
 	case GW_CHECK_REFUSED: return "invalid";
 	default: return GW_AUTH_UNAVAILABLE;
@@ -211,15 +276,30 @@ gw_check_token(const char *door, const char *p, size_t len, const char *peer)
 }
 
 const char *
-gw_check_presented(
-    const char *door, const char *authz, size_t alen, const char *peer)
+gw_check_token(const char *door, const char *p, size_t len, const char *peer)
+{
+	return gw_check_token_grant(door, p, len, peer, NULL);
+}
+
+const char *
+gw_check_presented_grant(const char *door, const char *authz, size_t alen,
+    const char *peer, struct gw_check_answer *out)
 {
 	const char *cred, *reason;
 	size_t len;
 
+	if (out != NULL)
+		memset(out, 0, sizeof *out);
 	if (gw_auth_presented(authz, alen, &cred, &len, &reason) < 0)
 		return reason;
-	return gw_check_token(door, cred, len, peer);
+	return gw_check_token_grant(door, cred, len, peer, out);
+}
+
+const char *
+gw_check_presented(
+    const char *door, const char *authz, size_t alen, const char *peer)
+{
+	return gw_check_presented_grant(door, authz, alen, peer, NULL);
 }
 
 int
@@ -236,7 +316,8 @@ gw_check_header(
 }
 
 const char *
-gw_check_request(struct lws *wsi, const char *door)
+gw_check_request_grant(
+    struct lws *wsi, const char *door, struct gw_check_answer *out)
 {
 	char authz[TOKENFILE_MAX + 64], peer[GATEWAY_PEER_MAX];
 	const char *reason;
@@ -245,13 +326,22 @@ gw_check_request(struct lws *wsi, const char *door)
 	gateway_peer(wsi, peer, sizeof peer);
 	alen = gw_check_header(
 	    wsi, WSI_TOKEN_HTTP_AUTHORIZATION, authz, sizeof authz);
+	if (out != NULL)
+		memset(out, 0, sizeof *out);
 	if (alen == -2)
 		reason = "malformed";
 	else
-		reason = gw_check_presented(door, alen >= 0 ? authz : NULL,
-		    alen >= 0 ? (size_t)alen : 0, peer);
+		reason =
+		    gw_check_presented_grant(door, alen >= 0 ? authz : NULL,
+		        alen >= 0 ? (size_t)alen : 0, peer, out);
 	explicit_bzero(authz, sizeof authz);
 	return reason;
+}
+
+const char *
+gw_check_request(struct lws *wsi, const char *door)
+{
+	return gw_check_request_grant(wsi, door, NULL);
 }
 
 int
