@@ -580,7 +580,8 @@ gw_cdpws_fetch_start(struct gw_cdpws *c)
 }
 
 void
-gw_cdpws_open(struct lws *wsi, const char *rest)
+gw_cdpws_open(
+    struct lws *wsi, const char *rest, const struct gw_check_answer *who)
 {
 	struct gw_cdpws *c;
 
@@ -594,15 +595,14 @@ gw_cdpws_open(struct lws *wsi, const char *rest)
 	gateway_peer(wsi, c->peer, sizeof c->peer);
 	lws_set_opaque_user_data(wsi, c);
 
-	if (*rest == '\0') {
-		log_info(
-		    "CDP client %s connected, for the browser target", c->peer);
-		gw_cdpws_fetch_start(c);
-		return;
-	}
 	snprintf(c->path, sizeof c->path, "%s", rest);
-	log_info("CDP client %s connected, for %s", c->peer, c->path);
-	gw_cdpws_start(c);
+	log_info("CDP client %s connected%s%s, for %s", c->peer,
+	    who->grant[0] != '\0' ? ", grant " : "", who->grant,
+	    *rest == '\0' ? "the browser target" : c->path);
+	if (*rest == '\0')
+		gw_cdpws_fetch_start(c);
+	else
+		gw_cdpws_start(c);
 }
 
 int

@@ -10,6 +10,8 @@
 #include <libwebsockets.h>
 #include <stddef.h>
 
+#include "gw_check.h"
+
 /* One side is read no more while this much waits for the other, and
  * again once it has drained to the low mark. */
 #define GW_CDPWS_HIGH_WATER (1024u * 1024)
@@ -20,10 +22,12 @@
 /* Whether path is a DevTools target path: /devtools/ and then letters,
  * digits and "/._-", no "..", at most GW_CDPWS_PATH_MAX bytes. */
 int gw_cdpws_path_ok(const char *path);
-/* A WebSocket on /v1/cdp was accepted; rest is what followed /v1/cdp
- * ("" for the browser target). Connects to Chromium. From then on the
- * connection's opaque user data is the relay's. */
-void gw_cdpws_open(struct lws *wsi, const char *rest);
+/* A WebSocket on /v1/cdp was accepted for who (the master token's
+ * answer, or a cdp grant's); rest is what followed /v1/cdp ("" for the
+ * browser target). Connects to Chromium. From then on the connection's
+ * opaque user data is the relay's. */
+void gw_cdpws_open(
+    struct lws *wsi, const char *rest, const struct gw_check_answer *who);
 /* The client WebSocket's later events, from gw_http_relay_cb. */
 int gw_cdpws_ws_cb(
     struct lws *wsi, enum lws_callback_reasons reason, void *in, size_t len);

@@ -346,30 +346,47 @@ gw_http_same_origin(struct lws *wsi)
 }
 
 /*
- * noVNC's doors take the bearer token, or a session ticket in the
- * cookie when there is no Authorization header (a browser cannot put one
- * on its WebSocket); an upgrade the ticket authenticates must also come
- * from the gateway's own origin. NULL if the request may pass, else the
- * reason of the refusal.
+ * noVNC's doors take the bearer token (the master token or a desktop
+ * grant's), or a session ticket in the cookie when there is no
+ * Authorization header (a browser cannot put one on its WebSocket); an
+ * upgrade the ticket authenticates must also come from the gateway's own
+ * origin. NULL if the request may pass, with whom it was admitted for in
+ * *who, else the reason of the refusal.
  */
 static const char *
-gw_http_novnc_auth(struct lws *wsi, int upgrade)
+gw_http_novnc_auth(struct lws *wsi, int upgrade, struct gw_check_answer *who)
 {
 	char jar[GW_HTTP_JAR_MAX];
 	const char *reason;
 	int jlen;
 
 	if (lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_AUTHORIZATION) > 0)
-		return gw_check_request(wsi, GW_CHECK_NOVNC);
+		return gw_check_request_grant(wsi, GW_CHECK_NOVNC, who);
 	jlen = gw_check_header(wsi, WSI_TOKEN_HTTP_COOKIE, jar, sizeof jar);
-	if (jlen == -2)
+	if (jlen == -2) {
+		memset(who, 0, sizeof *who);
 		return "malformed";
+	}
 	reason = gw_ticket_check(jlen >= 0 ? jar : NULL,
-	    jlen >= 0 ? (size_t)jlen : 0, lws_now_usecs());
+	    jlen >= 0 ? (size_t)jlen : 0, lws_now_usecs(), who);
 	explicit_bzero(jar, sizeof jar);
 	if (reason == NULL && upgrade && !gw_http_same_origin(wsi))
 		reason = "origin";
 	return reason;
+}
+
+/* A grant's expiry (ms since the epoch) on lws's clock, whose now is
+ * now; 0 for the master token, which has none. */
+static lws_usec_t
+gw_http_grant_until(const struct gw_check_answer *who, lws_usec_t now)
+{
+	uint64_t wall = proto_now_ms();
+
+	if (who->grant[0] == '\0')
+		return 0;
+	if (who->expires_at_ms <= wall)
+		return now;
+	return now + (lws_usec_t)(who->expires_at_ms - wall) * LWS_US_PER_MS;
 }
 
 /* A refusal for want of the token: logged, counted and journaled, never
@@ -416,13 +433,15 @@ gw_http_novnc_index(struct lws *wsi)
 	    "\">noVNC</a></noscript>\n";
 	char arg[TOKENFILE_MAX + 16], cookie[GW_TICKET_SET_COOKIE_MAX];
 	char peer[GATEWAY_PEER_MAX];
+	struct gw_check_answer who;
 	struct gw_http_hdr hdrs[2];
 	const char *value, *reason;
+	lws_usec_t now;
 	int r;
 
 	value = lws_get_urlarg_by_name(wsi, "token=", arg, sizeof arg);
 	if (value == NULL) {
-		reason = gw_http_novnc_auth(wsi, 0);
+		reason = gw_http_novnc_auth(wsi, 0, &who);
 		if (reason != NULL)
 			return gw_http_unauthorized(wsi, reason);
 		hdrs[0].name = "location:";
@@ -431,11 +450,14 @@ gw_http_novnc_index(struct lws *wsi)
 		    "to the page\n", 12, hdrs, 1);
 	}
 	gateway_peer(wsi, peer, sizeof peer);
-	reason = gw_check_token(GW_CHECK_NOVNC, value, strlen(value), peer);
+	reason = gw_check_token_grant(
+	    GW_CHECK_NOVNC, value, strlen(value), peer, &who);
 	explicit_bzero(arg, sizeof arg);
 	if (reason != NULL)
 		return gw_http_unauthorized(wsi, reason);
-	gw_ticket_mint(lws_now_usecs(), cookie, sizeof cookie);
+	now = lws_now_usecs();
+	gw_ticket_mint(
+	    now, &who, gw_http_grant_until(&who, now), cookie, sizeof cookie);
 	hdrs[0].name = "set-cookie:";
 	hdrs[0].value = cookie;
 	hdrs[1].name = "referrer-policy:";
@@ -451,12 +473,13 @@ static int
 gw_http_novnc_file(struct lws *wsi, const char *path)
 {
 	struct gw_http_hdr h = {"x-content-type-options:", "nosniff"};
+	struct gw_check_answer who;
 	const char *reason, *type;
 	size_t len;
 	char *body;
 	int r;
 
-	reason = gw_http_novnc_auth(wsi, 0);
+	reason = gw_http_novnc_auth(wsi, 0, &who);
 	if (reason != NULL)
 		return gw_http_unauthorized(wsi, reason);
 	if (gw_novnc_file(
@@ -591,20 +614,42 @@ gw_http_relay_configured(enum gw_http_route route, const char **why)
 }
 
 /*
+ * Whom the last relay upgrade let through was admitted for, until its
+ * relay opens: lws calls ESTABLISHED on the same connection within the
+ * call that asked LWS_CALLBACK_HTTP_CONFIRM_UPGRADE, so one slot does.
+ * Every upgrade clears it first, and a relay that does not find its own
+ * wsi here is closed rather than opened with another's rights.
+ */
+static struct {
+	struct lws *wsi;
+	struct gw_check_answer who;
+} gw_http_admitted;
+
+static void
+gw_http_admitted_clear(void)
+{
+	explicit_bzero(&gw_http_admitted, sizeof gw_http_admitted);
+}
+
+/*
  * Every WebSocket upgrade stops here before lws answers it: a refusal is
  * written as an ordinary HTTP response and the 101 never goes out.
  * /v1 wants subprotocol berth.v1 and the bearer token; noVNC's relay
  * takes a session ticket in the cookie too, from the gateway's own
  * origin, as a browser cannot send the header; the CDP relay wants the
- * bearer token. Returns 0 to let the
- * upgrade proceed, 1 if a response was written, -1 to hang up.
+ * bearer token. A relay let through is admitted as gw_http_admitted
+ * says. Returns 0 to let the upgrade proceed, 1 if a response was
+ * written, -1 to hang up.
  */
 static int
 gw_http_confirm_upgrade(struct lws *wsi, const char *upgrade)
 {
+	struct gw_check_answer *who = &gw_http_admitted.who;
 	char path[GW_HTTP_PATH_MAX];
 	enum gw_http_route route;
 	const char *reason, *why;
+
+	gw_http_admitted_clear();
 
 	route = gw_http_route(
 	    lws_hdr_copy(wsi, path, sizeof path, WSI_TOKEN_GET_URI) > 0 ? path
@@ -633,8 +678,10 @@ gw_http_confirm_upgrade(struct lws *wsi, const char *upgrade)
 			    "a relay takes no subprotocol, or \"binary\"", NULL,
 			    NULL);
 		reason = route == GW_HTTP_NOVNC_WS
-		    ? gw_http_novnc_auth(wsi, 1)
-		    : gw_check_request(wsi, GW_CHECK_CDP);
+		    ? gw_http_novnc_auth(wsi, 1, who)
+		    : gw_check_request_grant(wsi, GW_CHECK_CDP, who);
+		if (reason == NULL)
+			gw_http_admitted.wsi = wsi;
 		break;
 	default:
 		return gw_http_refuse(wsi, HTTP_STATUS_NOT_FOUND, "not_found",
@@ -644,6 +691,7 @@ gw_http_confirm_upgrade(struct lws *wsi, const char *upgrade)
 	}
 	if (reason == NULL)
 		return 0;
+	gw_http_admitted_clear();
 	if (strcmp(reason, GW_AUTH_UNAVAILABLE) == 0)
 		return gw_http_refuse(wsi, HTTP_STATUS_SERVICE_UNAVAILABLE,
 		    "unavailable", "berthd cannot check the token now", NULL,
@@ -671,13 +719,18 @@ gw_http_relay_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 	if (reason == LWS_CALLBACK_ESTABLISHED) {
 		/* gw_http_confirm_upgrade let only the relays' paths
 		 * through to here. */
-		if (lws_hdr_copy(wsi, path, sizeof path, WSI_TOKEN_GET_URI) <=
-		    0)
+		if (gw_http_admitted.wsi != wsi ||
+		    lws_hdr_copy(wsi, path, sizeof path, WSI_TOKEN_GET_URI) <=
+		        0) {
+			gw_http_admitted_clear();
 			return -1;
+		}
 		if (strcmp(path, GW_HTTP_NOVNC_WS_PATH) == 0)
-			gw_novnc_open(wsi);
+			gw_novnc_open(wsi, &gw_http_admitted.who);
 		else
-			gw_cdpws_open(wsi, path + strlen(GW_HTTP_CDP_PATH));
+			gw_cdpws_open(wsi, path + strlen(GW_HTTP_CDP_PATH),
+			    &gw_http_admitted.who);
+		gw_http_admitted_clear();
 		return 0;
 	}
 	relay = lws_get_opaque_user_data(wsi);

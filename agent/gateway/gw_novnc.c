@@ -1,6 +1,7 @@
 /* gw_novnc: noVNC's page and its relay to the RFB server. Owns every
  * struct gw_novnc: one per WebSocket on /novnc/websockify, with the TCP
- * connection it opened and the bytes waiting for either side. */
+ * connection it opened, the bytes waiting for either side, and a
+ * view-only relay's filter. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -18,6 +19,7 @@
 #include "gw_http.h"
 #include "gw_novnc.h"
 #include "gw_queue.h"
+#include "gw_rfbview.h"
 #include "gw_sock.h"
 #include "log.h"
 #include "xmalloc.h"
@@ -39,6 +41,7 @@ struct gw_novnc {
 	struct gw_queue to_vnc;   /* the browser's bytes for the server */
 	size_t to_vnc_off;        /* bytes of the first already sent */
 	struct gw_queue to_ws;    /* the server's bytes, a message each */
+	struct gw_rfbview *view;  /* view-only: the filter; else NULL */
 	lws_usec_t started;       /* when the connect began */
 	int connected;            /* the TCP connect completed */
 	int ws_paused;            /* the browser is not read */
@@ -243,7 +246,7 @@ gw_novnc_connect(struct gw_novnc *n, char **cause)
 }
 
 void
-gw_novnc_open(struct lws *wsi)
+gw_novnc_open(struct lws *wsi, const struct gw_check_answer *who)
 {
 	struct gw_novnc *n;
 	char *cause;
@@ -251,6 +254,11 @@ gw_novnc_open(struct lws *wsi)
 	n = xcalloc(1, sizeof *n);
 	n->relay = GW_HTTP_RELAY_NOVNC;
 	n->ws = wsi;
+	/* Only a grant that says control may send input. */
+	if (who->grant[0] != '\0' && !who->control) {
+		n->view = xmalloc(sizeof *n->view);
+		gw_rfbview_init(n->view);
+	}
 	/* Flow control bounds both queues, one read past the high mark. */
 	gw_queue_init(&n->to_vnc, SIZE_MAX);
 	gw_queue_init(&n->to_ws, SIZE_MAX);
@@ -263,7 +271,11 @@ gw_novnc_open(struct lws *wsi)
 		free(cause);
 		return;
 	}
-	log_info("noVNC client %s connected", n->peer);
+	if (who->grant[0] == '\0')
+		log_info("noVNC client %s connected", n->peer);
+	else
+		log_info("noVNC client %s connected, grant %s%s", n->peer,
+		    who->grant, n->view != NULL ? ", view only" : "");
 }
 
 static void
@@ -271,7 +283,29 @@ gw_novnc_free(struct gw_novnc *n)
 {
 	gw_queue_clear(&n->to_vnc);
 	gw_queue_clear(&n->to_ws);
+	free(n->view);
 	free(n);
+}
+
+/* A view-only relay's browser bytes: what of them may reach the server,
+ * queued. -1 if the relay is being closed, at what may not pass. */
+static int
+gw_novnc_view(struct gw_novnc *n, const void *in, size_t len)
+{
+	struct gw_queue_msg *m = gw_queue_msg_new(len);
+
+	m->len = gw_rfbview_from_client(n->view, in, len, gw_queue_payload(m));
+	if (gw_rfbview_error(n->view) != NULL) {
+		free(m);
+		gw_novnc_close(n, LWS_CLOSE_STATUS_POLICY_VIOLATION, 1,
+		    "view only: %s", gw_rfbview_error(n->view));
+		return -1;
+	}
+	if (m->len == 0)
+		free(m);
+	else
+		gw_queue_push(&n->to_vnc, m);
+	return 0;
 }
 
 /* The browser's bytes, whatever the message boundaries: RFB is a byte
@@ -296,7 +330,11 @@ gw_novnc_ws_receive(struct gw_novnc *n, const void *in, size_t len)
 	}
 	if (n->vnc == NULL || len == 0)
 		return 0;
-	gw_queue_push_copy(&n->to_vnc, in, len);
+	if (n->view != NULL) {
+		if (gw_novnc_view(n, in, len) < 0)
+			return 0;
+	} else
+		gw_queue_push_copy(&n->to_vnc, in, len);
 	if (n->connected)
 		lws_callback_on_writable(n->vnc);
 	if (n->to_vnc.bytes > GW_NOVNC_HIGH_WATER && !n->ws_paused) {
@@ -414,6 +452,16 @@ gw_novnc_vnc_rx(struct gw_novnc *n, const void *in, size_t len)
 {
 	if (n->ws == NULL || n->close_code != 0)
 		return 0;
+	/* Seen before the browser is: what the browser answers comes
+	 * after it. */
+	if (n->view != NULL) {
+		gw_rfbview_from_server(n->view, in, len);
+		if (gw_rfbview_error(n->view) != NULL) {
+			gw_novnc_close(n, LWS_CLOSE_STATUS_POLICY_VIOLATION, 1,
+			    "view only: %s", gw_rfbview_error(n->view));
+			return 0;
+		}
+	}
 	gw_queue_push_copy(&n->to_ws, in, len);
 	lws_callback_on_writable(n->ws);
 	if (n->to_ws.bytes > GW_NOVNC_HIGH_WATER && !n->vnc_paused) {

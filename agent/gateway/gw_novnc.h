@@ -9,6 +9,8 @@
 #include <libwebsockets.h>
 #include <stddef.h>
 
+#include "gw_check.h"
+
 /* One side is read no more while this much waits for the other, and
  * again once it has drained to the low mark. */
 #define GW_NOVNC_HIGH_WATER (1024u * 1024)
@@ -27,9 +29,12 @@
  * *body (the caller frees them) and its type. -1 if there is no such
  * regular file inside the directory, or it is over GW_NOVNC_FILE_MAX. */
 int gw_novnc_file(const char *rel, char **body, size_t *len, const char **type);
-/* A WebSocket on /novnc/websockify was accepted: connects to the RFB
- * server. From then on the connection's opaque user data is the relay's. */
-void gw_novnc_open(struct lws *wsi);
+/* A WebSocket on /novnc/websockify was accepted for who (the master
+ * token's answer, or a desktop grant's): connects to the RFB server. A
+ * grant without control gets a view-only relay, whose browser's bytes
+ * pass gw_rfbview on their way. From then on the connection's opaque
+ * user data is the relay's. */
+void gw_novnc_open(struct lws *wsi, const struct gw_check_answer *who);
 /* The WebSocket's later events, from gw_http_relay_cb. */
 int gw_novnc_ws_cb(
     struct lws *wsi, enum lws_callback_reasons reason, void *in, size_t len);

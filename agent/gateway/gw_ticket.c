@@ -11,6 +11,10 @@
 struct gw_ticket {
 	char hex[GW_TICKET_HEX];
 	lws_usec_t expires; /* 0: the slot is free */
+	/* Whom it was minted for: grant "" for the master token. */
+	char grant[GW_CHECK_GRANT_MAX];
+	uint64_t grant_expires_at_ms;
+	bool control;
 };
 
 static struct gw_ticket gw_tickets[GW_TICKET_MAX];
@@ -32,19 +36,44 @@ gw_ticket_slot(lws_usec_t now)
 }
 
 void
-gw_ticket_mint(lws_usec_t now, char *out, size_t size)
+gw_ticket_mint(lws_usec_t now, const struct gw_check_answer *who,
+    lws_usec_t until, char *out, size_t size)
 {
 	struct gw_ticket *t = gw_ticket_slot(now);
 	char hex[GW_TICKET_HEX + 1];
+	lws_usec_t expires;
 
+	expires = now + (lws_usec_t)GW_TICKET_TTL_S * LWS_USEC_PER_SEC;
+	if (until != 0 && until < expires)
+		expires = until;
 	rand_hex(hex, GW_TICKET_BYTES);
 	memcpy(t->hex, hex, GW_TICKET_HEX);
-	t->expires = now + (lws_usec_t)GW_TICKET_TTL_S * LWS_USEC_PER_SEC;
+	/* One past now at least: 0 is a free slot. */
+	t->expires = expires > now ? expires : now + 1;
+	snprintf(t->grant, sizeof t->grant, "%s", who->grant);
+	t->grant_expires_at_ms = who->expires_at_ms;
+	t->control = who->control;
 	snprintf(out, size,
-	    GW_TICKET_COOKIE "=%s; Path=/novnc/; Max-Age=%d; HttpOnly; "
+	    GW_TICKET_COOKIE "=%s; Path=/novnc/; Max-Age=%lld; HttpOnly; "
 	                     "SameSite=Strict",
-	    hex, GW_TICKET_TTL_S);
+	    hex,
+	    (long long)((t->expires - now + LWS_USEC_PER_SEC - 1) /
+	        LWS_USEC_PER_SEC));
 	explicit_bzero(hex, sizeof hex);
+}
+
+void
+gw_ticket_revoke(const char *grant)
+{
+	size_t i;
+
+	/* The master token's tickets are no grant's. */
+	if (*grant == '\0')
+		return;
+	for (i = 0; i < GW_TICKET_MAX; i++)
+		if (gw_tickets[i].expires != 0 &&
+		    strcmp(gw_tickets[i].grant, grant) == 0)
+			explicit_bzero(&gw_tickets[i], sizeof gw_tickets[i]);
 }
 
 /* The value of the ticket cookie among the jar's "name=value" pairs; -1
@@ -85,21 +114,34 @@ gw_ticket_equal(const char *a, const char *b)
 	return diff == 0;
 }
 
+/* Every slot is compared, so that the time taken does not tell how many
+ * tickets a guess ran past. */
 const char *
-gw_ticket_check(const char *jar, size_t len, lws_usec_t now)
+gw_ticket_check(
+    const char *jar, size_t len, lws_usec_t now, struct gw_check_answer *who)
 {
+	const struct gw_ticket *found = NULL;
 	const char *v;
 	size_t vlen, i;
-	int found = 0;
 
+	if (who != NULL)
+		memset(who, 0, sizeof *who);
 	if (jar == NULL || gw_ticket_cookie(jar, len, &v, &vlen) < 0)
 		return "missing";
 	if (vlen != GW_TICKET_HEX)
 		return "invalid";
 	for (i = 0; i < GW_TICKET_MAX; i++)
-		found |= gw_tickets[i].expires > now &&
-		    gw_ticket_equal(gw_tickets[i].hex, v);
-	return found ? NULL : "invalid";
+		if (gw_ticket_equal(gw_tickets[i].hex, v) &&
+		    gw_tickets[i].expires > now)
+			found = &gw_tickets[i];
+	if (found == NULL)
+		return "invalid";
+	if (who != NULL) {
+		snprintf(who->grant, sizeof who->grant, "%s", found->grant);
+		who->expires_at_ms = found->grant_expires_at_ms;
+		who->control = found->control;
+	}
+	return NULL;
 }
 
 /* Whether a[0..n) and b[0..n) are the same bytes, ASCII case aside. Not

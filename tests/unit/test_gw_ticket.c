@@ -1,7 +1,9 @@
 /* test_gw_ticket: unit tests of noVNC's session tickets (gw_ticket.c):
  * what a minted ticket's cookie says, which Cookie headers carry a ticket
- * that counts, for how long, and which Origin counts as the gateway's
- * own for an upgrade the ticket authenticates. */
+ * that counts, for how long, whom it was minted for (a grant's ticket
+ * lasts no longer than the grant, and its revocation ends it), and which
+ * Origin counts as the gateway's own for an upgrade the ticket
+ * authenticates. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,17 +14,29 @@
 #define NOW ((lws_usec_t)1000 * LWS_USEC_PER_SEC)
 #define TTL ((lws_usec_t)GW_TICKET_TTL_S * LWS_USEC_PER_SEC)
 
-/* Mints a ticket at now; its hex into hex (GW_TICKET_HEX + 1). */
+/* The master token's answer: no grant. */
+static const struct gw_check_answer master;
+
+/* Mints a ticket at now for who, bounded by until; its hex into hex
+ * (GW_TICKET_HEX + 1). */
 static void
-mint(lws_usec_t now, char *hex)
+mint_for(lws_usec_t now, const struct gw_check_answer *who, lws_usec_t until,
+    char *hex)
 {
 	char cookie[GW_TICKET_SET_COOKIE_MAX];
 	size_t nl = strlen(GW_TICKET_COOKIE "=");
 
-	gw_ticket_mint(now, cookie, sizeof cookie);
+	gw_ticket_mint(now, who, until, cookie, sizeof cookie);
 	ck_assert_int_eq(strncmp(cookie, GW_TICKET_COOKIE "=", nl), 0);
 	memcpy(hex, cookie + nl, GW_TICKET_HEX);
 	hex[GW_TICKET_HEX] = '\0';
+}
+
+/* Mints a ticket at now for the master token. */
+static void
+mint(lws_usec_t now, char *hex)
+{
+	mint_for(now, &master, 0, hex);
 }
 
 /* gw_ticket_check of a copy of exactly the jar's bytes, so that a read
@@ -34,7 +48,7 @@ check_len(const char *jar, size_t len, lws_usec_t now)
 	const char *r;
 
 	memcpy(copy, jar, len);
-	r = gw_ticket_check(copy, len, now);
+	r = gw_ticket_check(copy, len, now, NULL);
 	free(copy);
 	return r;
 }
@@ -75,7 +89,7 @@ START_TEST(test_mint)
 	    b[GW_TICKET_HEX + 1], want[GW_TICKET_SET_COOKIE_MAX];
 	size_t i;
 
-	gw_ticket_mint(NOW, cookie, sizeof cookie);
+	gw_ticket_mint(NOW, &master, 0, cookie, sizeof cookie);
 	memcpy(a, cookie + strlen(GW_TICKET_COOKIE "="), GW_TICKET_HEX);
 	a[GW_TICKET_HEX] = '\0';
 	for (i = 0; i < GW_TICKET_HEX; i++)
@@ -134,7 +148,7 @@ END_TEST
 
 START_TEST(test_missing)
 {
-	ck_assert_reason(gw_ticket_check(NULL, 0, NOW), "missing");
+	ck_assert_reason(gw_ticket_check(NULL, 0, NOW, NULL), "missing");
 	ck_assert_reason(check("", NOW), "missing");
 	ck_assert_reason(check(";;  ; \t", NOW), "missing");
 	ck_assert_reason(check("a=1; b=2", NOW), "missing");
@@ -236,6 +250,100 @@ START_TEST(test_table_full)
 }
 END_TEST
 
+static void
+view_grant(struct gw_check_answer *who, const char *id)
+{
+	memset(who, 0, sizeof *who);
+	snprintf(who->grant, sizeof who->grant, "%s", id);
+	snprintf(who->scope, sizeof who->scope, "desktop:view");
+	who->expires_at_ms = 1700000000000;
+}
+
+/* A grant's ticket says whom it is for; the master token's says no
+ * grant. */
+START_TEST(test_grant_ticket)
+{
+	char hex[GW_TICKET_HEX + 1], other[GW_TICKET_HEX + 1], jar[128];
+	struct gw_check_answer who, got;
+
+	view_grant(&who, "g0123456789abcdef");
+	mint_for(NOW, &who, NOW + 10 * LWS_USEC_PER_SEC, hex);
+	snprintf(jar, sizeof jar, GW_TICKET_COOKIE "=%s", hex);
+	ck_assert_reason(gw_ticket_check(jar, strlen(jar), NOW, &got), NULL);
+	ck_assert_str_eq(got.grant, "g0123456789abcdef");
+	ck_assert_uint_eq(got.expires_at_ms, 1700000000000);
+	ck_assert(!got.control);
+	who.control = true;
+	mint_for(NOW, &who, NOW + 10 * LWS_USEC_PER_SEC, other);
+	snprintf(jar, sizeof jar, GW_TICKET_COOKIE "=%s", other);
+	ck_assert_reason(gw_ticket_check(jar, strlen(jar), NOW, &got), NULL);
+	ck_assert(got.control);
+	mint(NOW, other);
+	snprintf(jar, sizeof jar, GW_TICKET_COOKIE "=%s", other);
+	ck_assert_reason(gw_ticket_check(jar, strlen(jar), NOW, &got), NULL);
+	ck_assert_str_eq(got.grant, "");
+	ck_assert(!got.control);
+	/* Refused: nothing of another ticket is left in *who. */
+	snprintf(jar, sizeof jar, GW_TICKET_COOKIE "=%s", hex);
+	ck_assert_reason(
+	    gw_ticket_check(jar, strlen(jar), NOW + TTL, &got), "invalid");
+	ck_assert_str_eq(got.grant, "");
+}
+END_TEST
+
+/* A grant's ticket ends with the grant, and says so in Max-Age. */
+START_TEST(test_grant_expiry)
+{
+	char cookie[GW_TICKET_SET_COOKIE_MAX], hex[GW_TICKET_HEX + 1];
+	struct gw_check_answer who;
+	lws_usec_t until = NOW + 2 * LWS_USEC_PER_SEC + 1;
+
+	view_grant(&who, "g0123456789abcdef");
+	gw_ticket_mint(NOW, &who, until, cookie, sizeof cookie);
+	ck_assert_ptr_nonnull(strstr(cookie, "; Max-Age=3;"));
+	memcpy(hex, cookie + strlen(GW_TICKET_COOKIE "="), GW_TICKET_HEX);
+	hex[GW_TICKET_HEX] = '\0';
+	ck_assert_reason(
+	    check_fmt(GW_TICKET_COOKIE "=%s", hex, until - 1), NULL);
+	ck_assert_reason(
+	    check_fmt(GW_TICKET_COOKIE "=%s", hex, until), "invalid");
+	/* A grant that outlives the ticket's own span: the span counts. */
+	mint_for(NOW, &who, NOW + 2 * TTL, hex);
+	ck_assert_reason(
+	    check_fmt(GW_TICKET_COOKIE "=%s", hex, NOW + TTL - 1), NULL);
+	ck_assert_reason(
+	    check_fmt(GW_TICKET_COOKIE "=%s", hex, NOW + TTL), "invalid");
+	/* Already over: the ticket is dead at once. */
+	mint_for(NOW, &who, NOW - 1, hex);
+	ck_assert_reason(
+	    check_fmt(GW_TICKET_COOKIE "=%s", hex, NOW + 1), "invalid");
+}
+END_TEST
+
+/* Revoking a grant ends its tickets, and no other. */
+START_TEST(test_grant_revoke)
+{
+	char a[GW_TICKET_HEX + 1], b[GW_TICKET_HEX + 1],
+	    other[GW_TICKET_HEX + 1], own[GW_TICKET_HEX + 1];
+	struct gw_check_answer who, who2;
+
+	view_grant(&who, "g0123456789abcdef");
+	view_grant(&who2, "gfedcba9876543210");
+	mint_for(NOW, &who, NOW + TTL, a);
+	mint_for(NOW, &who, NOW + TTL, b);
+	mint_for(NOW, &who2, NOW + TTL, other);
+	mint(NOW, own);
+	gw_ticket_revoke("g0123456789abcdef");
+	ck_assert_reason(check_fmt(GW_TICKET_COOKIE "=%s", a, NOW), "invalid");
+	ck_assert_reason(check_fmt(GW_TICKET_COOKIE "=%s", b, NOW), "invalid");
+	ck_assert_reason(check_fmt(GW_TICKET_COOKIE "=%s", other, NOW), NULL);
+	ck_assert_reason(check_fmt(GW_TICKET_COOKIE "=%s", own, NOW), NULL);
+	/* The master token's tickets are no grant's: "" revokes none. */
+	gw_ticket_revoke("");
+	ck_assert_reason(check_fmt(GW_TICKET_COOKIE "=%s", own, NOW), NULL);
+}
+END_TEST
+
 static int
 origin(const char *o, const char *host)
 {
@@ -310,6 +418,9 @@ main(void)
 	tcase_add_test(tc, test_near_names);
 	tcase_add_test(tc, test_too_long);
 	tcase_add_test(tc, test_table_full);
+	tcase_add_test(tc, test_grant_ticket);
+	tcase_add_test(tc, test_grant_expiry);
+	tcase_add_test(tc, test_grant_revoke);
 	tcase_add_test(tc, test_origin_own);
 	tcase_add_test(tc, test_origin_other);
 	tcase_add_test(tc, test_origin_missing_and_garbage);
