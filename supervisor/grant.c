@@ -226,7 +226,8 @@ grant_init(struct event_base *base, const struct config *cfg)
 			grant_arm(&grant_v[grant_n++]);
 		}
 	}
-	explicit_bzero(r, n * sizeof *r);
+	if (r != NULL)
+		explicit_bzero(r, n * sizeof *r);
 	free(r);
 	if (changed && grant_save() < 0)
 		log_warn("grants: cannot write the file: %s", strerror(errno));
