@@ -262,8 +262,8 @@ ops_gateway_check(struct server_conn *c, const struct proto_msg *m)
 	server_reply_end(c);
 }
 
-/* gateway.attach: the gateway's client came through door v1 with the
- * token, or through door pty with a grant of one session (which then
+/* gateway.attach: the gateway's client came through door v1 or pty with
+ * the token, or through door pty with a grant of one session (which then
  * limits the connection to that session: ops_grant_may). */
 static void
 ops_gateway_attach(struct server_conn *c, const struct proto_msg *m)
@@ -284,9 +284,9 @@ ops_gateway_attach(struct server_conn *c, const struct proto_msg *m)
 		    "gateway.attach needs \"peer\" (a string)");
 		return;
 	}
-	if (door != TOKEN_DOOR_V1 && !(door == TOKEN_DOOR_PTY && admit.id[0])) {
+	if (door != TOKEN_DOOR_V1 && door != TOKEN_DOOR_PTY) {
 		server_reply_error(c, m->id, PROTO_E_FORBIDDEN,
-		    "gateway.attach is for door v1, or pty with a grant");
+		    "gateway.attach is for doors v1 and pty");
 		return;
 	}
 	c->remote = true;

@@ -16,6 +16,7 @@
 #define GW_CHECK_NOVNC "novnc"
 #define GW_CHECK_CDP "cdp"
 #define GW_CHECK_CDP_RELAY "cdp-relay"
+#define GW_CHECK_PTY "pty"
 
 enum gw_check_result {
 	GW_CHECK_OK,

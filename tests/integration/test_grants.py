@@ -16,6 +16,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import (  # noqa: E402
+    Closed,
     ProtoError,
     Sandbox,
     case,
@@ -23,7 +24,9 @@ from harness import (  # noqa: E402
     expect_eq,
     expect_in,
     run,
+    ws_upgrade,
 )
+from harness.clients import WsClient  # noqa: E402
 from harness.procs import free_port  # noqa: E402
 
 DOORS = ("v1", "novnc", "cdp", "cdp-relay", "pty", "preview", "runtime")
@@ -301,6 +304,93 @@ def t_restart():
         expect_eq(sb.ws().call("grant.list")["grants"], [], "a bad file keeps no grant")
         expect(os.path.exists(os.path.join(sb.state_dir, "grants.bad")), "the bad file is set aside")
         expect_in("set aside", sb.log(), "the log says why")
+
+
+def pty_client(sb, pty, token, query=False):
+    """A client of the terminal session door /v1/pty/ID with a grant's
+    token, as a header or (as a browser must) in the query."""
+    url = "ws://127.0.0.1:%d/v1/pty/%s" % (sb.port, pty)
+    if query:
+        return WsClient(url + "?token=" + token, token=None)
+    return WsClient(url, token=token)
+
+
+def data_until(c, want, timeout=10.0):
+    """The pty's data read until want (bytes) is in it."""
+    got = b""
+    deadline = time.monotonic() + timeout
+    while want not in got:
+        m = c.recv(max(deadline - time.monotonic(), 0.01))
+        if m.get("type") == "data":
+            got += m["data"]
+    return got
+
+
+def closed_within(c, timeout=5.0):
+    """Seconds until the server closed c (Closed), reading what comes."""
+    t0 = time.monotonic()
+    try:
+        while True:
+            c.recv(max(t0 + timeout - time.monotonic(), 0.01))
+    except Closed:
+        return time.monotonic() - t0
+
+
+@case("a pty grant's door: that one session, replayed from an offset; view only cannot type; "
+      "no other op or session; the grant's token is no token at /v1")
+def t_pty_door():
+    with Sandbox() as sb:
+        ws = sb.ws()
+        pty = ws.call("pty.open", {"argv": ["/bin/cat"], "user": "nobody"})["id"]
+        other = open_pty(ws)
+        ws.call("pty.input", {"id": pty, "data": b"before the viewer\n"})
+        view = ws.call("grant.create", {"scope": "pty:%s:view" % pty})
+        write = ws.call("grant.create", {"scope": "pty:%s:write" % pty})
+        v = pty_client(sb, pty, view["token"])
+        expect_eq(sorted(v.hello_result["capabilities"]), ["hello", "ping", "pty.attach", "pty.detach"],
+                  "a view grant's capabilities")
+        v.call("pty.attach", {"id": pty, "from_offset": 0})
+        expect_in(b"before the viewer", data_until(v, b"before the viewer"), "the replay from offset 0")
+        for op, args in (("pty.input", {"id": pty, "data": b"x"}), ("pty.resize", {"id": pty, "cols": 10, "rows": 5}),
+                         ("pty.attach", {"id": other, "from_offset": 0}), ("pty.list", {}),
+                         ("events.subscribe", {}), ("fs.stat", {"path": "/"}), ("grant.list", {}),
+                         ("proc.start", {"argv": ["/bin/true"]}), ("pty.close", {"id": pty})):
+            expect_eq(v.error_of(op, args), "forbidden", "%s on a view grant" % op)
+        w = pty_client(sb, pty, write["token"], query=True)
+        expect_eq(sorted(w.hello_result["capabilities"]),
+                  ["hello", "ping", "pty.attach", "pty.detach", "pty.input", "pty.resize"],
+                  "a write grant's capabilities")
+        w.call("pty.attach", {"id": pty})
+        w.call("pty.input", {"id": pty, "data": b"typed through the grant\n"})
+        data_until(w, b"typed through the grant")
+        expect_in(b"typed through the grant", data_until(v, b"typed through the grant"), "the viewer sees it")
+        expect_eq(w.error_of("pty.input", {"id": other, "data": b"x"}), "forbidden", "another session's input")
+        for token in (view["token"], write["token"]):
+            expect_eq(ws_upgrade(sb.port, "/v1", token=token)[0], 401, "a grant's token at /v1")
+        expect_eq(ws_upgrade(sb.port, "/v1/pty/%s" % pty, token="0" * 40)[0], 401, "a wrong token")
+        expect_eq(ws_upgrade(sb.port, "/v1/pty/%s" % pty)[0], 401, "no token")
+        sb.ws().call("pty.list")
+
+
+@case("a pty grant's revocation and expiry close its live viewers within 100 ms")
+def t_pty_cut():
+    with Sandbox() as sb:
+        ws = sb.ws()
+        pty = ws.call("pty.open", {"argv": ["/bin/cat"], "user": "nobody"})["id"]
+        g = ws.call("grant.create", {"scope": "pty:%s:view" % pty})
+        v = pty_client(sb, pty, g["token"])
+        v.call("pty.attach", {"id": pty})
+        t0 = time.monotonic()
+        ws.call("grant.revoke", {"id": g["id"]})
+        took = time.monotonic() - t0 + closed_within(v)
+        expect(took < 0.1, "the viewer was closed %.0f ms after the revoke" % (took * 1000))
+        expect_eq(ws_upgrade(sb.port, "/v1/pty/%s" % pty, token=g["token"])[0], 401, "the revoked token")
+        g = ws.call("grant.create", {"scope": "pty:%s:view" % pty, "ttl_s": 1})
+        v = pty_client(sb, pty, g["token"])
+        v.call("pty.attach", {"id": pty})
+        closed_within(v, 5)
+        late = time.time() * 1000 - g["expires_at"]
+        expect(late < 100, "the viewer was closed %.0f ms after the expiry" % late)
 
 
 run()
