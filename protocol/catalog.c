@@ -89,6 +89,10 @@ const struct catalog_event catalog_events[] = {
 	    "cancelled_by, duration_ms)" },
 	{ EV_TASK_DELIVERED,
 	    "a task's change was committed (id, branch, commit, pushed, diff)" },
+	{ EV_GRANT_CREATED,
+	    "a grant was made (id, scope, label, visibility, expires_at)" },
+	{ EV_GRANT_REVOKED, "a grant was revoked (id, scope, label)" },
+	{ EV_GRANT_EXPIRED, "a grant expired (id, scope, label)" },
 	{ EV_EVENTS_GAP, "the journal no longer holds the requested seqs" },
 };
 const size_t catalog_nevents = sizeof catalog_events / sizeof catalog_events[0];

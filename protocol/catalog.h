@@ -90,6 +90,9 @@ struct catalog_event {
 #define EV_TASK_CHECKING "task.checking"
 #define EV_TASK_FINISHED "task.finished"
 #define EV_TASK_DELIVERED "task.delivered"
+#define EV_GRANT_CREATED "grant.created"
+#define EV_GRANT_REVOKED "grant.revoked"
+#define EV_GRANT_EXPIRED "grant.expired"
 /* Not journaled: sent to one subscriber whose from_seq the journal no
  * longer holds. Carries seq 0, which no journaled event has. */
 #define EV_EVENTS_GAP "events.gap"

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base64.h"
 #include "json.h"
 #include "log.h"
 
@@ -30,29 +31,19 @@ json_write_str(FILE *f, const char *s, size_t len)
 	fputc('"', f);
 }
 
+/* In pieces of 3 * 256 bytes, so that a large bin needs no large
+ * buffer. */
 static void
 json_write_base64(FILE *f, const unsigned char *p, size_t n)
 {
-	static const char tab[] =
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	size_t i;
+	char buf[BASE64_SIZE(768)];
+	size_t k;
 
 	fputc('"', f);
-	for (i = 0; i + 2 < n; i += 3) {
-		uint32_t v =
-		    (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8 | p[i + 2];
-		fputc(tab[v >> 18], f);
-		fputc(tab[(v >> 12) & 63], f);
-		fputc(tab[(v >> 6) & 63], f);
-		fputc(tab[v & 63], f);
-	}
-	if (n - i == 1) {
-		uint32_t v = (uint32_t)p[i] << 16;
-		fprintf(f, "%c%c==", tab[v >> 18], tab[(v >> 12) & 63]);
-	} else if (n - i == 2) {
-		uint32_t v = (uint32_t)p[i] << 16 | (uint32_t)p[i + 1] << 8;
-		fprintf(f, "%c%c%c=", tab[v >> 18], tab[(v >> 12) & 63],
-		    tab[(v >> 6) & 63]);
+	for (; n > 0; p += k, n -= k) {
+		k = n < 768 ? n : 768;
+		base64_encode(p, k, buf);
+		fputs(buf, f);
 	}
 	fputc('"', f);
 }

@@ -59,6 +59,7 @@ config_init(struct config *cfg)
 	memset(cfg, 0, sizeof *cfg);
 	cfg->state_dir = xstrdup("/var/lib/berth");
 	cfg->listen = xstrdup("127.0.0.1:7100");
+	cfg->grant_max_ttl_s = CONFIG_DEFAULT_GRANT_TTL_S;
 	cfg->gateway_command = xstrdup("berth-gateway");
 	cfg->gateway_user = xstrdup(CONFIG_GATEWAY_USER);
 	cfg->client_queue = 8u << 20;
@@ -351,7 +352,86 @@ config_gateway_addr(struct config *c, const char *key)
 		return &c->cdp;
 	if (strcmp(key, "cdp_relay_listen") == 0)
 		return &c->cdp_relay_listen;
+	if (strcmp(key, "preview_listen") == 0)
+		return &c->preview_listen;
 	return NULL;
+}
+
+/* A link's base: http:// or https://, a host, no query, no fragment,
+ * no trailing slash (one is dropped), at most CONFIG_MAX_URL bytes. */
+static int
+config_set_url(
+    struct config_parser *p, char **dst, const char *key, const char *val)
+{
+	const char *host = strstr(val, "://");
+	size_t n = strlen(val);
+
+	if ((strncmp(val, "http://", 7) != 0 &&
+	        strncmp(val, "https://", 8) != 0) ||
+	    n > CONFIG_MAX_URL || strpbrk(val, "?#\"' \t<>") != NULL ||
+	    host[3] == '\0' || host[3] == '/')
+		return config_fail(p,
+		    "%s \"%s\" is not an http:// or https:// URL of at most "
+		    "%d bytes with a host, and no query, fragment, quote or "
+		    "blank",
+		    key, val, CONFIG_MAX_URL);
+	if (config_set_str(p, dst, val) < 0)
+		return -1;
+	if (n > 0 && (*dst)[n - 1] == '/')
+		(*dst)[n - 1] = '\0';
+	return 0;
+}
+
+/* preview_domain: a DNS name, the previews' host names are PORT-KEY. and
+ * it, so each label is letters, digits and '-', and the whole a name. */
+static int
+config_set_domain(struct config_parser *p, char **dst, const char *val)
+{
+	const char *s;
+	size_t label = 0;
+
+	for (s = val; *s != '\0'; s++) {
+		if (*s == '.') {
+			if (label == 0)
+				break;
+			label = 0;
+		} else if ((isalnum((unsigned char)*s) || *s == '-') &&
+		    ++label <= 63)
+			continue;
+		else
+			break;
+	}
+	if (*s != '\0' || label == 0 || s - val > CONFIG_MAX_DOMAIN)
+		return config_fail(p,
+		    "preview_domain \"%s\" is not a DNS name of at most %d "
+		    "bytes",
+		    val, CONFIG_MAX_DOMAIN);
+	return config_set_str(p, dst, val);
+}
+
+static int
+config_key_grants(struct config_parser *p, const char *key, const char *val)
+{
+	struct config *c = p->cfg;
+	size_t v;
+
+	if (strcmp(key, "public_url") == 0)
+		return config_set_url(p, &c->public_url, key, val);
+	if (strcmp(key, "preview_url") == 0)
+		return config_set_url(p, &c->preview_url, key, val);
+	if (strcmp(key, "preview_domain") == 0)
+		return config_set_domain(p, &c->preview_domain, val);
+	if (strcmp(key, "grant_max_ttl_s") == 0) {
+		if (config_parse_size(val, &v) < 0 || v < 1 ||
+		    v > CONFIG_MAX_GRANT_TTL_S ||
+		    strpbrk(val, "KkMmGg") != NULL)
+			return config_fail(p,
+			    "grant_max_ttl_s must be 1-%u seconds",
+			    CONFIG_MAX_GRANT_TTL_S);
+		c->grant_max_ttl_s = (unsigned)v;
+		return 0;
+	}
+	return 1;
 }
 
 static int
@@ -359,6 +439,7 @@ config_key_gateway(struct config_parser *p, const char *key, const char *val)
 {
 	struct config *c = p->cfg;
 	char **addr;
+	int rc;
 
 	if (strcmp(key, "listen") == 0) {
 		if (!config_valid_listen(val))
@@ -392,6 +473,8 @@ config_key_gateway(struct config_parser *p, const char *key, const char *val)
 			    key, val);
 		return config_set_str(p, addr, val);
 	}
+	if ((rc = config_key_grants(p, key, val)) <= 0)
+		return rc;
 	return config_fail(p, "unknown key \"%s\" in [gateway]", key);
 }
 
@@ -1046,6 +1129,14 @@ config_key_runtime(struct config_parser *p, const char *key, const char *val)
 			    val);
 		return config_set_str(p, &r->server_password_env, val);
 	}
+	if (strcmp(key, "server_user") == 0) {
+		if (!config_valid_name(val, CONFIG_MAX_NAME, "._-"))
+			return config_fail(p,
+			    "server_user \"%s\" is not 1-%d of A-Z a-z 0-9 . _ "
+			    "-",
+			    val, CONFIG_MAX_NAME);
+		return config_set_str(p, &r->server_user, val);
+	}
 	if (strcmp(key, "busy") == 0)
 		return config_runtime_busy(p, r, val);
 	if (strcmp(key, "restart") == 0)
@@ -1440,6 +1531,8 @@ config_runtime_missing(const struct config_runtime *r)
 		return "has server_ready but no server mode";
 	if (!r->has_server && r->server_password_env != NULL)
 		return "has server_password_env but no server mode";
+	if (r->server_user != NULL && r->server_password_env == NULL)
+		return "has server_user but no server_password_env";
 	if (r->has_server && !config_list_has(&r->server_args, "{port}"))
 		return "server has no {port} to listen on";
 	if (r->has_task && config_runtime_prompts(&r->task_args) < 0)
@@ -1516,6 +1609,14 @@ config_finish(struct config *cfg, char **cause)
 		    name);
 		return -1;
 	}
+	if ((cfg->preview_url != NULL || cfg->preview_domain != NULL) &&
+	    cfg->preview_listen == NULL) {
+		*cause =
+		    xasprintf("%s: [gateway] preview_url and preview_domain "
+		              "need preview_listen (where previews are served)",
+		        name);
+		return -1;
+	}
 	if (cfg->token_file == NULL)
 		cfg->token_file = xasprintf("%s/token", cfg->state_dir);
 	if (cfg->socket == NULL)
@@ -1557,6 +1658,7 @@ config_runtime_free(struct config_runtime *r)
 	config_list_free(&r->task_args);
 	free(r->server_ready);
 	free(r->server_password_env);
+	free(r->server_user);
 	free(r->user);
 	free(r->group);
 	free(r->workspace);
@@ -1617,6 +1719,10 @@ config_free(struct config *cfg)
 	free(cfg->novnc_dir);
 	free(cfg->cdp);
 	free(cfg->cdp_relay_listen);
+	free(cfg->public_url);
+	free(cfg->preview_listen);
+	free(cfg->preview_url);
+	free(cfg->preview_domain);
 	for (i = 0; i < cfg->nlabels; i++) {
 		free(cfg->labels[i].key);
 		free(cfg->labels[i].value);

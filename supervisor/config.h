@@ -3,7 +3,8 @@
  *   [berthd]   state_dir, token_file, socket, forward_signals,
  *              retry_failed_ms (the services' default), cgroups
  *   [gateway]  listen, client_queue, command, user, vnc, novnc_dir, cdp,
- *              cdp_relay_listen
+ *              cdp_relay_listen, public_url, preview_listen, preview_url,
+ *              preview_domain, grant_max_ttl_s
  *   [journal]  max_bytes, segment_bytes, sync
  *   [labels]   any key = value
  *   [service NAME]  command, user, group, cwd, desktop_check, scope,
@@ -49,6 +50,12 @@
 /* The longest line, and the longest service name. */
 #define CONFIG_MAX_LINE 8192
 #define CONFIG_MAX_NAME 64
+/* A grant link's base (public_url, preview_url), and preview_domain. */
+#define CONFIG_MAX_URL 256
+#define CONFIG_MAX_DOMAIN 200
+/* A grant's life: by default, and the most grant_max_ttl_s may allow. */
+#define CONFIG_DEFAULT_GRANT_TTL_S 3600
+#define CONFIG_MAX_GRANT_TTL_S (30u * 24 * 3600)
 /* A Unix socket's path is shorter than this (sun_path). */
 #define CONFIG_MAX_SOCKET 108
 /* The default retry_failed_ms, and the shortest other than 0. */
@@ -156,6 +163,7 @@ struct config_runtime {
 	bool has_tui, has_server, has_rpc, has_resume, has_task;
 	char *server_ready;        /* probe line with {port}; NULL: tcp */
 	char *server_password_env; /* NULL: none */
+	char *server_user; /* its Basic user name; NULL: the runtime's name */
 	char *user, *group, *workspace;
 	struct config_list env;     /* KEY=VALUE */
 	struct config_list secrets; /* names */
@@ -195,6 +203,12 @@ struct config {
 	char *novnc_dir;        /* noVNC's page */
 	char *cdp;              /* ADDR:PORT of Chromium's DevTools */
 	char *cdp_relay_listen; /* ADDR:PORT of the TCP CDP relay */
+	/* Access grants: the bases of their links, and the longest life. */
+	char *public_url;      /* NULL: http:// and listen */
+	char *preview_listen;  /* ADDR:PORT of the previews; NULL: none */
+	char *preview_url;     /* NULL: http:// and preview_listen */
+	char *preview_domain;  /* host links PORT-KEY.DOMAIN; NULL: none */
+	unsigned grant_max_ttl_s;
 	size_t journal_max_bytes;
 	size_t journal_segment_bytes;
 	bool journal_sync;

@@ -33,6 +33,7 @@
 #include "signame.h"
 #include "artifact.h"
 #include "fswatch.h"
+#include "grant.h"
 #include "proc.h"
 #include "procfs.h"
 #include "nodump.h"
@@ -536,6 +537,7 @@ main(int argc, char **argv)
 	log_info("berthd %s, pid %ld, boot %s%s, socket %s", BERTH_VERSION,
 	    (long)getpid(), boot_id(), fresh ? " (new)" : "", cfg.socket);
 	berthd_emit_started();
+	grant_init(berthd_base, &cfg);
 	service_init(berthd_base, &cfg, berthd_main_exit_cb);
 	berthd_add_services(&cfg, debug);
 	service_start_all();
@@ -553,6 +555,7 @@ main(int argc, char **argv)
 	disk_shutdown();
 	workspace_shutdown();
 	server_shutdown();
+	grant_shutdown();
 	fswatch_shutdown();
 	artifact_shutdown();
 	secrets_shutdown();

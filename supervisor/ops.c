@@ -16,6 +16,7 @@
 #include "artifact.h"
 #include "fs.h"
 #include "fswatch.h"
+#include "grant.h"
 #include "limit_op.h"
 #include "proc.h"
 #include "provider.h"
@@ -58,6 +59,7 @@ ops_gateway_may(enum catalog_op_id id)
 	case CATALOG_OP_EVENTS_SUBSCRIBE:
 	case CATALOG_OP_GATEWAY_ATTACH:
 	case CATALOG_OP_GATEWAY_CHECK:
+	case CATALOG_OP_GATEWAY_REDEEM:
 	case CATALOG_OP_GATEWAY_AUTH_FAILED: return true;
 	default: return false;
 	}
@@ -67,6 +69,13 @@ ops_gateway_may(enum catalog_op_id id)
 static bool
 ops_may(const struct server_conn *c, enum catalog_op_id id)
 {
+	if (c->grant[0] != '\0')
+		return id == CATALOG_OP_HELLO || id == CATALOG_OP_PING ||
+		    id == CATALOG_OP_PTY_ATTACH ||
+		    id == CATALOG_OP_PTY_DETACH ||
+		    (c->grant_write &&
+		        (id == CATALOG_OP_PTY_INPUT ||
+		            id == CATALOG_OP_PTY_RESIZE));
 	if (c->gateway && !c->remote)
 		return ops_gateway_may(id);
 	return !c->remote || catalog_ops[id].access == CATALOG_ANY;
@@ -196,44 +205,78 @@ ops_unsubscribe(struct server_conn *c, const struct proto_msg *m)
 /*
  * The credential a gateway request carries, checked at its door: NULL if
  * it opens the door, else the error already answered. Takes peer (for the
- * refusal's message) into peer[peerlen].
+ * refusal's message) into peer[peerlen], the door into *door and, when a
+ * grant opened it, the grant into *admit (admit->id "" otherwise).
  */
 static const char *
 ops_gateway_credential(struct server_conn *c, const struct proto_msg *m,
-    char *peer, size_t peerlen)
+    char *peer, size_t peerlen, int *door, struct grant_admit *admit)
 {
-	char door[16], cred[TOKENFILE_MAX + 1];
+	char dname[16], cred[TOKENFILE_MAX + 1], key[GRANTREC_TOKEN_LEN + 2];
 	const char *refused = NULL;
-	int d, n;
+	int d, n, k;
 
+	admit->id[0] = '\0';
+	key[0] = '\0';
 	n = proto_arg_str(m->args, "credential", cred, sizeof cred);
+	k = proto_arg_str(m->args, "key", key, sizeof key);
 	if (proto_arg_str(m->args, "peer", peer, peerlen) <= 0 ||
-	    proto_arg_str(m->args, "door", door, sizeof door) <= 0 || n < 0 ||
-	    (d = token_door_find(door)) < 0) {
+	    proto_arg_str(m->args, "door", dname, sizeof dname) <= 0 || n < 0 ||
+	    k < 0 || (d = token_door_find(dname)) < 0) {
 		server_reply_error(c, m->id, PROTO_E_BAD_ARGS,
-		    "%s needs \"peer\", \"door\" (v1, novnc, cdp or "
-		    "cdp-relay) and \"credential\" strings",
+		    "%s needs \"peer\", \"door\" (v1, novnc, cdp, cdp-relay, "
+		    "pty, preview or runtime) and \"credential\" strings, and "
+		    "\"key\" a string if any",
 		    m->op);
 		refused = PROTO_E_BAD_ARGS;
-	} else if (n == 0 ||
-	    !token_check((enum token_door)d, cred, strlen(cred))) {
+	} else if (!token_check((enum token_door)d, cred, strlen(cred)) &&
+	    !grant_check((enum token_door)d, cred, strlen(cred), key, admit)) {
 		server_reply_error(c, m->id, PROTO_E_UNAUTHORIZED,
-		    "the credential does not open door %s", door);
+		    "the credential does not open door %s", dname);
 		refused = PROTO_E_UNAUTHORIZED;
-	}
+	} else
+		*door = d;
 	explicit_bzero(cred, sizeof cred);
+	explicit_bzero(key, sizeof key);
 	return refused;
 }
 
 static void
+ops_gateway_check(struct server_conn *c, const struct proto_msg *m)
+{
+	char peer[sizeof c->peer];
+	struct grant_admit admit;
+	msgpack_packer *pk;
+	int door;
+
+	if (ops_gateway_credential(c, m, peer, sizeof peer, &door, &admit) !=
+	    NULL)
+		return;
+	if (admit.id[0] == '\0') {
+		server_reply_empty(c, m->id);
+		return;
+	}
+	pk = server_reply_begin(c, m->id);
+	msgpack_pack_map(pk, (uint32_t)grant_admit_keys(&admit));
+	grant_pack_admit(pk, &admit);
+	server_reply_end(c);
+}
+
+/* gateway.attach: the gateway's client came through door v1 or pty with
+ * the token, or through door pty with a grant of one session (which then
+ * limits the connection to that session: ops_grant_may). */
+static void
 ops_gateway_attach(struct server_conn *c, const struct proto_msg *m)
 {
 	char peer[sizeof c->peer];
+	struct grant_admit admit = {.id = ""};
+	int door = TOKEN_DOOR_V1;
 
 	/* berth's own programs (root) attach to speak as a remote client
 	 * would; the gateway must show what its client presented. */
 	if (c->gateway &&
-	    ops_gateway_credential(c, m, peer, sizeof peer) != NULL)
+	    ops_gateway_credential(c, m, peer, sizeof peer, &door, &admit) !=
+	        NULL)
 		return;
 	if (!c->gateway &&
 	    proto_arg_str(m->args, "peer", peer, sizeof peer) <= 0) {
@@ -241,8 +284,18 @@ ops_gateway_attach(struct server_conn *c, const struct proto_msg *m)
 		    "gateway.attach needs \"peer\" (a string)");
 		return;
 	}
+	if (door != TOKEN_DOOR_V1 && door != TOKEN_DOOR_PTY) {
+		server_reply_error(c, m->id, PROTO_E_FORBIDDEN,
+		    "gateway.attach is for doors v1 and pty");
+		return;
+	}
 	c->remote = true;
 	memcpy(c->peer, peer, sizeof peer);
+	if (admit.id[0] != '\0') {
+		memcpy(c->grant, admit.id, sizeof c->grant);
+		memcpy(c->grant_pty, admit.scope.name, sizeof c->grant_pty);
+		c->grant_write = admit.scope.write;
+	}
 	server_reply_empty(c, m->id);
 }
 
@@ -283,15 +336,6 @@ ops_auth_failed_slot(const char *peer, const char *reason)
 	snprintf(oldest->peer, sizeof oldest->peer, "%s", peer);
 	snprintf(oldest->reason, sizeof oldest->reason, "%s", reason);
 	return oldest;
-}
-
-static void
-ops_gateway_check(struct server_conn *c, const struct proto_msg *m)
-{
-	char peer[sizeof c->peer];
-
-	if (ops_gateway_credential(c, m, peer, sizeof peer) == NULL)
-		server_reply_empty(c, m->id);
 }
 
 static void
@@ -533,6 +577,10 @@ static const ops_handler ops_handlers[CATALOG_NOPS] = {
     [CATALOG_OP_GATEWAY_ATTACH] = ops_gateway_attach,
     [CATALOG_OP_GATEWAY_AUTH_FAILED] = ops_gateway_auth_failed,
     [CATALOG_OP_GATEWAY_CHECK] = ops_gateway_check,
+    [CATALOG_OP_GATEWAY_REDEEM] = grant_op_redeem,
+    [CATALOG_OP_GRANT_CREATE] = grant_op_create,
+    [CATALOG_OP_GRANT_LIST] = grant_op_list,
+    [CATALOG_OP_GRANT_REVOKE] = grant_op_revoke,
 };
 
 void
@@ -582,6 +630,30 @@ ops_desktop_may(enum catalog_op_id id)
 	}
 }
 
+/* What a connection a pty grant attached may call: the one session,
+ * watched, and written to if the grant says so. */
+static bool
+ops_grant_may(const struct server_conn *c, enum catalog_op_id id,
+    const struct proto_msg *m)
+{
+	char pty[sizeof c->grant_pty + 1];
+
+	switch (id) {
+	case CATALOG_OP_HELLO:
+	case CATALOG_OP_PING: return true;
+	case CATALOG_OP_PTY_INPUT:
+	case CATALOG_OP_PTY_RESIZE:
+		if (!c->grant_write)
+			return false;
+		/* FALLTHROUGH */
+	case CATALOG_OP_PTY_ATTACH:
+	case CATALOG_OP_PTY_DETACH:
+		return proto_arg_str(m->args, "id", pty, sizeof pty) == 1 &&
+		    strcmp(pty, c->grant_pty) == 0;
+	default: return false;
+	}
+}
+
 void
 ops_dispatch(struct server_conn *c, const struct proto_msg *m)
 {
@@ -603,6 +675,12 @@ ops_dispatch(struct server_conn *c, const struct proto_msg *m)
 	if (catalog_ops[id].access == CATALOG_LOCAL && c->remote) {
 		server_reply_error(c, m->id, PROTO_E_FORBIDDEN,
 		    "op \"%s\" is not available over the network", m->op);
+		return;
+	}
+	if (c->grant[0] != '\0' && !ops_grant_may(c, id, m)) {
+		server_reply_error(c, m->id, PROTO_E_FORBIDDEN,
+		    "grant %s opens terminal session %s only%s", c->grant,
+		    c->grant_pty, c->grant_write ? "" : ", to watch");
 		return;
 	}
 	if (c->desktop && !ops_desktop_may(id)) {

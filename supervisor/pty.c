@@ -936,6 +936,12 @@ pty_enforce(const char *id)
 	return s != NULL ? s->lim : NULL;
 }
 
+bool
+pty_exists(const char *id)
+{
+	return pty_find(id) != NULL;
+}
+
 void
 pty_shutdown(void)
 {

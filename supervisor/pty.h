@@ -57,6 +57,8 @@ int pty_close(const char *id, const char *reason);
 void pty_shutdown(void);
 /* The limits of session id (its own, or its runtime's); NULL if none. */
 const struct enforce *pty_enforce(const char *id);
+/* Whether a session called id is open. */
+bool pty_exists(const char *id);
 
 /* The pty.* ops: each answers exactly once on c. */
 void pty_op_open(struct server_conn *c, const struct proto_msg *m);

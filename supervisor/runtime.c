@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include "args.h"
+#include "base64.h"
 #include "child.h"
 #include "disk.h"
 #include "launch.h"
@@ -573,6 +574,42 @@ runtime_enforce(const char *name, const char **disk)
 		return NULL;
 	*disk = runtime_disk_dir(rt);
 	return &rt->lim;
+}
+
+int
+runtime_server_offered(const char *name)
+{
+	struct runtime_run *rt = runtime_find(name);
+
+	return rt == NULL ? -1 : rt->cfg->has_server;
+}
+
+int
+runtime_server_auth(const char *name, unsigned *port, char *auth, size_t size)
+{
+	struct runtime_run *rt = runtime_find(name);
+	char userpass[CONFIG_MAX_NAME + sizeof rt->password + 2];
+	int n;
+
+	if (rt == NULL || !rt->alive || rt->mode != RUNTIME_RUN_SERVER ||
+	    rt->port == 0)
+		return -1;
+	*port = rt->port;
+	auth[0] = '\0';
+	if (rt->password[0] == '\0')
+		return 0;
+	n = snprintf(userpass, sizeof userpass, "%s:%s",
+	    rt->cfg->server_user != NULL ? rt->cfg->server_user : rt->cfg->name,
+	    rt->password);
+	if (n < 0 || (size_t)n >= sizeof userpass ||
+	    size < 6 + BASE64_SIZE((size_t)n)) {
+		explicit_bzero(userpass, sizeof userpass);
+		return -1;
+	}
+	memcpy(auth, "Basic ", 6);
+	base64_encode(userpass, (size_t)n, auth + 6);
+	explicit_bzero(userpass, sizeof userpass);
+	return 0;
 }
 
 void

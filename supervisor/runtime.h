@@ -42,5 +42,13 @@ void runtime_op_resume(struct server_conn *c, const struct proto_msg *m);
 /* The limits of runtime name, and the workspace its disk limit bounds
  * (NULL: none); NULL if there is no such runtime or it never started. */
 const struct enforce *runtime_enforce(const char *name, const char **disk);
+/* Whether runtime name is in the catalog (-1 if not) and offers a
+ * server mode (1) or not (0). */
+int runtime_server_offered(const char *name);
+/* While runtime name runs as a server: its port, and the Authorization
+ * value its password asks (Basic, with the catalog's server_user; "" if
+ * it has no password) in auth[size]. 0, or -1 if it runs no server. */
+int runtime_server_auth(
+    const char *name, unsigned *port, char *auth, size_t size);
 
 #endif

@@ -133,7 +133,8 @@ server_send_gap(struct server_conn *c, uint64_t first)
 
 /* Whether c is shown the event p[0..len): the gateway's uid, until a
  * client's credential attached its connection, sees only the checks'
- * events, which its probes answer from; the journal's other events (the
+ * events, which its probes answer from, and the ends of grants, upon
+ * which it closes what they opened; the journal's other events (the
  * commands started, the files changed) are a client's to read. */
 static bool
 server_shows(const struct server_conn *c, const uint8_t *p, size_t len)
@@ -147,7 +148,10 @@ server_shows(const struct server_conn *c, const uint8_t *p, size_t len)
 		return true;
 	if (proto_decode(p, len, &m, &code, err, sizeof err) < 0)
 		return false;
-	shown = m.type == PROTO_EVENT && strncmp(m.kind, "check.", 6) == 0;
+	shown = m.type == PROTO_EVENT &&
+	    (strncmp(m.kind, "check.", 6) == 0 ||
+	        strcmp(m.kind, EV_GRANT_REVOKED) == 0 ||
+	        strcmp(m.kind, EV_GRANT_EXPIRED) == 0);
 	proto_msg_free(&m);
 	return shown;
 }
@@ -361,6 +365,20 @@ server_free(struct server_conn *c)
 	provider_conn_gone(c);
 	bufferevent_free(c->bev);
 	free(c);
+}
+
+void
+server_close_grant(const char *id)
+{
+	struct server_conn *c, *next;
+
+	for (c = server_conns; c != NULL; c = next) {
+		next = c->next;
+		if (c->grant[0] != '\0' && strcmp(c->grant, id) == 0) {
+			log_info("%s: grant %s ended: closed", c->peer, id);
+			server_free(c);
+		}
+	}
 }
 
 struct server_conn *

@@ -42,6 +42,11 @@ struct server_conn {
 	bool desktop;
 	uid_t desktop_uid;
 	char desktop_check[SERVER_CHECK_MAX + 1];
+	/* Attached by a pty grant (gateway.attach at door pty): that one
+	 * session only, input too if grant_write. grant "" otherwise. */
+	char grant[18];
+	char grant_pty[9];
+	bool grant_write;
 	struct journal_cursor *cursor; /* non-NULL while subscribed */
 	struct stream_viewer *viewers; /* owned by stream.c */
 	uint64_t serial;               /* unique among connections ever */
@@ -62,6 +67,9 @@ int server_listen(struct event_base *base, const char *path, uid_t gw_uid,
  * *cause (fd closed) if it cannot be watched. Call after server_listen. */
 struct server_conn *server_adopt(
     int fd, uid_t uid, const char *check, const char *peer, char **cause);
+/* Closes every connection a grant called id attached (it was revoked or
+ * expired). */
+void server_close_grant(const char *id);
 /* Stops listening, frees every connection, removes the socket. */
 void server_shutdown(void);
 

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fsatomic.h"
 #include "log.h"
 #include "mpcheck.h"
 #include "proto.h"
@@ -834,50 +835,6 @@ taskrec_mkdir(const char *path)
 	return rc;
 }
 
-/* Writes all of buf to fd, a short write or EINTR resumed. */
-static int
-taskrec_write_all(int fd, const char *buf, size_t len)
-{
-	ssize_t n;
-
-	while (len > 0) {
-		n = write(fd, buf, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -1;
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-/* Writes buf to <tdir>/record.tmp, synced, and renames it to record. */
-static int
-taskrec_replace(int tdir, const char *buf, size_t len)
-{
-	int fd, e;
-
-	fd = openat(tdir, "record.tmp",
-	    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -1;
-	if (taskrec_write_all(fd, buf, len) < 0 || fsync(fd) < 0) {
-		e = errno;
-		close(fd);
-		unlinkat(tdir, "record.tmp", 0);
-		errno = e;
-		return -1;
-	}
-	if (close(fd) < 0 || renameat(tdir, "record.tmp", tdir, "record") < 0) {
-		e = errno;
-		unlinkat(tdir, "record.tmp", 0);
-		errno = e;
-		return -1;
-	}
-	return fsync(tdir);
-}
-
 int
 taskrec_save(const char *dir, const struct taskrec *r)
 {
@@ -894,7 +851,7 @@ taskrec_save(const char *dir, const struct taskrec *r)
 	    (tdir = open(
 	         path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) >= 0) {
 		taskrec_encode(r, &buf, &len);
-		rc = taskrec_replace(tdir, buf, len);
+		rc = fsatomic_replace(tdir, "record", buf, len);
 		free(buf);
 	}
 	e = errno;

@@ -26,6 +26,9 @@ static const char *const token_doors[TOKEN_NDOORS] = {
     [TOKEN_DOOR_NOVNC] = "novnc",
     [TOKEN_DOOR_CDP] = "cdp",
     [TOKEN_DOOR_CDP_RELAY] = "cdp-relay",
+    [TOKEN_DOOR_PTY] = "pty",
+    [TOKEN_DOOR_PREVIEW] = "preview",
+    [TOKEN_DOOR_RUNTIME] = "runtime",
 };
 
 static int
@@ -116,8 +119,8 @@ token_door_find(const char *name)
  * (against the secret, repeated) whatever the lengths, and the length
  * difference is folded in last, so no early exit tells how much of a
  * guess was right. */
-static int
-token_equal(const char *presented, size_t plen, const char *secret, size_t slen)
+int
+token_same(const char *presented, size_t plen, const char *secret, size_t slen)
 {
 	volatile unsigned char diff = 0;
 	size_t i;
@@ -136,9 +139,16 @@ token_check(enum token_door door, const char *cred, size_t len)
 		return 0;
 	/* Both comparisons always run: which one matched takes no
 	 * different time. */
-	tok = token_equal(cred, len, token_value, token_len);
-	probe = token_equal(cred, len, token_probe, TOKEN_HEX);
-	return tok | (probe & (door != TOKEN_DOOR_V1));
+	tok = token_same(cred, len, token_value, token_len);
+	probe = token_same(cred, len, token_probe, TOKEN_HEX);
+	switch (door) {
+	case TOKEN_DOOR_NOVNC:
+	case TOKEN_DOOR_CDP:
+	case TOKEN_DOOR_CDP_RELAY: return tok | probe;
+	case TOKEN_DOOR_V1:
+	case TOKEN_DOOR_PTY: return tok;
+	default: return 0;
+	}
 }
 
 int

@@ -18,6 +18,9 @@ enum token_door {
 	TOKEN_DOOR_NOVNC,     /* "novnc": noVNC's page and relay */
 	TOKEN_DOOR_CDP,       /* "cdp": the /v1/cdp relay */
 	TOKEN_DOOR_CDP_RELAY, /* "cdp-relay": the TCP DevTools relay */
+	TOKEN_DOOR_PTY,       /* "pty": one terminal session's WebSocket */
+	TOKEN_DOOR_PREVIEW,   /* "preview": a port's reverse proxy */
+	TOKEN_DOOR_RUNTIME,   /* "runtime": a runtime's server */
 	TOKEN_NDOORS,
 };
 
@@ -30,10 +33,15 @@ void token_shutdown(void);
 
 /* The door called name, or -1. */
 int token_door_find(const char *name);
-/* Whether cred (len bytes) opens door: the token opens every door, the
- * probe credential every door but TOKEN_DOOR_V1. The comparison takes
- * time that depends on len only. */
+/* Whether cred (len bytes) opens door: the token opens every door but
+ * the previews' and the runtimes' (whose URLs name a grant: grant.h),
+ * the probe credential only the desktop's and DevTools' relays. The
+ * comparison takes time that depends on len only. */
 int token_check(enum token_door door, const char *cred, size_t len);
+/* Whether presented[0..plen) is secret[0..slen), in time that depends on
+ * plen only. */
+int token_same(
+    const char *presented, size_t plen, const char *secret, size_t slen);
 
 /* A pipe's read end holding the probe credential, for berth-probe to
  * inherit; -1 with errno if it cannot be made. The caller closes it. */

@@ -9,6 +9,7 @@
 #include "backoff.h"
 #include "gw_check.h"
 #include "gw_client.h"
+#include "gw_http.h"
 #include "gw_mask.h"
 #include "gw_metrics.h"
 #include "gw_upstream.h"
@@ -122,7 +123,7 @@ gw_client_attach(struct gw_client *c, const char *cred)
 	proto_pack_request(&pk, 0, "gateway.attach");
 	msgpack_pack_map(&pk, 3);
 	proto_pack_kv_str(&pk, "peer", c->peer);
-	proto_pack_kv_str(&pk, "door", GW_CHECK_V1);
+	proto_pack_kv_str(&pk, "door", c->door);
 	proto_pack_kv_str(&pk, "credential", cred);
 	PACKCHECK_SENT(sb.data, sb.size, NULL);
 	n = gw_upstream_send_secret(c->up, sb.data, sb.size);
@@ -207,10 +208,15 @@ gw_client_connect_cb(lws_sorted_usec_list_t *sul)
 static void
 gw_client_established(struct gw_client *c, struct lws *wsi)
 {
-	char cred[TOKENFILE_MAX + 1];
+	char cred[TOKENFILE_MAX + 2], path[64];
 	int n;
 
 	c->wsi = wsi;
+	/* The upgrade's check let only /v1 and the sessions' doors here. */
+	c->door = lws_hdr_copy(wsi, path, sizeof path, WSI_TOKEN_GET_URI) > 0 &&
+	        gw_http_pty_path(path)
+	    ? GW_CHECK_PTY
+	    : GW_CHECK_V1;
 	gw_queue_init(&c->out, gateway.client_queue);
 	gateway_peer(wsi, c->peer, sizeof c->peer);
 	gw_metrics.connections_total++;
@@ -220,7 +226,9 @@ gw_client_established(struct gw_client *c, struct lws *wsi)
 	    GW_CLIENT_CONNECT_MAX_MS);
 	c->connect_deadline = lws_now_usecs() +
 	    (lws_usec_t)GW_CLIENT_CONNECT_DEADLINE_MS * LWS_US_PER_MS;
-	n = gw_check_copy(wsi, cred, sizeof cred);
+	n = strcmp(c->door, GW_CHECK_PTY) == 0
+	    ? gw_http_pty_credential(wsi, cred, sizeof cred)
+	    : gw_check_copy(wsi, cred, sizeof cred);
 	gw_client_connect(c, n >= 0 ? cred : "");
 	explicit_bzero(cred, sizeof cred);
 }

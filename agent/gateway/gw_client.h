@@ -36,6 +36,7 @@ struct gw_client {
 	struct backoff connect_backoff;
 	lws_usec_t connect_deadline;
 	char *cred; /* the credential for the delayed attach; wiped */
+	const char *door; /* GW_CHECK_V1, or GW_CHECK_PTY for /v1/pty/ID */
 	/* A pending close: its code and reason, and whether it waits for
 	 * the queue to drain first. */
 	int close_code;

@@ -1,6 +1,7 @@
 /* gw_http: the probes, the noVNC page's door and the upgrade checks on
  * protocols[0], and the routing of relay WebSockets. Owns no state of
  * its own: it answers from gateway.berthd and gw_metrics. */
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +52,7 @@ enum gw_http_route {
 	GW_HTTP_NOVNC_FILE,  /* a file of the page */
 	GW_HTTP_NOVNC_WS,
 	GW_HTTP_CDP, /* /v1/cdp, or /v1/cdp/devtools/... */
+	GW_HTTP_PTY, /* /v1/pty/ID */
 	GW_HTTP_OTHER,
 };
 
@@ -313,7 +315,8 @@ gw_http_route(const char *path)
 	case GW_METRICS_HEALTHZ: return GW_HTTP_HEALTHZ;
 	case GW_METRICS_READYZ: return GW_HTTP_READYZ;
 	case GW_METRICS_METRICS: return GW_HTTP_METRICS;
-	case GW_METRICS_V1: return GW_HTTP_V1;
+	case GW_METRICS_V1:
+		return gw_http_pty_path(path) ? GW_HTTP_PTY : GW_HTTP_V1;
 	case GW_METRICS_CDP:
 		path += strlen(GW_HTTP_CDP_PATH);
 		if (*path == '\0' || gw_cdpws_path_ok(path))
@@ -328,6 +331,56 @@ gw_http_route(const char *path)
 		return GW_HTTP_NOVNC_FILE;
 	default: return GW_HTTP_OTHER;
 	}
+}
+
+int
+gw_http_pty_path(const char *path)
+{
+	size_t n = strlen(GW_HTTP_PTY_PATH), i;
+
+	if (path == NULL || strncmp(path, GW_HTTP_PTY_PATH, n) != 0)
+		return 0;
+	for (i = 0; i < GW_HTTP_PTY_ID_LEN; i++)
+		if (!isxdigit((unsigned char)path[n + i]) ||
+		    isupper((unsigned char)path[n + i]))
+			return 0;
+	return path[n + i] == '\0';
+}
+
+int
+gw_http_pty_credential(struct lws *wsi, char *buf, size_t size)
+{
+	const char *value;
+	size_t n;
+
+	if (lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_AUTHORIZATION) > 0)
+		return gw_check_copy(wsi, buf, size);
+	/* lws copies "token=VALUE" and points past the name. */
+	value = lws_get_urlarg_by_name(wsi, "token=", buf, (int)size);
+	if (value == NULL)
+		return -1;
+	n = strlen(value);
+	memmove(buf, value, n + 1);
+	return n > 0 && n + 7 < size ? (int)n : -1;
+}
+
+/* A terminal session's door: NULL if its credential opens it, else the
+ * refusal's reason. */
+static const char *
+gw_http_pty_auth(struct lws *wsi)
+{
+	char cred[TOKENFILE_MAX + 2], peer[GATEWAY_PEER_MAX];
+	const char *reason;
+	int n;
+
+	if (lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_AUTHORIZATION) > 0)
+		return gw_check_request(wsi, GW_CHECK_PTY);
+	n = gw_http_pty_credential(wsi, cred, sizeof cred);
+	gateway_peer(wsi, peer, sizeof peer);
+	reason = n < 0 ? "missing"
+	               : gw_check_token(GW_CHECK_PTY, cred, (size_t)n, peer);
+	explicit_bzero(cred, sizeof cred);
+	return reason;
 }
 
 /* Whether the request's Origin is the gateway's own, as the request's
@@ -518,6 +571,7 @@ gw_http_request(struct lws *wsi, const char *in, size_t len)
 	case GW_HTTP_READYZ: r = gw_http_readyz(wsi); break;
 	case GW_HTTP_METRICS: r = gw_http_metrics(wsi); break;
 	case GW_HTTP_V1:
+	case GW_HTTP_PTY:
 		r = gw_http_error(wsi, HTTP_STATUS_BAD_REQUEST, "bad_request",
 		    "this is a WebSocket endpoint "
 		    "(subprotocol " GATEWAY_SUBPROTOCOL ")",
@@ -666,6 +720,14 @@ gw_http_confirm_upgrade(struct lws *wsi, const char *upgrade)
 			    "the subprotocol must be " GATEWAY_SUBPROTOCOL,
 			    NULL, NULL);
 		reason = gw_check_request(wsi, GW_CHECK_V1);
+		break;
+	case GW_HTTP_PTY:
+		if (!gw_http_subprotocol_ok(wsi))
+			return gw_http_refuse(wsi, HTTP_STATUS_BAD_REQUEST,
+			    "bad_request",
+			    "the subprotocol must be " GATEWAY_SUBPROTOCOL,
+			    NULL, NULL);
+		reason = gw_http_pty_auth(wsi);
 		break;
 	case GW_HTTP_NOVNC_WS:
 	case GW_HTTP_CDP:

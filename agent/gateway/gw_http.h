@@ -15,6 +15,9 @@
 #define GW_HTTP_NOVNC_PATH "/novnc/"
 #define GW_HTTP_NOVNC_WS_PATH "/novnc/websockify"
 #define GW_HTTP_CDP_PATH "/v1/cdp"
+/* One terminal session's door: /v1/pty/ID, the protocol limited to it. */
+#define GW_HTTP_PTY_PATH "/v1/pty/"
+#define GW_HTTP_PTY_ID_LEN 8
 /* The longest request path looked at; longer ones are not found. */
 #define GW_HTTP_PATH_MAX 1024
 
@@ -34,5 +37,14 @@ int gw_http_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
  * of protocols[0] for WebSockets that offered no subprotocol. */
 int gw_http_relay_cb(struct lws *wsi, enum lws_callback_reasons reason,
     void *user, void *in, size_t len);
+
+/* Whether path is a terminal session's door (GW_HTTP_PTY_PATH and a
+ * session's id). */
+int gw_http_pty_path(const char *path);
+/* The credential a terminal session's door presents: the bearer token of
+ * the Authorization header, else ?token= (a browser's WebSocket can send
+ * no header), into buf[size]: its length, or -1 if there is none that
+ * fits. The caller wipes buf. */
+int gw_http_pty_credential(struct lws *wsi, char *buf, size_t size);
 
 #endif

@@ -74,6 +74,8 @@ gw_metrics_path(const char *path)
 	if (strncmp(path, GW_HTTP_CDP_PATH, nc) == 0 &&
 	    (path[nc] == '\0' || path[nc] == '/'))
 		return GW_METRICS_CDP;
+	if (gw_http_pty_path(path))
+		return GW_METRICS_V1;
 	for (i = 0; i < GW_METRICS_OTHER; i++)
 		if (strcmp(path, gw_metrics_paths[i]) == 0)
 			return (enum gw_metrics_path)i;

@@ -15,9 +15,11 @@
 #include <unistd.h>
 
 #include "backoff.h"
+#include "catalog.h"
 #include "frame.h"
 #include "gateway.h"
 #include "gw_client.h"
+#include "gw_grant.h"
 #include "gw_metrics.h"
 #include "gw_sock.h"
 #include "gw_upstream.h"
@@ -753,6 +755,18 @@ gw_upstream_decode(const uint8_t *msg, size_t len, struct proto_msg *m)
 	return 0;
 }
 
+/* A grant's end: what it opened is closed now. */
+static void
+gw_upstream_grant_ended(const struct proto_msg *m)
+{
+	char id[GW_GRANT_ID_MAX];
+
+	if (proto_arg_str(m->data, "id", id, sizeof id) == 1)
+		gw_grant_ended(id,
+		    strcmp(m->kind, EV_GRANT_REVOKED) == 0 ? "revoked"
+		                                           : "expired");
+}
+
 static int
 gw_upstream_control_msg(const uint8_t *msg, size_t len)
 {
@@ -767,6 +781,9 @@ gw_upstream_control_msg(const uint8_t *msg, size_t len)
 		gw_metrics.events++;
 		if (strncmp(m.kind, "check.", 6) == 0)
 			gw_upstream_control_state();
+		else if (strcmp(m.kind, EV_GRANT_REVOKED) == 0 ||
+		    strcmp(m.kind, EV_GRANT_EXPIRED) == 0)
+			gw_upstream_grant_ended(&m);
 		break;
 	default: break;
 	}

@@ -32,7 +32,8 @@ FALLBACK_ID = 64701
 TEST_USER = "berth-gw-test"
 # What the gateway's uid may call before a client's credential attached.
 GATEWAY_OPS = sorted(
-    ["hello", "ping", "state", "events.subscribe", "gateway.attach", "gateway.check", "gateway.auth_failed"]
+    ["hello", "ping", "state", "events.subscribe", "gateway.attach", "gateway.check", "gateway.redeem",
+     "gateway.auth_failed"]
 )
 
 

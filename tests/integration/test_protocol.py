@@ -39,8 +39,10 @@ REMOTE_OPS = ["hello", "ping", "state", "events.subscribe", "events.unsubscribe"
               "desktop.wait_change", "record.start", "record.stop", "record.status",
               "runtime.list", "runtime.start", "runtime.stop", "runtime.status",
               "runtime.pause", "runtime.resume", "limits.status", "workspace.prepare",
-              "task.run", "task.show", "task.list", "task.attach", "task.cancel", "task.deliver"]
-LOCAL_OPS = ["check.report", "gateway.attach", "gateway.auth_failed", "gateway.check", "desktop.provide", "desktop.emit"]
+              "task.run", "task.show", "task.list", "task.attach", "task.cancel", "task.deliver",
+              "grant.create", "grant.list", "grant.revoke"]
+LOCAL_OPS = ["check.report", "gateway.attach", "gateway.auth_failed", "gateway.check", "gateway.redeem",
+             "desktop.provide", "desktop.emit"]
 
 
 def check_hello(h, capabilities):

@@ -214,7 +214,13 @@ START_TEST(test_every_key)
 	                           "ready = tcp 127.0.0.1:6379\n"
 	                           "after = db\n"
 	                           "requires = db\n"
-	                           "required = false\n";
+	                           "required = false\n"
+	                           "[gateway]\n"
+	                           "public_url = https://sb.example/\n"
+	                           "preview_listen = 0.0.0.0:7200\n"
+	                           "preview_url = https://p.example:8443\n"
+	                           "preview_domain = preview.example\n"
+	                           "grant_max_ttl_s = 600\n";
 	const struct config_service *s;
 	struct config cfg;
 
@@ -229,6 +235,11 @@ START_TEST(test_every_key)
 	ck_assert_str_eq(cfg.novnc_dir, "/usr/share/novnc");
 	ck_assert_str_eq(cfg.cdp, "127.0.0.1:9222");
 	ck_assert_str_eq(cfg.cdp_relay_listen, "0.0.0.0:9223");
+	ck_assert_str_eq(cfg.public_url, "https://sb.example");
+	ck_assert_str_eq(cfg.preview_listen, "0.0.0.0:7200");
+	ck_assert_str_eq(cfg.preview_url, "https://p.example:8443");
+	ck_assert_str_eq(cfg.preview_domain, "preview.example");
+	ck_assert_uint_eq(cfg.grant_max_ttl_s, 600);
 	ck_assert_uint_eq(cfg.journal_max_bytes, 1u << 30);
 	ck_assert_uint_eq(cfg.journal_segment_bytes, 64u << 10);
 	ck_assert(cfg.journal_sync);
@@ -304,6 +315,11 @@ START_TEST(test_defaults)
 	ck_assert_ptr_null(cfg.novnc_dir);
 	ck_assert_ptr_null(cfg.cdp);
 	ck_assert_ptr_null(cfg.cdp_relay_listen);
+	ck_assert_ptr_null(cfg.public_url);
+	ck_assert_ptr_null(cfg.preview_listen);
+	ck_assert_ptr_null(cfg.preview_url);
+	ck_assert_ptr_null(cfg.preview_domain);
+	ck_assert_uint_eq(cfg.grant_max_ttl_s, 3600);
 	ck_assert_uint_eq(cfg.journal_max_bytes, 64u << 20);
 	ck_assert_uint_eq(cfg.journal_segment_bytes, 4u << 20);
 	ck_assert(!cfg.journal_sync);
@@ -596,6 +612,25 @@ START_TEST(test_bad_values)
 	        {"cdp \"h:99999\" is not ADDR:PORT"}},
 	    {"[gateway]\ncdp_relay_listen = h\n", 2,
 	        {"cdp_relay_listen \"h\" is not ADDR:PORT"}},
+	    {"[gateway]\npreview_listen = h:0\n", 2,
+	        {"preview_listen \"h:0\" is not ADDR:PORT"}},
+	    {"[gateway]\npublic_url = ftp://h\n", 2,
+	        {"public_url \"ftp://h\" is not an http:// or https:// URL"}},
+	    {"[gateway]\npublic_url = http://\n", 2, {"with a host"}},
+	    {"[gateway]\npublic_url = http:///x\n", 2, {"with a host"}},
+	    {"[gateway]\npublic_url = http://h/?a=b\n", 2, {"no query"}},
+	    {"[gateway]\npreview_url = http://h x\n", 2, {"no query"}},
+	    {"[gateway]\npreview_domain = a..b\n", 2,
+	        {"preview_domain \"a..b\" is not a DNS name"}},
+	    {"[gateway]\npreview_domain = a_b.c\n", 2, {"is not a DNS name"}},
+	    {"[gateway]\npreview_domain = .a\n", 2, {"is not a DNS name"}},
+	    {"[gateway]\npreview_domain = a.\n", 2, {"is not a DNS name"}},
+	    {"[gateway]\ngrant_max_ttl_s = 0\n", 2,
+	        {"grant_max_ttl_s must be 1-2592000 seconds"}},
+	    {"[gateway]\ngrant_max_ttl_s = 2592001\n", 2,
+	        {"grant_max_ttl_s must be"}},
+	    {"[gateway]\ngrant_max_ttl_s = 1K\n", 2,
+	        {"grant_max_ttl_s must be"}},
 	    {"[journal]\nsync = maybe\n", 2, {"sync must be yes or no"}},
 	    {"[service s]\nrequired = perhaps\n", 2,
 	        {"required must be yes or no"}},
@@ -882,6 +917,8 @@ START_TEST(test_finish_errors)
 	        5, {"services \"a\" and \"b\" are both main"}},
 	    {"[gateway]\ncdp_relay_listen = 0.0.0.0:9223\n", 0,
 	        {"[gateway] cdp_relay_listen needs cdp"}},
+	    {"[gateway]\npreview_domain = p.example\n", 0,
+	        {"preview_url and preview_domain need preview_listen"}},
 	};
 
 	expect_errors(cases, sizeof cases / sizeof cases[0], true);
