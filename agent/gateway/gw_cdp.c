@@ -17,6 +17,7 @@
 #include "gw_auth.h"
 #include "gw_check.h"
 #include "gw_cdp.h"
+#include "gw_grant.h"
 #include "gw_refusal.h"
 #include "gw_sock.h"
 #include "log.h"
@@ -85,6 +86,7 @@ struct gw_cdp {
 	struct gw_cdp_buf to_up;
 	struct gw_cdp_buf to_client;
 	lws_sorted_usec_list_t sul; /* the deadline of the current state */
+	struct gw_grant_hold hold;  /* the grant the client came with, if any */
 	char peer[GATEWAY_PEER_MAX];
 	struct gw_cdp *prev, *next; /* every connection, oldest first */
 };
@@ -295,14 +297,15 @@ gw_cdp_connect(struct gw_cdp *c, char **cause)
 static void
 gw_cdp_request(struct gw_cdp *c)
 {
+	struct gw_check_answer who;
 	const char *reason;
 	char *head, *cause;
 	size_t n;
 
 	/* Bearer only: a browser would send a cookie of this host to this
 	 * port too, whatever page made it connect. */
-	reason = gw_check_presented(
-	    GW_CHECK_CDP_RELAY, c->req.authz, c->req.authzlen, c->peer);
+	reason = gw_check_presented_grant(
+	    GW_CHECK_CDP_RELAY, c->req.authz, c->req.authzlen, c->peer, &who);
 	c->req.authz = NULL;
 	if (reason != NULL && strcmp(reason, GW_AUTH_UNAVAILABLE) == 0) {
 		gw_cdp_fail(c, 503, "berthd cannot check the token now");
@@ -312,6 +315,14 @@ gw_cdp_request(struct gw_cdp *c)
 		gw_refusal_note(c->peer, "a CDP relay request", reason);
 		gw_cdp_fail(c, 401,
 		    "a valid bearer token is required (token %s)", reason);
+		return;
+	}
+	/* A grant's end kills the client's connection, and Chromium's goes
+	 * with it. */
+	if (who.grant[0] != '\0' &&
+	    gw_grant_admit(&c->hold, c->client, who.grant, who.expires_at_ms) <
+	        0) {
+		gw_cdp_fail(c, 401, "the grant expired");
 		return;
 	}
 	head = gw_cdp_http_request_head(
@@ -623,6 +634,7 @@ static void
 gw_cdp_client_closed(struct gw_cdp *c)
 {
 	c->client = NULL;
+	gw_grant_release(&c->hold);
 	lws_sul_cancel(&c->sul);
 	if (c->up == NULL) {
 		gw_cdp_free(c);

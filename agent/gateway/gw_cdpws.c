@@ -10,6 +10,7 @@
 
 #include "gateway.h"
 #include "gw_cdpws.h"
+#include "gw_grant.h"
 #include "gw_http.h"
 #include "log.h"
 #include "xmalloc.h"
@@ -72,6 +73,7 @@ struct gw_cdpws {
 	size_t bodylen;
 	char peer[GATEWAY_PEER_MAX];
 	char path[GW_CDPWS_PATH_MAX + 1];
+	struct gw_grant_hold hold; /* the grant it was opened for, if any */
 };
 
 int
@@ -293,6 +295,8 @@ gw_cdpws_gone(struct gw_cdpws *c, struct gw_cdpws_side *s, const char *why)
 
 	lws_set_opaque_user_data(s->wsi, NULL);
 	s->wsi = NULL;
+	if (s == &c->client)
+		gw_grant_release(&c->hold);
 	gw_cdpws_side_clear(s);
 	if (s == &c->chrome)
 		c->state = GW_CDPWS_DOWN;
@@ -599,6 +603,13 @@ gw_cdpws_open(
 	log_info("CDP client %s connected%s%s, for %s", c->peer,
 	    who->grant[0] != '\0' ? ", grant " : "", who->grant,
 	    *rest == '\0' ? "the browser target" : c->path);
+	/* Cut at the grant's end as it is, Chromium's side with it. */
+	if (who->grant[0] != '\0' &&
+	    gw_grant_admit(&c->hold, wsi, who->grant, who->expires_at_ms) < 0) {
+		lws_set_timeout(
+		    wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+		return;
+	}
 	if (*rest == '\0')
 		gw_cdpws_fetch_start(c);
 	else

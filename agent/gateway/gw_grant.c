@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "gateway.h"
+#include "gw_ticket.h"
 #include "log.h"
 #include "proto.h"
 
@@ -76,6 +77,8 @@ gw_grant_ended(const char *id, const char *why)
 {
 	struct gw_grant_hold *h, *next;
 
+	/* The noVNC tickets it was exchanged for count no more either. */
+	gw_ticket_revoke(id);
 	for (h = gw_grant_holds; h != NULL; h = next) {
 		next = h->next;
 		if (strcmp(h->id, id) == 0)

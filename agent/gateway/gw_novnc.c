@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "gateway.h"
+#include "gw_grant.h"
 #include "gw_http.h"
 #include "gw_novnc.h"
 #include "gw_queue.h"
@@ -35,17 +36,18 @@
  * pointer when lws closes it, and whichever goes last frees the struct.
  */
 struct gw_novnc {
-	enum gw_http_relay relay; /* first: see gw_http.h */
-	struct lws *ws;           /* the browser's WebSocket, until closed */
-	struct lws *vnc;          /* the RFB server's socket, until closed */
-	struct gw_queue to_vnc;   /* the browser's bytes for the server */
-	size_t to_vnc_off;        /* bytes of the first already sent */
-	struct gw_queue to_ws;    /* the server's bytes, a message each */
-	struct gw_rfbview *view;  /* view-only: the filter; else NULL */
-	lws_usec_t started;       /* when the connect began */
-	int connected;            /* the TCP connect completed */
-	int ws_paused;            /* the browser is not read */
-	int vnc_paused;           /* the server is not read */
+	enum gw_http_relay relay;  /* first: see gw_http.h */
+	struct lws *ws;            /* the browser's WebSocket, until closed */
+	struct lws *vnc;           /* the RFB server's socket, until closed */
+	struct gw_queue to_vnc;    /* the browser's bytes for the server */
+	size_t to_vnc_off;         /* bytes of the first already sent */
+	struct gw_queue to_ws;     /* the server's bytes, a message each */
+	struct gw_rfbview *view;   /* view-only: the filter; else NULL */
+	struct gw_grant_hold hold; /* the grant it was opened for, if any */
+	lws_usec_t started;        /* when the connect began */
+	int connected;             /* the TCP connect completed */
+	int ws_paused;             /* the browser is not read */
+	int vnc_paused;            /* the server is not read */
 	/* A pending close of the WebSocket: code, reason, and whether it
 	 * goes at once (else after what waits for the browser). */
 	int close_code;
@@ -245,6 +247,22 @@ gw_novnc_connect(struct gw_novnc *n, char **cause)
 	return 0;
 }
 
+/* The grant ended: nothing more of the browser's reaches the server,
+ * whose connection goes, and the browser is told why at once. */
+static void
+gw_novnc_cut(struct gw_grant_hold *h, const char *why)
+{
+	struct gw_novnc *n = lws_container_of(h, struct gw_novnc, hold);
+
+	gw_queue_clear(&n->to_vnc);
+	n->to_vnc_off = 0;
+	if (n->vnc != NULL)
+		lws_set_timeout(
+		    n->vnc, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
+	gw_novnc_close(
+	    n, LWS_CLOSE_STATUS_POLICY_VIOLATION, 1, "grant %s", why);
+}
+
 void
 gw_novnc_open(struct lws *wsi, const struct gw_check_answer *who)
 {
@@ -264,6 +282,13 @@ gw_novnc_open(struct lws *wsi, const struct gw_check_answer *who)
 	gw_queue_init(&n->to_ws, SIZE_MAX);
 	gateway_peer(wsi, n->peer, sizeof n->peer);
 	lws_set_opaque_user_data(wsi, n);
+	n->hold.cut = gw_novnc_cut;
+	if (who->grant[0] != '\0' &&
+	    gw_grant_admit(&n->hold, wsi, who->grant, who->expires_at_ms) < 0) {
+		gw_novnc_close(
+		    n, LWS_CLOSE_STATUS_POLICY_VIOLATION, 1, "grant expired");
+		return;
+	}
 	if (gw_novnc_connect(n, &cause) < 0) {
 		gw_novnc_close(n, LWS_CLOSE_STATUS_UNEXPECTED_CONDITION, 1,
 		    "VNC server %s unreachable: %s",
@@ -378,6 +403,7 @@ gw_novnc_ws_closed(struct gw_novnc *n, struct lws *wsi)
 {
 	lws_set_opaque_user_data(wsi, NULL);
 	n->ws = NULL;
+	gw_grant_release(&n->hold);
 	log_info("noVNC client %s disconnected", n->peer);
 	if (n->vnc == NULL) {
 		gw_novnc_free(n);
