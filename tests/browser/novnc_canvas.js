@@ -1,14 +1,40 @@
 // novnc_canvas: opens the noVNC page through the gateway in a headless
 // Chromium of its own and reports, as one JSON line, whether the desktop
 // reached the page's canvas: its size and how many distinct colours a
-// grid of samples holds (a blank or black canvas has one).
+// grid of samples holds (a blank or black canvas has one). Given points
+// (as fractions of the canvas), it then acts as a person would: moves
+// the pointer to each and clicks, types "berth" and Enter, and reports
+// too the points clicked and whether noVNC was still connected a moment
+// after.
 //
-//   node novnc_canvas.js URL CHROMIUM [TIMEOUT_MS]
+//   node novnc_canvas.js URL CHROMIUM [TIMEOUT_MS [FX,FY...]]
 'use strict';
 const { chromium } = require('playwright-core');
 
+async function act(page, points, out) {
+	const canvas = await page.$('#noVNC_container canvas, canvas');
+	const box = await canvas.boundingBox();
+	out.clicked = [];
+	for (const p of points) {
+		const [fx, fy] = p.split(',').map(Number);
+		const x = box.x + fx * box.width, y = box.y + fy * box.height;
+		await page.mouse.move(x - 20, y - 20);
+		await page.mouse.move(x, y, { steps: 4 });
+		await page.mouse.down();
+		await page.mouse.up();
+		out.clicked.push([fx, fy]);
+	}
+	await page.keyboard.type('berth');
+	await page.keyboard.press('Enter');
+	// What noVNC sends goes out at once: a moment for it to arrive, and
+	// to see that the relay did not close on it.
+	await page.waitForTimeout(1000);
+	out.connected = await page.evaluate(
+	    () => document.documentElement.classList.contains('noVNC_connected'));
+}
+
 async function main() {
-	const [url, executablePath, timeoutArg] = process.argv.slice(2);
+	const [url, executablePath, timeoutArg, ...points] = process.argv.slice(2);
 	const timeout = Number(timeoutArg || 30000);
 	const browser = await chromium.launch({
 		executablePath,
@@ -37,6 +63,8 @@ async function main() {
 		const out = await result.jsonValue();
 		out.status = response.status();
 		out.url = page.url();
+		if (points.length > 0)
+			await act(page, points, out);
 		console.log(JSON.stringify(out));
 	} finally {
 		await browser.close();

@@ -26,6 +26,7 @@ from harness import (  # noqa: E402
     TestFailure,
     Timeout,
     case,
+    chromium_service,
     expect,
     expect_eq,
     expect_in,
@@ -265,15 +266,7 @@ def auth_and_head():
 
 
 def chromium_extra(cdp_port, relay_port, udd, restart="always"):
-    return gateway_conf(cdp_port, relay_port) + (
-        "\n[service browser]\n"
-        "command = chromium --headless=new --no-sandbox --disable-gpu --no-first-run "
-        "--disable-background-networking --disable-component-update --disable-sync "
-        "--remote-debugging-port=%d --remote-debugging-address=127.0.0.1 --user-data-dir=%s about:blank\n"
-        "ready = cdp 127.0.0.1:%d\n"
-        "ready_timeout_ms = 5000\n"
-        "restart = %s\n" % (cdp_port, udd, cdp_port, restart)
-    )
+    return gateway_conf(cdp_port, relay_port) + "\n" + chromium_service(cdp_port, udd, restart)
 
 
 class Chromium:

@@ -82,16 +82,9 @@ class Desk(harness.Desk):
         """Every line xevlog printed since the last settle: the pointer
         goes to a spot of its own, and the lines before that motion are
         returned."""
-        x, y = self.pos = MARKS[self.mark]
+        self.pos = MARKS[self.mark]
         self.mark ^= 1
-        self.input({"type": "move", "x": x, "y": y})
-        lines = []
-        while True:
-            line = self.ev.line()
-            if line == "M %d %d" % (x, y):
-                note("xevlog: %s" % " | ".join(lines))
-                return lines
-            lines.append(line)
+        return harness.xevlog_settle(self.ev, self.ws, self.pos)
 
     def query(self):
         """The keys down (names) and the pointer's modifier mask."""

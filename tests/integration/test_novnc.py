@@ -18,6 +18,7 @@ import time
 
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness.rfb import rfb_handshake, rfb_update  # noqa: E402
 from harness import (  # noqa: E402
     PlainWs,
     Sandbox,
@@ -98,37 +99,6 @@ class Xvnc:
 
 def relay(sb, headers=None, **kw):
     return PlainWs("ws://127.0.0.1:%d/novnc/websockify" % sb.port, headers=headers, **kw)
-
-
-def rfb_handshake(ws):
-    """Version 3.8, security None, ClientInit (shared): returns the
-    framebuffer's width, height and bits per pixel from ServerInit."""
-    expect_eq(ws.recv_bytes(12), b"RFB 003.008\n", "the RFB banner")
-    ws.send(b"RFB 003.008\n")
-    types = ws.recv_bytes(ws.recv_bytes(1)[0])
-    expect_in(1, types, "the security types (1 is None)")
-    ws.send(b"\x01")
-    expect_eq(ws.recv_bytes(4), b"\0\0\0\0", "SecurityResult")
-    ws.send(b"\x01")
-    init = ws.recv_bytes(24)
-    width, height = struct.unpack(">HH", init[:4])
-    ws.recv_bytes(struct.unpack(">I", init[20:24])[0])
-    return width, height, init[4]
-
-
-def rfb_update(ws, width, height, bpp):
-    """Asks for the whole screen and reads the update: raw rectangles
-    (no encodings were offered) that must cover every pixel."""
-    ws.send(struct.pack(">BBHHHH", 3, 0, 0, 0, width, height))
-    head = ws.recv_bytes(4, timeout=10)
-    expect_eq(head[0], 0, "the message type (FramebufferUpdate)")
-    area = 0
-    for _ in range(struct.unpack(">H", head[2:4])[0]):
-        x, y, w, h, enc = struct.unpack(">HHHHi", ws.recv_bytes(12, timeout=10))
-        expect_eq(enc, 0, "the rectangle's encoding (raw)")
-        ws.recv_bytes(w * h * bpp // 8, timeout=10)
-        area += w * h
-    expect_eq(area, width * height, "the pixels the update covered")
 
 
 def raw_get(port, requests, timeout=3.0):

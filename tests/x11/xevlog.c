@@ -3,8 +3,8 @@
  * that a test sees exactly what an application would. With --query it
  * prints instead which keys and buttons are down now, and exits.
  *
- *   xevlog [--geometry WxH+X+Y] [--override-redirect]   (default: the
- *                                                        whole screen)
+ *   xevlog [--geometry WxH+X+Y] [--override-redirect] [--selections]
+ *                                     (default: the whole screen)
  *   xevlog --query
  *
  * Lines, each flushed as it is written (coordinates are the root's):
@@ -18,12 +18,16 @@
  *   KR keysym               key release
  *   MAP                     the keyboard map changed (MappingNotify)
  *   UNFOCUS                 the window lost the input focus
+ *   SEL name                with --selections: the selection name
+ *                           (PRIMARY, CLIPBOARD) has a new owner, as when
+ *                           a VNC client's clipboard reaches the server
  * --query prints "KEYS name..." (the keys down, by the keysym of their
  * first level, or kcN when they have none) and "MASK 0x..." (the pointer's
  * modifier and button state). */
 #include <X11/XKBlib.h>
 #include <X11/Xlib.h>
 #include <X11/Xutil.h>
+#include <X11/extensions/Xfixes.h>
 #include <locale.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -38,6 +42,7 @@
 struct xevlog_opts {
 	bool query;
 	bool override;
+	bool selections;
 	bool geometry; /* given: else the whole screen */
 	int x, y;
 	unsigned width, height;
@@ -48,7 +53,7 @@ xevlog_usage(void)
 {
 	fprintf(stderr,
 	    "usage: xevlog [--geometry WxH+X+Y] "
-	    "[--override-redirect] | --query\n");
+	    "[--override-redirect] [--selections] | --query\n");
 	exit(2);
 }
 
@@ -63,6 +68,8 @@ xevlog_args(int argc, char **argv, struct xevlog_opts *o)
 			o->query = true;
 		else if (strcmp(argv[i], "--override-redirect") == 0)
 			o->override = true;
+		else if (strcmp(argv[i], "--selections") == 0)
+			o->selections = true;
 		else if (strcmp(argv[i], "--geometry") == 0 && i + 1 < argc) {
 			n = 0;
 			if (sscanf(argv[++i], "%ux%u%d%d%n", &o->width,
@@ -187,17 +194,53 @@ xevlog_release(XKeyEvent *ev)
 	printf("KR %s\n", xevlog_keysym_name(sym, buf, sizeof buf));
 }
 
+/* Asks to be told of new owners of PRIMARY and CLIPBOARD; the event
+ * base of XFixes, or -1 if the server has none. */
+static int
+xevlog_selections(Display *dpy, Window w)
+{
+	static const char *const names[] = {"PRIMARY", "CLIPBOARD"};
+	int base, err;
+	size_t i;
+
+	if (!XFixesQueryExtension(dpy, &base, &err)) {
+		fprintf(stderr, "xevlog: no XFixes\n");
+		exit(1);
+	}
+	for (i = 0; i < sizeof names / sizeof names[0]; i++)
+		XFixesSelectSelectionInput(dpy, w,
+		    XInternAtom(dpy, names[i], False),
+		    XFixesSetSelectionOwnerNotifyMask);
+	return base;
+}
+
+static void
+xevlog_selection(Display *dpy, const XEvent *ev)
+{
+	const XFixesSelectionNotifyEvent *sn =
+	    (const XFixesSelectionNotifyEvent *)ev;
+	char *name = XGetAtomName(dpy, sn->selection);
+
+	printf("SEL %s\n", name != NULL ? name : "?");
+	XFree(name);
+}
+
 static _Noreturn void
-xevlog_loop(Display *dpy, Window w)
+xevlog_loop(Display *dpy, Window w, bool selections)
 {
 	bool mapped = false, ready = false;
 	XIC ic = xevlog_ic(dpy, w);
+	int fixes = selections ? xevlog_selections(dpy, w) : -1;
 	XEvent ev;
 
 	for (;;) {
 		XNextEvent(dpy, &ev);
 		if (XFilterEvent(&ev, None))
 			continue;
+		if (fixes >= 0 && ev.type == fixes + XFixesSelectionNotify) {
+			xevlog_selection(dpy, &ev);
+			continue;
+		}
 		switch (ev.type) {
 		case MapNotify:
 			if (ev.xmap.window == w && !mapped) {
@@ -264,5 +307,5 @@ main(int argc, char **argv)
 		o.width = (unsigned)DisplayWidth(dpy, scr);
 		o.height = (unsigned)DisplayHeight(dpy, scr);
 	}
-	xevlog_loop(dpy, xevlog_window(dpy, &o));
+	xevlog_loop(dpy, xevlog_window(dpy, &o), o.selections);
 }

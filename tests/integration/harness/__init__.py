@@ -8,7 +8,9 @@
   WebSockets, HTTP and raw sockets.
 - sandbox: berthd as PID 1 of a namespace of its own, with its gateway.
 - streams: events and data streams, checked as they are read.
-- desktop: Xvfb and berth-desktop run by berthd; xpaint.
+- desktop: Xvfb (or Xvnc), berth-desktop and Chromium run by berthd;
+  xpaint.
+- rfb: RFB by hand over the noVNC relay.
 - images: screenshots read back.
 - cli: the berth CLI against a sandbox.
 
@@ -32,7 +34,21 @@ from .clients import (
     raw_ws_socket,
     ws_upgrade,
 )
-from .desktop import DESKTOP_USER, GREY, Desk, desktop_user, DesktopSandbox, Paint, desktop_service, hexcolor, served, xvfb_service
+from .desktop import (
+    DESKTOP_USER,
+    GREY,
+    Desk,
+    DesktopSandbox,
+    Paint,
+    chromium_service,
+    desktop_service,
+    desktop_user,
+    hexcolor,
+    served,
+    xevlog_settle,
+    xvfb_service,
+    xvnc_service,
+)
 from .images import Image, png_decode
 from .paths import BUILDDIR, CLI, DESKTOP, GATEWAY, SRCDIR, XEVLOG
 from .procs import (

@@ -45,6 +45,32 @@ def xvfb_service(display, width=1280, height=800, backoff_ms=None, own_ipc=False
     return text + "\n"
 
 
+def xvnc_service(display, port, width=1280, height=800):
+    """The config of a service "xvnc": TigerVNC's Xvnc on display, its
+    RFB server on 127.0.0.1:port with security None (the gateway's
+    `vnc`), every client shared."""
+    return (
+        "[service xvnc]\ncommand = Xvnc :%d -geometry %dx%d -depth 24 -rfbport %d -localhost -SecurityTypes None "
+        "-AlwaysShared -nolisten tcp\nready = exec /usr/bin/xdpyinfo -display :%d\nrequired = no\n\n"
+        % (display, width, height, port, display)
+    )
+
+
+def chromium_service(cdp_port, udd, restart="always"):
+    """The config of a service "browser": headless Chromium with its
+    DevTools on 127.0.0.1:cdp_port and its profile in udd, ready once
+    they answer."""
+    return (
+        "[service browser]\n"
+        "command = chromium --headless=new --no-sandbox --disable-gpu --no-first-run "
+        "--disable-background-networking --disable-component-update --disable-sync "
+        "--remote-debugging-port=%d --remote-debugging-address=127.0.0.1 --user-data-dir=%s about:blank\n"
+        "ready = cdp 127.0.0.1:%d\n"
+        "ready_timeout_ms = 5000\n"
+        "restart = %s\n" % (cdp_port, udd, cdp_port, restart)
+    )
+
+
 def desktop_service(display, debug=True, after="xvfb", backoff_ms=None):
     """The config of a service "desktop" running berth-desktop on display
     (after the service named after, if any)."""
@@ -131,6 +157,24 @@ class DesktopSandbox(Desk):
             wait_for(serving, 30, "berth desktop info answers", 0.2)
         finally:
             note("berth desktop info, last: %s" % last)
+
+
+def xevlog_settle(ev, ws, mark):
+    """Every line xevlog (ev, its Spawned) printed since the last call:
+    the pointer goes to mark (x, y), a spot no action of the test goes
+    to, through desktop.input on ws, and the lines before that motion
+    are returned. Alternate between two marks: a motion to where the
+    pointer is already prints nothing."""
+    x, y = mark
+    expect_eq(ws.call("desktop.input", {"actions": [{"type": "move", "x": x, "y": y}]}), {"done": 1},
+              "desktop.input's result")
+    lines = []
+    while True:
+        line = ev.line()
+        if line == "M %d %d" % (x, y):
+            note("xevlog: %s" % " | ".join(lines))
+            return lines
+        lines.append(line)
 
 
 def served(c, timeout=30.0):
