@@ -190,7 +190,10 @@ grantrec_pack_keys(msgpack_packer *pk, const struct grantrec *r)
 	proto_pack_kv_str(pk, "visibility", r->public_ ? "public" : "private");
 	proto_pack_kv_u64(pk, "created", r->created);
 	proto_pack_kv_u64(pk, "expires_at", r->expires_at);
-	proto_pack_kv_bool(pk, "redeemed", !r->public_ && r->code[0] == '\0');
+	/* Only a private preview has a link to redeem. */
+	proto_pack_kv_bool(pk, "redeemed",
+	    r->scope.kind == GRANTREC_PREVIEW && !r->public_ &&
+	        r->code[0] == '\0');
 }
 
 void
