@@ -61,14 +61,15 @@ grantrec_name_ok(const char *s)
 	return true;
 }
 
-/* "PORT" in 1-65535, digits only. */
+/* "PORT" in 1-65535, digits only, as grantrec_scope_format writes it:
+ * with no leading zero, so that the words taken are the words shown. */
 static int
 grantrec_port(const char *s, uint16_t *port)
 {
 	unsigned long v = 0;
 	size_t i;
 
-	if (s[0] == '\0' || strlen(s) > 5)
+	if (s[0] == '\0' || s[0] == '0' || strlen(s) > 5)
 		return -1;
 	for (i = 0; s[i] != '\0'; i++) {
 		if (!isdigit((unsigned char)s[i]))
