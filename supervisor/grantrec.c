@@ -254,8 +254,25 @@ grantrec_read_words(
 	if (strcmp(vis, "public") != 0 && strcmp(vis, "private") != 0)
 		return grantrec_why(whybuf, whymax, "visibility \"%s\"", vis);
 	r->public_ = strcmp(vis, "public") == 0;
-	if (r->code[0] != '\0' && (r->public_ || !grantrec_token_ok(r->code)))
+	if (r->code[0] != '\0' && !grantrec_token_ok(r->code))
 		return grantrec_why(whybuf, whymax, "a bad link code");
+	return 0;
+}
+
+/* What grant.create would not make: a public grant of a scope other
+ * than a preview's, or a one-time link anywhere but on a private
+ * preview. */
+static int
+grantrec_read_fits(const struct grantrec *r, char *whybuf, size_t whymax)
+{
+	bool preview = r->scope.kind == GRANTREC_PREVIEW;
+
+	if (r->public_ && !preview)
+		return grantrec_why(whybuf, whymax,
+		    "visibility public is for preview grants only");
+	if (r->code[0] != '\0' && (r->public_ || !preview))
+		return grantrec_why(whybuf, whymax,
+		    "a link code, which only a private preview has");
 	return 0;
 }
 
@@ -272,7 +289,8 @@ grantrec_read(
 	if (grantrec_read_words(m, r, whybuf, whymax) < 0 ||
 	    grantrec_field(m, "scope", scope, sizeof scope, whybuf, whymax) <
 	        0 ||
-	    grantrec_scope_parse(scope, &r->scope, whybuf, whymax) < 0)
+	    grantrec_scope_parse(scope, &r->scope, whybuf, whymax) < 0 ||
+	    grantrec_read_fits(r, whybuf, whymax) < 0)
 		return -1;
 	if (proto_arg_u64(m, "created", &r->created) != 1 ||
 	    proto_arg_u64(m, "expires_at", &r->expires_at) != 1 ||

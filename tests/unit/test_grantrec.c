@@ -615,6 +615,8 @@ END_TEST
 #define TOKEN_LONG "0123456789abcdef0123456789abcdef012345678"
 #define TOKEN_NOT_HEX "0123456789abcdef0123456789abcdef0123456z"
 #define BAD_CODE "a bad link code"
+#define NO_LINK "a link code, which only a private preview has"
+#define NOT_PUBLIC "visibility public is for preview grants only"
 #define BAD_TIMES "\"created\" and \"expires_at\" must be times, in order"
 
 START_TEST(test_file_values)
@@ -653,9 +655,13 @@ START_TEST(test_file_values)
 	rec_with(&priv, 8, str_pair(NULL, TOKEN_UPPER), BAD_CODE);
 	rec_with(&priv, 8, str_pair(NULL, TOKEN_NOT_HEX), BAD_CODE);
 	rec_with(&priv, 8, str_pair(NULL, TOKEN_LONG), field_why(8));
-	/* A public grant has none. */
-	rec_with(&pub, 8, str_pair(NULL, priv.code), BAD_CODE);
+	/* A public grant has none, nor has a grant of another scope; and
+	 * only a preview's grant is public: what grant.create would not
+	 * make is not taken from the file either. */
+	rec_with(&pub, 8, str_pair(NULL, priv.code), NO_LINK);
 	rec_with(&pub, 8, str_pair(NULL, ""), NULL);
+	rec_with(&desk, 8, str_pair(NULL, priv.code), NO_LINK);
+	rec_with(&desk, 3, str_pair(NULL, "public"), NOT_PUBLIC);
 	rec_with(&priv, 3, str_pair(NULL, "Public"), "visibility \"Public\"");
 	rec_with(&priv, 3, str_pair(NULL, ""), "visibility \"\"");
 	rec_with(&desk, 3, str_pair(NULL, "private"), NULL);
