@@ -307,19 +307,30 @@ grantrec_read_all(const msgpack_object *o, struct grantrec **out, size_t *n,
 {
 	struct grantrec *r;
 	char why[160];
-	uint32_t i;
+	uint32_t i, j;
 
 	if (o->via.array.size > GRANTREC_MAX)
 		return grantrec_why(
 		    whybuf, whymax, "over %d grants", GRANTREC_MAX);
 	r = xcalloc(o->via.array.size + 1, sizeof *r);
-	for (i = 0; i < o->via.array.size; i++)
+	for (i = 0; i < o->via.array.size; i++) {
 		if (grantrec_read(
-		        &o->via.array.ptr[i], &r[i], why, sizeof why) < 0) {
-			free(r);
-			return grantrec_why(
-			    whybuf, whymax, "grant %u: %s", (unsigned)i, why);
+		        &o->via.array.ptr[i], &r[i], why, sizeof why) < 0)
+			break;
+		/* An id names one grant: revoking it ends all it opened. */
+		for (j = 0; j < i && strcmp(r[j].id, r[i].id) != 0; j++)
+			;
+		if (j < i) {
+			snprintf(
+			    why, sizeof why, "the id of grant %u", (unsigned)j);
+			break;
 		}
+	}
+	if (i < o->via.array.size) {
+		free(r);
+		return grantrec_why(
+		    whybuf, whymax, "grant %u: %s", (unsigned)i, why);
+	}
 	*out = r;
 	*n = o->via.array.size;
 	return 0;

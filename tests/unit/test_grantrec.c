@@ -681,6 +681,26 @@ START_TEST(test_file_values)
 }
 END_TEST
 
+/* An id names one grant: a file holding one twice is refused, whatever
+ * else differs. */
+START_TEST(test_file_same_id)
+{
+	struct grantrec *r = recs(GRANTREC_MAX);
+	char *buf;
+	size_t len;
+
+	/* rec_file's first record is gffffffffffffffff. */
+	rec_with(&r[6], 0, str_pair(NULL, "gffffffffffffffff"),
+	    "grant 1: the id of grant 0");
+	rec_with(&r[6], 0, str_pair(NULL, "gfffffffffffffffe"), NULL);
+	memcpy(r[GRANTREC_MAX - 1].id, r[5].id, sizeof r[5].id);
+	grantrec_encode(r, GRANTREC_MAX, &buf, &len);
+	refused(buf, len, "grant 1023: the id of grant 5");
+	free(buf);
+	free(r);
+}
+END_TEST
+
 /* A file of v (none if NULL) and other, or without other nrec good
  * records as grants. */
 static void
@@ -825,6 +845,7 @@ main(void)
 	tcase_add_test(tc, test_pack_keys);
 	tcase_add_test(tc, test_file_fields);
 	tcase_add_test(tc, test_file_values);
+	tcase_add_test(tc, test_file_same_id);
 	tcase_add_test(tc, test_file_shape);
 	tcase_add_test(tc, test_file_bytes);
 	suite_add_tcase(s, tc);
