@@ -3,10 +3,12 @@
  * as it came; every malformed one is refused with its reason, and a
  * refusal's reason is a NUL-ended string within its buffer however small;
  * files of 0, 1 and GRANTREC_MAX records decode to the records encoded,
- * which encode to the same bytes; a file is refused for its bytes (not
- * msgpack, trailing, too large, a header announcing more than the bytes
- * hold), its shape (version, grants array, too many records) and each
- * field of a record missing, of the wrong type or of a bad value. */
+ * which encode to the same bytes; grant.list's map shows no token and
+ * says redeemed only of a private preview's used link; a file is refused
+ * for its bytes (not msgpack, trailing, too large, a header announcing
+ * more than the bytes hold), its shape (version, grants array, too many
+ * records), each field of a record missing, of the wrong type or of a
+ * bad value, a grant grant.create would not make, and an id twice. */
 #include <msgpack.h>
 #include <stdint.h>
 #include <stdio.h>
