@@ -316,16 +316,20 @@ grantrec_read_all(const msgpack_object *o, struct grantrec **out, size_t *n,
 		if (grantrec_read(
 		        &o->via.array.ptr[i], &r[i], why, sizeof why) < 0)
 			break;
-		/* An id names one grant: revoking it ends all it opened. */
-		for (j = 0; j < i && strcmp(r[j].id, r[i].id) != 0; j++)
+		/* An id names one grant, and a token opens one: revoking
+		 * it ends all it opened. */
+		for (j = 0; j < i && strcmp(r[j].id, r[i].id) != 0 &&
+		     strcmp(r[j].token, r[i].token) != 0;
+		     j++)
 			;
 		if (j < i) {
-			snprintf(
-			    why, sizeof why, "the id of grant %u", (unsigned)j);
+			snprintf(why, sizeof why, "the id or token of grant %u",
+			    (unsigned)j);
 			break;
 		}
 	}
 	if (i < o->via.array.size) {
+		explicit_bzero(r, (o->via.array.size + 1) * sizeof *r);
 		free(r);
 		return grantrec_why(
 		    whybuf, whymax, "grant %u: %s", (unsigned)i, why);

@@ -529,6 +529,7 @@ rec_file(const struct pair *p, size_t n, const char *want)
 	msgpack_packer pk;
 
 	snprintf(r[0].id, sizeof r[0].id, "gffffffffffffffff");
+	memset(r[0].token, 'f', GRANTREC_TOKEN_LEN);
 	pairs_of(&r[0], scope, good);
 	pack_head(&sb, &pk, 2);
 	pack_rec(&pk, good, NPAIRS);
@@ -683,8 +684,8 @@ START_TEST(test_file_values)
 }
 END_TEST
 
-/* An id names one grant: a file holding one twice is refused, whatever
- * else differs. */
+/* An id names one grant and a token opens one: a file holding either
+ * twice is refused, whatever else differs. */
 START_TEST(test_file_same_id)
 {
 	struct grantrec *r = recs(GRANTREC_MAX);
@@ -693,11 +694,19 @@ START_TEST(test_file_same_id)
 
 	/* rec_file's first record is gffffffffffffffff. */
 	rec_with(&r[6], 0, str_pair(NULL, "gffffffffffffffff"),
-	    "grant 1: the id of grant 0");
+	    "grant 1: the id or token of grant 0");
 	rec_with(&r[6], 0, str_pair(NULL, "gfffffffffffffffe"), NULL);
 	memcpy(r[GRANTREC_MAX - 1].id, r[5].id, sizeof r[5].id);
 	grantrec_encode(r, GRANTREC_MAX, &buf, &len);
-	refused(buf, len, "grant 1023: the id of grant 5");
+	refused(buf, len, "grant 1023: the id or token of grant 5");
+	free(buf);
+	free(r);
+	/* A token opens one grant: a second holder of it would start to
+	 * open once the first was revoked. */
+	r = recs(8);
+	memcpy(r[7].token, r[3].token, sizeof r[3].token);
+	grantrec_encode(r, 8, &buf, &len);
+	refused(buf, len, "grant 7: the id or token of grant 3");
 	free(buf);
 	free(r);
 }
