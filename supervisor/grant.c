@@ -550,7 +550,7 @@ grant_op_redeem(struct server_conn *c, const struct proto_msg *m)
 	}
 	explicit_bzero(code, sizeof code);
 	memcpy(code, g->r.code, sizeof g->r.code);
-	g->r.code[0] = '\0';
+	explicit_bzero(g->r.code, sizeof g->r.code);
 	if (grant_save() < 0) {
 		memcpy(g->r.code, code, sizeof g->r.code);
 		explicit_bzero(code, sizeof code);

@@ -61,14 +61,15 @@ grantrec_name_ok(const char *s)
 	return true;
 }
 
-/* "PORT" in 1-65535, digits only. */
+/* "PORT" in 1-65535, digits only, as grantrec_scope_format writes it:
+ * with no leading zero, so that the words taken are the words shown. */
 static int
 grantrec_port(const char *s, uint16_t *port)
 {
 	unsigned long v = 0;
 	size_t i;
 
-	if (s[0] == '\0' || strlen(s) > 5)
+	if (s[0] == '\0' || s[0] == '0' || strlen(s) > 5)
 		return -1;
 	for (i = 0; s[i] != '\0'; i++) {
 		if (!isdigit((unsigned char)s[i]))
@@ -190,7 +191,9 @@ grantrec_pack_keys(msgpack_packer *pk, const struct grantrec *r)
 	proto_pack_kv_str(pk, "visibility", r->public_ ? "public" : "private");
 	proto_pack_kv_u64(pk, "created", r->created);
 	proto_pack_kv_u64(pk, "expires_at", r->expires_at);
-	proto_pack_kv_bool(pk, "redeemed", !r->public_ && r->code[0] == '\0');
+	proto_pack_kv_bool(pk, "redeemed",
+	    r->scope.kind == GRANTREC_PREVIEW && !r->public_ &&
+	        r->code[0] == '\0');
 }
 
 void
@@ -250,8 +253,25 @@ grantrec_read_words(
 	if (strcmp(vis, "public") != 0 && strcmp(vis, "private") != 0)
 		return grantrec_why(whybuf, whymax, "visibility \"%s\"", vis);
 	r->public_ = strcmp(vis, "public") == 0;
-	if (r->code[0] != '\0' && (r->public_ || !grantrec_token_ok(r->code)))
+	if (r->code[0] != '\0' && !grantrec_token_ok(r->code))
 		return grantrec_why(whybuf, whymax, "a bad link code");
+	return 0;
+}
+
+/* What grant.create would not make: a public grant of a scope other
+ * than a preview's, or a one-time link anywhere but on a private
+ * preview. */
+static int
+grantrec_read_fits(const struct grantrec *r, char *whybuf, size_t whymax)
+{
+	bool preview = r->scope.kind == GRANTREC_PREVIEW;
+
+	if (r->public_ && !preview)
+		return grantrec_why(whybuf, whymax,
+		    "visibility public is for preview grants only");
+	if (r->code[0] != '\0' && (r->public_ || !preview))
+		return grantrec_why(whybuf, whymax,
+		    "a link code, which only a private preview has");
 	return 0;
 }
 
@@ -268,7 +288,8 @@ grantrec_read(
 	if (grantrec_read_words(m, r, whybuf, whymax) < 0 ||
 	    grantrec_field(m, "scope", scope, sizeof scope, whybuf, whymax) <
 	        0 ||
-	    grantrec_scope_parse(scope, &r->scope, whybuf, whymax) < 0)
+	    grantrec_scope_parse(scope, &r->scope, whybuf, whymax) < 0 ||
+	    grantrec_read_fits(r, whybuf, whymax) < 0)
 		return -1;
 	if (proto_arg_u64(m, "created", &r->created) != 1 ||
 	    proto_arg_u64(m, "expires_at", &r->expires_at) != 1 ||
@@ -285,19 +306,34 @@ grantrec_read_all(const msgpack_object *o, struct grantrec **out, size_t *n,
 {
 	struct grantrec *r;
 	char why[160];
-	uint32_t i;
+	uint32_t i, j;
 
 	if (o->via.array.size > GRANTREC_MAX)
 		return grantrec_why(
 		    whybuf, whymax, "over %d grants", GRANTREC_MAX);
 	r = xcalloc(o->via.array.size + 1, sizeof *r);
-	for (i = 0; i < o->via.array.size; i++)
+	for (i = 0; i < o->via.array.size; i++) {
 		if (grantrec_read(
-		        &o->via.array.ptr[i], &r[i], why, sizeof why) < 0) {
-			free(r);
-			return grantrec_why(
-			    whybuf, whymax, "grant %u: %s", (unsigned)i, why);
+		        &o->via.array.ptr[i], &r[i], why, sizeof why) < 0)
+			break;
+		/* An id names one grant, and a token opens one: revoking
+		 * it ends all it opened. */
+		for (j = 0; j < i && strcmp(r[j].id, r[i].id) != 0 &&
+		     strcmp(r[j].token, r[i].token) != 0;
+		     j++)
+			;
+		if (j < i) {
+			snprintf(why, sizeof why, "the id or token of grant %u",
+			    (unsigned)j);
+			break;
 		}
+	}
+	if (i < o->via.array.size) {
+		explicit_bzero(r, (o->via.array.size + 1) * sizeof *r);
+		free(r);
+		return grantrec_why(
+		    whybuf, whymax, "grant %u: %s", (unsigned)i, why);
+	}
 	*out = r;
 	*n = o->via.array.size;
 	return 0;

@@ -77,7 +77,7 @@ void grantrec_pack_keys(msgpack_packer *pk, const struct grantrec *r);
 void grantrec_encode(
     const struct grantrec *r, size_t n, char **out, size_t *len);
 /* Reads a grants file's bytes: every record in *out (the caller frees
- * the array) and their count in *n. 0, or -1 with why (static or in
+ * the array), no id twice, and their count in *n. 0, or -1 with why (static or in
  * whybuf) and nothing to free. */
 int grantrec_decode(const void *buf, size_t len, struct grantrec **out,
     size_t *n, char *whybuf, size_t whymax);

@@ -390,6 +390,13 @@ cli_fail(int status, char *cause)
 	}
 }
 
+void
+cli_pack_id_cb(msgpack_packer *pk, void *ctx)
+{
+	msgpack_pack_map(pk, 1);
+	proto_pack_kv_str(pk, "id", ctx);
+}
+
 int
 cli_ask(struct cli *cli, const char *op, cli_conn_pack_cb pack, void *ctx,
     int extra_ms, cli_show_cb show, void *arg)

@@ -127,6 +127,10 @@ int cli_open(struct cli *cli, struct cli_conn **connp, char **cause);
  * which ends the run quietly. Returns the exit status for it. */
 int cli_fail(int status, char *cause);
 
+/* Packs {id: ctx}, ctx a string: the args of the ops that take one id
+ * (task.show, grant.revoke...). */
+void cli_pack_id_cb(msgpack_packer *pk, void *ctx);
+
 /* Shows a result (owned by the connection); returns the exit status. */
 typedef int (*cli_show_cb)(
     struct cli *cli, const msgpack_object *result, void *arg);

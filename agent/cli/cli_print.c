@@ -72,7 +72,7 @@ cli_print_text(const msgpack_object *obj)
 	return cli_print_tame(xstrndup(obj->via.str.ptr, obj->via.str.size));
 }
 
-static uint64_t
+uint64_t
 cli_print_u64(const msgpack_object *map, const char *key)
 {
 	uint64_t v = 0;
@@ -81,8 +81,8 @@ cli_print_u64(const msgpack_object *map, const char *key)
 	return v;
 }
 
-/* "3h12m": the two largest units are enough to read at a glance. */
-static char *
+/* The two largest units are enough to read at a glance. */
+char *
 cli_print_duration(uint64_t ms)
 {
 	uint64_t s = ms / 1000;

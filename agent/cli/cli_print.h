@@ -38,6 +38,13 @@ char *cli_print_exit(const msgpack_object *e);
  * "2006-01-02T15:04:05Z", or "-" for 0 (none, or not yet). */
 char *cli_print_utc(uint64_t ms);
 
+/* A map's unsigned integer at key: 0 if absent or of another type. */
+uint64_t cli_print_u64(const msgpack_object *map, const char *key);
+
+/* A span of time in its two largest units, allocated: "42s", "3m5s",
+ * "3h12m", "2d4h". */
+char *cli_print_duration(uint64_t ms);
+
 /* Any result as one line of JSON on stdout. */
 void cli_print_json(const msgpack_object *obj);
 

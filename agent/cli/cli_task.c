@@ -96,13 +96,6 @@ cli_task_want_id(struct cli *cli, const char *id)
 	return cli_ready(cli);
 }
 
-static void
-cli_task_pack_id_cb(msgpack_packer *pk, void *ctx)
-{
-	msgpack_pack_map(pk, 1);
-	proto_pack_kv_str(pk, "id", ctx);
-}
-
 /* show and cancel: the ID (and the global options), then op of that
  * task, its result printed by print (cli_ask_print's). */
 static int
@@ -121,17 +114,7 @@ cli_task_ask_id(
 	}
 	if ((status = cli_task_want_id(cli, id)) != CLI_EXIT_OK)
 		return status;
-	return cli_ask_print(
-	    cli, op, cli_task_pack_id_cb, (void *)id, 0, print);
-}
-
-static uint64_t
-cli_task_u64(const msgpack_object *map, const char *key)
-{
-	uint64_t v = 0;
-
-	proto_arg_u64(map, key, &v);
-	return v;
+	return cli_ask_print(cli, op, cli_pack_id_cb, (void *)id, 0, print);
 }
 
 /* Whether map's key is a string (a nil is a value not there). */
@@ -459,9 +442,9 @@ cli_task_print_agent(const msgpack_object *agent)
 
 	if (agent == NULL || agent->type != MSGPACK_OBJECT_MAP)
 		return;
-	s = cli_task_output(agent, cli_task_u64(agent, "bytes"));
-	cli_task_add(
-	    &s, ", %" PRIu64 " on stderr", cli_task_u64(agent, "stderr_bytes"));
+	s = cli_task_output(agent, cli_print_u64(agent, "bytes"));
+	cli_task_add(&s, ", %" PRIu64 " on stderr",
+	    cli_print_u64(agent, "stderr_bytes"));
 	cli_task_line("agent", s);
 }
 
@@ -482,7 +465,7 @@ cli_task_print_checks(const msgpack_object *checks)
 		ran = false;
 		proto_arg_bool(k, "ran", &ran);
 		words = cli_task_words(proto_map_get(k, "argv"));
-		s = ran ? cli_task_output(k, cli_task_u64(k, "bytes"))
+		s = ran ? cli_task_output(k, cli_print_u64(k, "bytes"))
 		        : xstrdup("not run");
 		cli_task_add(&s, ": %s", words);
 		free(words);
@@ -544,14 +527,14 @@ static void
 cli_task_print_record(const msgpack_object *r)
 {
 	const msgpack_object *env = proto_map_get(r, "env");
-	uint64_t timeout = cli_task_u64(r, "timeout_s");
+	uint64_t timeout = cli_print_u64(r, "timeout_s");
 
 	cli_task_line("id", cli_desktop_text(r, "id", "?"));
 	cli_task_line("runtime", cli_desktop_text(r, "runtime", "?"));
 	cli_task_line("state", cli_task_record_state(r));
-	cli_task_line("created", cli_print_utc(cli_task_u64(r, "created")));
-	cli_task_line("started", cli_print_utc(cli_task_u64(r, "started")));
-	cli_task_line("finished", cli_print_utc(cli_task_u64(r, "finished")));
+	cli_task_line("created", cli_print_utc(cli_print_u64(r, "created")));
+	cli_task_line("started", cli_print_utc(cli_print_u64(r, "started")));
+	cli_task_line("finished", cli_print_utc(cli_print_u64(r, "finished")));
 	if (timeout > 0)
 		cli_task_line("timeout", xasprintf("%" PRIu64 " s", timeout));
 	if (env != NULL && env->type == MSGPACK_OBJECT_ARRAY &&
@@ -635,7 +618,7 @@ cli_task_print_list(const msgpack_object *result)
 		row[0] = cli_desktop_text(t, "id", "?");
 		row[1] = cli_desktop_text(t, "runtime", "?");
 		row[2] = cli_desktop_text(t, "state", "?");
-		row[3] = cli_print_utc(cli_task_u64(t, "created"));
+		row[3] = cli_print_utc(cli_print_u64(t, "created"));
 		row[4] = cli_task_cut(proto_map_get(t, "prompt"));
 	}
 	cli_print_table(5, n + 1, cells);
@@ -832,9 +815,8 @@ cli_task_attach_await(struct cli_task_attach *a, char **cause)
 	status = cli_conn_call(a->conn, "events.subscribe", NULL, NULL,
 	    a->cli->timeout_ms, &resp, cause);
 	if (status == CLI_CONN_OK)
-		status =
-		    cli_conn_call(a->conn, "task.show", cli_task_pack_id_cb,
-		        (void *)a->id, a->cli->timeout_ms, &resp, cause);
+		status = cli_conn_call(a->conn, "task.show", cli_pack_id_cb,
+		    (void *)a->id, a->cli->timeout_ms, &resp, cause);
 	if (status == CLI_CONN_OK)
 		cli_task_attach_learn(a, resp->result);
 	return status;
@@ -1131,7 +1113,7 @@ cli_task_deliver_show(struct cli *cli, const msgpack_object *result, void *arg)
 	id = cli_desktop_text(diff, "id", "?");
 	cli_task_line("diff",
 	    xasprintf(
-	        "%s (%" PRIu64 " bytes)", id, cli_task_u64(diff, "size")));
+	        "%s (%" PRIu64 " bytes)", id, cli_print_u64(diff, "size")));
 	free(id);
 	cli_task_print_diffstat(proto_map_get(result, "diffstat"));
 	return CLI_EXIT_OK;
