@@ -19,13 +19,26 @@ struct gw_ticket {
 
 static struct gw_ticket gw_tickets[GW_TICKET_MAX];
 
-/* A free or expired slot, else the one that expires first. */
+/* The slot for a new ticket of grant: one of the grant's own once it
+ * holds GW_TICKET_PER_GRANT (the one that expires first), so that no
+ * grant's holder can push other viewers' tickets out; else a free or
+ * expired slot, else the one that expires first. */
 static struct gw_ticket *
-gw_ticket_slot(lws_usec_t now)
+gw_ticket_slot(lws_usec_t now, const char *grant)
 {
-	struct gw_ticket *oldest = &gw_tickets[0];
-	size_t i;
+	struct gw_ticket *oldest = &gw_tickets[0], *own = NULL, *t;
+	size_t i, held = 0;
 
+	for (i = 0; *grant != '\0' && i < GW_TICKET_MAX; i++) {
+		t = &gw_tickets[i];
+		if (t->expires > now && strcmp(t->grant, grant) == 0) {
+			held++;
+			if (own == NULL || t->expires < own->expires)
+				own = t;
+		}
+	}
+	if (held >= GW_TICKET_PER_GRANT)
+		return own;
 	for (i = 0; i < GW_TICKET_MAX; i++) {
 		if (gw_tickets[i].expires <= now)
 			return &gw_tickets[i];
@@ -39,7 +52,7 @@ void
 gw_ticket_mint(lws_usec_t now, const struct gw_check_answer *who,
     lws_usec_t until, char *out, size_t size)
 {
-	struct gw_ticket *t = gw_ticket_slot(now);
+	struct gw_ticket *t = gw_ticket_slot(now, who->grant);
 	char hex[GW_TICKET_HEX + 1];
 	lws_usec_t expires;
 

@@ -20,8 +20,10 @@
 #define GW_TICKET_HEX (2 * GW_TICKET_BYTES)
 /* How long a ticket counts; the cookie says as much in Max-Age. */
 #define GW_TICKET_TTL_S (12 * 60 * 60)
-/* Tickets held at once; minting one more forgets the oldest. */
+/* Tickets held at once; minting one more forgets the oldest. A grant
+ * holds at most GW_TICKET_PER_GRANT: its next forgets its own oldest. */
 #define GW_TICKET_MAX 64
+#define GW_TICKET_PER_GRANT 8
 
 /*
  * Mints a ticket for whom berthd admitted (who: the master token's

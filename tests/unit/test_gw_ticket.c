@@ -344,6 +344,38 @@ START_TEST(test_grant_revoke)
 }
 END_TEST
 
+/* A grant's holder minting without end pushes out its own tickets only:
+ * the others' stay good. */
+START_TEST(test_grant_bounded)
+{
+	char others[GW_TICKET_MAX / 2][GW_TICKET_HEX + 1];
+	char mine[GW_TICKET_PER_GRANT + 1][GW_TICKET_HEX + 1];
+	struct gw_check_answer who;
+	size_t i;
+
+	gw_ticket_revoke("g0123456789abcdef");
+	for (i = 0; i < GW_TICKET_MAX / 2; i++)
+		mint(NOW + (lws_usec_t)i, others[i]);
+	view_grant(&who, "g0123456789abcdef");
+	for (i = 0; i < 10 * GW_TICKET_MAX; i++)
+		mint_for(NOW + 100 + (lws_usec_t)i, &who,
+		    NOW + TTL + (lws_usec_t)i,
+		    mine[i % (GW_TICKET_PER_GRANT + 1)]);
+	for (i = 0; i < GW_TICKET_MAX / 2; i++)
+		ck_assert_reason(check_fmt(GW_TICKET_COOKIE "=%s", others[i],
+		                     NOW + 20 * GW_TICKET_MAX),
+		    NULL);
+	/* The grant's last GW_TICKET_PER_GRANT hold; the one before them
+	 * was its own to forget. */
+	for (i = 0; i < GW_TICKET_PER_GRANT + 1; i++)
+		ck_assert_reason(check_fmt(GW_TICKET_COOKIE "=%s", mine[i],
+		                     NOW + 20 * GW_TICKET_MAX),
+		    i == (10 * GW_TICKET_MAX) % (GW_TICKET_PER_GRANT + 1)
+		        ? "invalid"
+		        : NULL);
+}
+END_TEST
+
 static int
 origin(const char *o, const char *host)
 {
@@ -421,6 +453,7 @@ main(void)
 	tcase_add_test(tc, test_grant_ticket);
 	tcase_add_test(tc, test_grant_expiry);
 	tcase_add_test(tc, test_grant_revoke);
+	tcase_add_test(tc, test_grant_bounded);
 	tcase_add_test(tc, test_origin_own);
 	tcase_add_test(tc, test_origin_other);
 	tcase_add_test(tc, test_origin_missing_and_garbage);
