@@ -5,7 +5,10 @@ unprivileged user under its limit, with berthd's cgroups and with
 `[berthd] cgroups = off` (rlimits only), limits.status saying in each
 what held; a setsid double-forked daemon holding a port, gone after a
 timeout, a SIGKILL, a pty.close and a runtime.stop; a runtime's counter
-frozen and thawed without a gap, and thawed when restarted; the
+frozen and thawed without a gap, and thawed when restarted; a disk
+bound that cannot be had (no room for the image, more content than the
+size) said unavailable with the runtime started, a smaller one refused
+as conflict; the
 catalog's limits, overridden key by key; bad limits refused naming the
 key; berthd and its gateway outside every limited cgroup, and no group
 left once berthd has stopped. (Escape attempts: test_attacks_limits.py.)"""
@@ -52,7 +55,9 @@ from harness.limits import (  # noqa: E402
     cgroup_dir,
     cgroups_of,
     cpu_seconds,
+    in_berthd_mounts,
     limits_config,
+    mounted_for_berthd,
     port_free,
     statvfs_free,
     user_dir,
@@ -372,6 +377,81 @@ def t_disk_filler(cgroups):
             expect(before - statvfs_free(sb.state_dir) <= 40 * MiB, "the outer filesystem lost %.1f MiB in all"
                    % ((before - statvfs_free(sb.state_dir)) / MiB))
             c.call("runtime.stop", {"name": "filler"}, timeout=30)
+
+
+WRITER = """cd "$1" || exit 1
+echo "$2" > "$2.mark"
+exec sleep 1000
+"""
+
+
+def rpc_runtime(name, pw, ws):
+    return ("[runtime %s]\ncommand = /bin/sh\nuser = %s\nworkspace = %s\nrpc = %s %s %s\n"
+            % (name, pw.pw_name, ws, shfile(WRITER), ws, name))
+
+
+def expect_unbounded(sb, c, name, ws, why):
+    """runtime name started, its workspace not bounded, disk_bytes said
+    unavailable with why in it."""
+    wait_for(lambda: os.path.exists(os.path.join(ws, name + ".mark")), 20, "runtime %s to write its mark" % name)
+    st = limits_of(c, "runtime/" + name)
+    h = held(st, "disk_bytes")
+    expect(not h["enforced"], "disk_bytes said enforced: %r" % h)
+    expect(h["how"].startswith("unavailable: "), "how, of a bound not had: %r" % h["how"])
+    expect_in(why, h["how"], "why disk_bytes is not held")
+    expect("disk_used" not in st["usage"] and "disk_size" not in st["usage"], "disk usage of no bound: %r" % st)
+    expect(not mounted_for_berthd(sb, ws), "%s is a mount point for berthd" % ws)
+    rs = c.call("runtime.status", {"name": name})
+    expect_in(rs["state"], ("ready",), "runtime %s's state" % name)
+    expect_eq(rs["limits"]["limits"]["disk_bytes"], h, "runtime.status's disk_bytes")
+
+
+@case("disk_bytes that cannot be had: a smaller bound than the workspace has is conflict and starts nothing; "
+      "no room for the image, or more content than the size, starts the runtime unbounded, saying why", timeout=120)
+def t_disk_not_had():
+    with case_user() as pw:
+        grown, roomless, full = user_dir(pw), user_dir(pw), user_dir(pw)
+        with open(os.path.join(full, "big"), "wb") as f:
+            f.write(b"\x01" * (20 * MiB))
+        os.chown(os.path.join(full, "big"), pw.pw_uid, pw.pw_gid)
+        section = "".join(rpc_runtime(n, pw, ws) for n, ws in
+                          (("grown", grown), ("roomless", roomless), ("full", full)))
+        with Sandbox(config=limits_config(True, section)) as sb:
+            c = sb.unix()
+            # Bounded to 48 MiB, then asked for 32: the files of the
+            # larger bound might not fit, so nothing starts.
+            c.call("runtime.start", {"name": "grown", "mode": "rpc", "limits": {"disk_bytes": 48 * MiB}}, timeout=60)
+            expect(held(limits_of(c, "runtime/grown"), "disk_bytes")["enforced"], "the 48 MiB bound")
+            c.call("runtime.stop", {"name": "grown"}, timeout=30)
+            before = c.call("runtime.status", {"name": "grown"})
+            r = c.request("runtime.start", {"name": "grown", "mode": "rpc", "limits": {"disk_bytes": 32 * MiB}},
+                          timeout=60)
+            note("runtime.start with a smaller bound: %r" % (r,))
+            expect(not r["ok"], "runtime.start with a bound smaller than the workspace's succeeded")
+            expect_eq(r["error"]["code"], "conflict", "its error")
+            expect(all(w in r["error"]["message"] for w in ("48 MiB", "32 MiB")),
+                   "the message names both sizes: %r" % r["error"]["message"])
+            after = c.call("runtime.status", {"name": "grown"})
+            expect_eq((after["state"], after["pid"]), (before["state"], before["pid"]), "the runtime after the conflict")
+            c.call("runtime.start", {"name": "grown", "mode": "rpc", "limits": {"disk_bytes": 48 * MiB}}, timeout=60)
+            expect(held(limits_of(c, "runtime/grown"), "disk_bytes")["enforced"], "the 48 MiB bound again")
+            c.call("runtime.stop", {"name": "grown"}, timeout=30)
+            # The images' filesystem full: neither a project quota (the
+            # workspace's filesystem keeps none) nor an image can be had.
+            disks = os.path.join(sb.state_dir, "disks")
+            in_berthd_mounts(sb, ["mount", "-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs", disks])
+            c.call("runtime.start", {"name": "roomless", "mode": "rpc", "limits": {"disk_bytes": 32 * MiB}},
+                   timeout=60)
+            expect_unbounded(sb, c, "roomless", roomless, "No space left on device")
+            left = os.listdir("/proc/%d/root%s" % (sb.berthd_pid(), disks))
+            expect_eq(left, [], "what the failed image left in the images' filesystem")
+            expect_in("is not bounded", sb.log(), "the log")
+            # More content than the size.
+            c.call("runtime.start", {"name": "full", "mode": "rpc", "limits": {"disk_bytes": 16 * MiB}}, timeout=60)
+            expect_unbounded(sb, c, "full", full, "more than disk_bytes")
+            expect_eq(os.path.getsize(os.path.join(full, "big")), 20 * MiB, "the workspace's file")
+            for name in ("roomless", "full"):
+                c.call("runtime.stop", {"name": name}, timeout=30)
 
 
 # ---------------------------------------------------------------------
