@@ -4,7 +4,8 @@ CPU spinner, a disk filler and a descriptor hog, each run as an
 unprivileged user under its limit, with berthd's cgroups and with
 `[berthd] cgroups = off` (rlimits only), limits.status saying in each
 what held; a setsid double-forked daemon holding a port, gone after a
-timeout, a SIGKILL, a pty.close and a runtime.stop; a runtime's counter
+timeout, a SIGKILL, a pty.close and a runtime.stop (with cgroups = off,
+left by each until berthd's final sweep ends it); a runtime's counter
 frozen and thawed without a gap, and thawed when restarted; a disk
 bound that cannot be had (no room for the image, more content than the
 size) said unavailable with the runtime started, a smaller one refused
@@ -590,6 +591,63 @@ def t_tree_kill():
             pid = daemon_up(sb, rt_pidfile, port, rt["pid"])
             c.call("runtime.stop", {"name": "leaver"}, timeout=30)
             expect_gone(pid, port, "runtime.stop")
+
+
+@case("with cgroups = off a timeout, proc.signal SIGKILL, pty.close and runtime.stop end what berthd can "
+      "see of the target; a setsid double-forked daemon is left until berthd's final sweep ends it", timeout=120)
+def t_tree_kill_without_cgroups():
+    with case_user() as pw:
+        runs = user_dir(pw)
+        daemon = pyfile(DAEMON)
+        ports = [free_port() for _ in range(4)]
+        rt_pidfile = os.path.join(runs, "runtime.pid")
+        section = ("[runtime leaver]\ncommand = %s\nuser = %s\nworkspace = %s\nrpc = %s %d %s\n"
+                   "stop_timeout_ms = 500\n" % (PY, pw.pw_name, runs, daemon, ports[3], rt_pidfile))
+        # Not PID 1 of a namespace: berthd's end alone does not end the
+        # daemons with it, its final sweep must.
+        with Sandbox(config=limits_config(False, section), pid1=False) as sb:
+            c = sb.unix()
+            left = []
+            for i, (how, args) in enumerate((("a timeout", {"timeout_ms": 3000}),
+                                             ("proc.signal SIGKILL", {}))):
+                pidfile = os.path.join(runs, "%d.pid" % i)
+                p = c.call("proc.start", dict(args, argv=[PY, daemon, str(ports[i]), pidfile], user=pw.pw_name))
+                pid = daemon_up(sb, pidfile, ports[i], p["pid"])
+                expect_eq(limits_of(c, "proc/" + p["id"])["cgroup"], None, "the command's cgroup")
+                if "timeout_ms" in args:
+                    w = c.call("proc.wait", {"id": p["id"]}, timeout=20)
+                    expect_eq((w["timed_out"], w["exit"]), (True, {"signal": 9, "core": False}), "the wait result")
+                else:
+                    c.call("proc.signal", {"id": p["id"], "signal": "KILL"})
+                    w = c.call("proc.wait", {"id": p["id"]}, timeout=20)
+                    expect_eq(w["exit"], {"signal": 9, "core": False}, "the exit after SIGKILL")
+                left.append((pid, ports[i], how))
+            pidfile = os.path.join(runs, "pty.pid")
+            s = c.call("pty.open", {"argv": [PY, daemon, str(ports[2]), pidfile, "stubborn"], "user": pw.pw_name})
+            pid = daemon_up(sb, pidfile, ports[2], s["pid"])
+            c.call("pty.close", {"id": s["id"]})
+            wait_for(lambda: s["id"] not in [x["id"] for x in c.call("pty.list")["sessions"]], 10,
+                     "the session to go after its SIGKILL")
+            left.append((pid, ports[2], "pty.close"))
+            # Without a cgroup each reached its process group alone.
+            time.sleep(1)
+            for pid, port, how in left:
+                expect(pid_alive(pid) and not port_free(port), "the setsid daemon is gone after %s" % how)
+            # A runtime's stop reaches its tree as berthd sees it: a daemon
+            # whose middle process was gone before berthd looked is in no
+            # session, group or parentage of the runtime's.
+            rt = c.call("runtime.start", {"name": "leaver", "mode": "rpc"}, timeout=30)
+            pid = daemon_up(sb, rt_pidfile, ports[3], rt["pid"])
+            c.call("runtime.stop", {"name": "leaver"}, timeout=30)
+            expect_eq(c.call("runtime.status", {"name": "leaver"})["state"], "exited", "the runtime after its stop")
+            time.sleep(1)
+            expect(pid_alive(pid) and not port_free(ports[3]), "the double-forked daemon is gone after runtime.stop")
+            left.append((pid, ports[3], "runtime.stop"))
+            note("left by a timeout, a SIGKILL, pty.close and runtime.stop: %r" % [x[0] for x in left])
+            c.call("ping")
+            sb.stop()
+        for pid, port, how in left:
+            expect_gone(pid, port, "berthd's final sweep (left by %s)" % how)
 
 
 @case("berthd's shutdown, not PID 1 of a namespace, leaves no process of a command behind", timeout=60)
