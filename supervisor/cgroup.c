@@ -799,26 +799,6 @@ cgroup_join_close(struct cgroup *g)
 
 /* --- Freeze, kill, membership. --- */
 
-/* Waits, boundedly, for dir's freeze state to settle as asked: a task
- * freezes at its next return to user space, not at the write. */
-static void
-cg_freeze_settle(const char *dir, int version, bool frozen)
-{
-	char buf[CG_FILE_MAX];
-	uint64_t v;
-	int i;
-
-	for (i = 0; i < CG_SETTLE_TRIES; i++) {
-		if (version == 2
-		        ? cg_read_key(dir, "cgroup.events", "frozen", &v) &&
-		            v == (uint64_t)frozen
-		        : cg_read(dir, "freezer.state", buf, sizeof buf) > 0 &&
-		            strncmp(buf, frozen ? "FROZEN" : "THAWED", 6) == 0)
-			return;
-		usleep(CG_SETTLE_USEC);
-	}
-}
-
 static int
 cg_freeze_write(const char *dir, int version, bool frozen)
 {
@@ -845,15 +825,46 @@ cgroup_freeze(struct cgroup *g, bool frozen, const char **why)
 		              : "the kernel refused to thaw the group";
 		return -1;
 	}
-	cg_freeze_settle(dir, version, frozen);
 	g->frozen = frozen;
 	return 0;
+}
+
+/* A freeze has settled once the kernel says every task is frozen. */
+static bool
+cg_freeze_is(const char *dir, int version, bool frozen)
+{
+	char buf[CG_FILE_MAX];
+	uint64_t v;
+
+	return version == 2
+	    ? cg_read_key(dir, "cgroup.events", "frozen", &v) &&
+	        v == (uint64_t)frozen
+	    : cg_read(dir, "freezer.state", buf, sizeof buf) > 0 &&
+	        strncmp(buf, frozen ? "FROZEN" : "THAWED", 6) == 0;
 }
 
 bool
 cgroup_frozen(const struct cgroup *g)
 {
-	return g->frozen;
+	const char *dir;
+
+	if (!g->frozen || cg.freezer < 0 || (dir = g->dir[cg.freezer]) == NULL)
+		return false;
+	return cg_freeze_is(dir, cg.h[cg.freezer].version, true);
+}
+
+/* Waits, boundedly, for dir's freeze state to settle as asked (a kill's
+ * round). */
+static void
+cg_freeze_settle(const char *dir, int version, bool frozen)
+{
+	int i;
+
+	for (i = 0; i < CG_SETTLE_TRIES; i++) {
+		if (cg_freeze_is(dir, version, frozen))
+			return;
+		usleep(CG_SETTLE_USEC);
+	}
 }
 
 /* Sends SIGKILL to each pid of dir/cgroup.procs. How many were listed,

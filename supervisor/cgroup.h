@@ -64,8 +64,13 @@ void cgroup_join_close(struct cgroup *g); /* after the spawn */
  * (v2 cgroup.kill; else freeze, kill each, thaw, until empty or 100
  * rounds). Returns 0, or -1 if g has no way to (caller falls back). */
 int cgroup_kill(struct cgroup *g);
-/* Freeze or thaw. 0, or -1 with *why (static). */
+/* Freeze or thaw: the state is written, not waited for (a task freezes
+ * at its next return to user space, and one in uninterruptible sleep
+ * only once it wakes). 0, or -1 with *why (static). */
 int cgroup_freeze(struct cgroup *g, bool frozen, const char **why);
+/* Whether g was frozen and the kernel says the freeze has settled:
+ * every process of g is frozen (v2 cgroup.events "frozen 1", v1
+ * freezer.state FROZEN). */
 bool cgroup_frozen(const struct cgroup *g);
 /* Whether any process is in g (v2: until the last is through its exit;
  * v1: cgroup.procs, which drops a process as it starts to exit). */

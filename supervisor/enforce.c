@@ -266,6 +266,12 @@ enforce_freeze(struct enforce *e, bool frozen, const char **why)
 	return 0;
 }
 
+bool
+enforce_frozen(const struct enforce *e)
+{
+	return e->frozen && e->cg != NULL && cgroup_frozen(e->cg);
+}
+
 int
 enforce_oom_killed(struct enforce *e)
 {
@@ -382,7 +388,7 @@ enforce_pack_keys(msgpack_packer *pk, const struct enforce *e, const char *disk)
 		proto_pack_str(pk, e->versions);
 	else
 		msgpack_pack_nil(pk);
-	proto_pack_kv_bool(pk, "frozen", e->frozen);
+	proto_pack_kv_bool(pk, "frozen", enforce_frozen(e));
 	proto_pack_str(pk, "limits");
 	enforce_pack_limits(pk, e);
 	proto_pack_str(pk, "usage");

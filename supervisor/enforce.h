@@ -55,7 +55,7 @@ struct enforce {
 	size_t nrl;
 	struct event *oom_ev;
 	uint64_t oom_kills;
-	bool frozen;
+	bool frozen; /* asked; enforce_frozen says whether it settled */
 	/* The figures when the cgroup went, for a later report. */
 	bool has_last;
 	struct cgroup_usage last;
@@ -79,8 +79,11 @@ void enforce_disk(struct enforce *e, bool enforced, const char *how);
 /* SIGKILL to every process of e's cgroup. false: e has no cgroup that
  * can; the caller falls back to its process group or tree. */
 bool enforce_kill(struct enforce *e);
-/* Freezes or thaws e's cgroup; 0, or -1 with why (static). */
+/* Freezes or thaws e's cgroup, not waiting for the freeze to settle;
+ * 0, or -1 with why (static). */
 int enforce_freeze(struct enforce *e, bool frozen, const char **why);
+/* Whether e was frozen and every process of it is, as the kernel says. */
+bool enforce_frozen(const struct enforce *e);
 /* Whether e's own cgroup counted an OOM kill: 1, 0, or -1 when it cannot
  * tell (no memory controller of its own). */
 int enforce_oom_killed(struct enforce *e);

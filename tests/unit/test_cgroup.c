@@ -132,6 +132,17 @@ emptied(struct cgroup *g)
 	return !cgroup_populated(g);
 }
 
+/* Waits, at most 2 s, for g's freeze to settle: cgroup_freeze does not. */
+static bool
+settled(struct cgroup *g)
+{
+	int i;
+
+	for (i = 0; i < 2000 && !cgroup_frozen(g); i++)
+		sleep_ms(1);
+	return cgroup_frozen(g);
+}
+
 /* --- The directories, found by walking the cgroupfs, not by asking
  * cgroup.c. --- */
 
@@ -563,7 +574,7 @@ START_TEST(test_freeze_stops_a_spinner)
 		sleep_ms(1);
 	ck_assert_uint_ge(cpu_usec(g), 20000);
 	ck_assert_int_eq(cgroup_freeze(g, true, &why), 0);
-	ck_assert(cgroup_frozen(g));
+	ck_assert(settled(g));
 	before = cpu_usec(g);
 	sleep_ms(300);
 	frozen = cpu_usec(g);
