@@ -117,8 +117,8 @@ enforce_fallback(struct enforce *e, enum limit_key k, const char *why,
 }
 
 /* Journals limits.oom_kill if e's group counted a kill since the last
- * look. */
-static void
+ * look; whether it did. */
+static bool
 enforce_oom_check(struct enforce *e)
 {
 	struct cgroup_usage u;
@@ -126,7 +126,7 @@ enforce_oom_check(struct enforce *e)
 
 	cgroup_usage(e->cg, &u);
 	if (u.oom_kills <= e->oom_kills)
-		return;
+		return false;
 	e->oom_kills = u.oom_kills;
 	log_info("%s: the memory limit (%" PRIu64 " bytes) killed a process",
 	    e->name, e->want.v[LIMIT_MEMORY]);
@@ -136,6 +136,25 @@ enforce_oom_check(struct enforce *e)
 	proto_pack_kv_u64(pk, "memory_bytes", e->want.v[LIMIT_MEMORY]);
 	proto_pack_kv_u64(pk, "oom_kills", u.oom_kills);
 	events_commit();
+	return true;
+}
+
+/* v1 tells of an OOM before its killer has chosen and counted (the
+ * eventfd fires as the group runs out, oom_kill grows after): a wake
+ * without a kill counted is looked at again a few times. */
+#define ENFORCE_OOM_RECHECK_MS 10
+#define ENFORCE_OOM_RECHECKS 50
+
+static void
+enforce_oom_recheck_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct enforce *e = arg;
+	struct timeval tv = {0, ENFORCE_OOM_RECHECK_MS * 1000};
+
+	(void)fd;
+	(void)what;
+	if (!enforce_oom_check(e) && ++e->oom_rechecks < ENFORCE_OOM_RECHECKS)
+		evtimer_add(e->oom_recheck, &tv);
 }
 
 static void
@@ -146,7 +165,9 @@ enforce_oom_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	cgroup_oom_drain(e->cg);
-	enforce_oom_check(e);
+	e->oom_rechecks = 0;
+	if (!evtimer_pending(e->oom_recheck, NULL))
+		enforce_oom_recheck_cb(-1, 0, e);
 }
 
 static void
@@ -159,6 +180,7 @@ enforce_watch_oom(struct enforce *e)
 		return;
 	e->oom_ev = event_new(
 	    enforce_base, fd, EV_READ | EV_PERSIST, enforce_oom_cb, e);
+	e->oom_recheck = evtimer_new(enforce_base, enforce_oom_recheck_cb, e);
 	event_add(e->oom_ev, NULL);
 }
 
@@ -306,7 +328,8 @@ enforce_close(struct enforce *e)
 		/* The kill may be told after the exit it caused. */
 		enforce_oom_check(e);
 		event_free(e->oom_ev);
-		e->oom_ev = NULL;
+		event_free(e->oom_recheck);
+		e->oom_ev = e->oom_recheck = NULL;
 	}
 	if (e->cg == NULL)
 		return;

@@ -53,7 +53,8 @@ struct enforce {
 	/* Set in the child before exec: the fallbacks and open_files. */
 	struct child_rlimit rl[CHILD_MAX_RLIMITS];
 	size_t nrl;
-	struct event *oom_ev;
+	struct event *oom_ev, *oom_recheck;
+	unsigned oom_rechecks; /* looks since the last wake */
 	uint64_t oom_kills;
 	bool frozen; /* asked; enforce_frozen says whether it settled */
 	/* The figures when the cgroup went, for a later report. */

@@ -11,8 +11,9 @@ terminal's input kept until it is resumed, a freeze that cannot settle
 answered frozen false after its bound, and thawed when restarted; a disk
 bound that cannot be had (no room for the image, more content than the
 size) said unavailable with the runtime started, a smaller one refused
-as conflict; the
-catalog's limits, overridden key by key; bad limits refused naming the
+as conflict; a runtime's and a session's OOM kill journaled as it
+happens, their memory usage while they hold some; the catalog's limits,
+overridden key by key; bad limits refused naming the
 key; berthd and its gateway outside every limited cgroup, and no group
 left once berthd has stopped. (Escape attempts: test_attacks_limits.py.)"""
 
@@ -280,6 +281,65 @@ def t_memory_hog(cgroups):
             expect_no_cgroup(st)
             kinds = [e["kind"] for e in sb.events()]
             expect("limits.oom_kill" not in kinds, "a limits.oom_kill event without a kill")
+
+
+HOLDER = """import os, sys, time
+held = b"\\x01" * (32 << 20)
+open(sys.argv[1] + ".tmp", "w").close()
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+while not os.path.exists(sys.argv[2]):
+    time.sleep(0.05)
+more = []
+while True:
+    more.append(b"\\x01" * (4 << 20))
+"""
+
+
+def oom_event(sb, target, seq):
+    e = sb.wait_event(lambda e: e["kind"] == "limits.oom_kill" and e["data"]["target"] == target, 20, seq)["data"]
+    note("limits.oom_kill: %r" % e)
+    expect_eq(e["memory_bytes"], 64 * MiB, "limits.oom_kill's memory_bytes")
+    expect(e["oom_kills"] >= 1, "limits.oom_kill's count: %r" % e)
+    return e
+
+
+@case("a runtime's and a terminal session's memory limit: usage while 32 MiB are held, then limits.oom_kill "
+      "naming the target", timeout=120)
+def t_memory_runtime_session():
+    with case_user() as pw:
+        runs = user_dir(pw)
+        held_mark, go = os.path.join(runs, "held"), os.path.join(runs, "go")
+        section = ("[runtime hog]\ncommand = %s\nuser = %s\nworkspace = %s\nrpc = %s %s %s\n"
+                   "memory_bytes = 64M\n" % (PY, pw.pw_name, runs, pyfile(HOLDER), held_mark, go))
+        with Sandbox(config=limits_config(True, section)) as sb:
+            c = sb.unix()
+            seq = sb.events()[-1]["seq"]
+            c.call("runtime.start", {"name": "hog", "mode": "rpc"}, timeout=30)
+            wait_for(lambda: os.path.exists(held_mark), 30, "the runtime to hold its 32 MiB")
+            st = limits_of(c, "runtime/hog")
+            expect_cgroup(st, "memory_bytes", ("memory.limit_in_bytes", "memory.max"))
+            u = st["usage"]
+            expect(32 * MiB <= u["memory_current"] <= 64 * MiB,
+                   "memory_current while 32 MiB are held: %d" % u["memory_current"])
+            if "memory_peak" in u:
+                expect(u["memory_current"] <= u["memory_peak"] <= 64 * MiB, "memory_peak: %r" % u)
+            expect_eq(st["oom_kills"], 0, "OOM kills before the hog grows")
+            open(go, "w").close()
+            oom_event(sb, "runtime/hog", seq)
+            ex = sb.wait_event(lambda e: e["kind"] == "runtime.exited" and e["data"]["name"] == "hog", 20, seq)
+            note("the runtime's exit: %r" % ex["data"])
+            st = limits_of(c, "runtime/hog")
+            expect(st["oom_kills"] >= 1, "limits.status's oom_kills of the runtime: %r" % st["oom_kills"])
+            if "memory_peak" in st["usage"]:
+                expect(st["usage"]["memory_peak"] <= 64 * MiB + MiB, "the peak past the limit: %r" % st["usage"])
+            seq = sb.events()[-1]["seq"]
+            s = c.call("pty.open", {"argv": [PY, pyfile(HOG), "512"], "user": pw.pw_name,
+                                    "limits": {"memory_bytes": 64 * MiB}})
+            oom_event(sb, "pty/" + s["id"], seq)
+            ex = sb.wait_event(lambda e: e["kind"] == "pty.exited" and e["data"]["id"] == s["id"], 20, seq)["data"]
+            note("the session's exit: %r" % ex)
+            st = limits_of(c, "pty/" + s["id"])
+            expect(st["oom_kills"] >= 1, "limits.status's oom_kills of the session: %r" % st["oom_kills"])
 
 
 # ---------------------------------------------------------------------
