@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/queue.h>
 
 #include "catalog.h"
 #include "disk.h"
@@ -14,6 +15,26 @@
 #include "xmalloc.h"
 
 static struct event_base *enforce_base;
+
+/* A kill by rounds under way (cgroup_kill answered 1), its group looked
+ * at again every ENFORCE_KILL_TICK_MS until it is empty: berthd's loop
+ * never waits for a group to die. Ownership: the group is its enforce's
+ * while that is open (e set); once closed, the round's, destroyed when
+ * the group is found empty or the rounds are spent. */
+struct enforce_round {
+	struct cgroup *cg;
+	struct enforce *e; /* NULL once closed */
+	char name[ENFORCE_NAME_MAX];
+	struct event *tick;
+	unsigned rounds;
+	LIST_ENTRY(enforce_round) link;
+};
+
+#define ENFORCE_KILL_TICK_MS 2
+#define ENFORCE_KILL_ROUNDS 500
+
+static LIST_HEAD(, enforce_round) enforce_rounds = LIST_HEAD_INITIALIZER(
+    enforce_rounds);
 
 void
 enforce_setup(struct event_base *base, bool cgroups, const char *tag)
@@ -28,9 +49,65 @@ enforce_sweep(void)
 	cgroup_sweep();
 }
 
+static void
+enforce_round_end(struct enforce_round *r)
+{
+	if (r->e != NULL)
+		r->e->round = NULL;
+	else
+		cgroup_destroy(r->cg);
+	LIST_REMOVE(r, link);
+	event_free(r->tick);
+	free(r);
+}
+
+static void
+enforce_round_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct enforce_round *r = arg;
+	struct timeval tv = {0, ENFORCE_KILL_TICK_MS * 1000};
+	int rc = cgroup_kill(r->cg);
+
+	(void)fd;
+	(void)what;
+	if (rc > 0 && ++r->rounds < ENFORCE_KILL_ROUNDS) {
+		evtimer_add(r->tick, &tv);
+		return;
+	}
+	if (rc > 0)
+		log_warn("%s: processes remain in its cgroup after %d rounds "
+		         "of SIGKILL",
+		    r->name, ENFORCE_KILL_ROUNDS);
+	enforce_round_end(r);
+}
+
+/* The next rounds of e's kill, or a fresh count for those under way. */
+static void
+enforce_round_start(struct enforce *e)
+{
+	struct enforce_round *r = e->round;
+	struct timeval tv = {0, ENFORCE_KILL_TICK_MS * 1000};
+
+	if (r != NULL) {
+		r->rounds = 0;
+		return;
+	}
+	r = xcalloc(1, sizeof *r);
+	r->cg = e->cg;
+	r->e = e;
+	snprintf(r->name, sizeof r->name, "%s", e->name);
+	r->tick = evtimer_new(enforce_base, enforce_round_cb, r);
+	LIST_INSERT_HEAD(&enforce_rounds, r, link);
+	e->round = r;
+	evtimer_add(r->tick, &tv);
+}
+
 void
 enforce_shutdown(void)
 {
+	/* cgroup_shutdown kills what is left of every group. */
+	while (!LIST_EMPTY(&enforce_rounds))
+		enforce_round_end(LIST_FIRST(&enforce_rounds));
 	cgroup_shutdown();
 }
 
@@ -267,9 +344,13 @@ enforce_disk(struct enforce *e, bool enforced, const char *how)
 bool
 enforce_kill(struct enforce *e)
 {
-	if (e->cg == NULL || cgroup_kill(e->cg) < 0)
+	int rc;
+
+	if (e->cg == NULL || (rc = cgroup_kill(e->cg)) < 0)
 		return false;
 	e->frozen = false;
+	if (rc > 0)
+		enforce_round_start(e);
 	return true;
 }
 
@@ -334,10 +415,15 @@ enforce_close(struct enforce *e)
 	if (e->cg == NULL)
 		return;
 	if (e->frozen)
-		cgroup_kill(e->cg);
+		enforce_kill(e);
 	cgroup_usage(e->cg, &e->last);
 	e->has_last = true;
-	cgroup_destroy(e->cg);
+	if (e->round != NULL) {
+		/* The rounds go on, and remove the group once it is empty. */
+		e->round->e = NULL;
+		e->round = NULL;
+	} else
+		cgroup_destroy(e->cg);
 	e->cg = NULL;
 }
 
