@@ -1093,7 +1093,7 @@ def t_bad_input():
             expect_eq(c.call("proc.list")["procs"], [], "the commands started by bad requests")
             expect_eq(c.call("pty.list")["sessions"], [], "the sessions opened by bad requests")
             expect_eq(c.call("runtime.status", {"name": "idle"})["state"], "stopped", "the runtime")
-            for target in ("proc/00000000", "pty/00000000", "runtime/nope"):
+            for target in ("proc/00000000", "pty/00000000", "runtime/nope", "task/0123456789abcdef"):
                 expect_eq(c.error_of("limits.status", {"target": target}), "not_found", "limits.status %s" % target)
             expect_eq(c.error_of("limits.status", {}), "bad_args", "limits.status without a target")
             expect_eq(c.error_of("limits.status", {"target": 5}), "bad_args", "limits.status of a number")
