@@ -195,10 +195,12 @@ class Berth:
     the minimal image's config, on a free port, plus the config text
     services. Given a display, it also runs Xvfb (size) and berth-desktop,
     and is up once ready, a request (op, args), answers. c is a kept
-    connection (None without connect); stop() ends it all."""
+    connection (None without connect); stop() ends it all. wrap: a
+    command berthd is run through in the namespace (it execs berthd, the
+    rest of the argv its arguments)."""
 
     def __init__(self, src, build, d, run, display=None, size=(1280, 800), ready=("desktop.info", None),
-                 connect=True, services=""):
+                 connect=True, services="", wrap=()):
         self.dir = os.path.join(d, "berthd-%d" % run)
         os.makedirs(self.dir)
         self.display = display
@@ -215,7 +217,7 @@ class Berth:
         self.sock = os.path.join(self.dir, "state", "berthd.sock")
         self.token = os.path.join(self.dir, "token")
         self.proc = subprocess.Popen(
-            ["unshare", "-p", "-f", "--mount-proc", os.path.join(build, "berthd"), "--config", conf,
+            ["unshare", "-p", "-f", "--mount-proc"] + list(wrap) + [os.path.join(build, "berthd"), "--config", conf,
              "--listen", "127.0.0.1:%d" % self.port, "--state-dir", os.path.join(self.dir, "state"),
              "--token-file", self.token],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,

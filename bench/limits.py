@@ -9,7 +9,9 @@ memory_bytes 64M, max_processes 64}, once without; and the same on a
 berthd with `[berthd] cgroups = off` (rlimits, no cgroup). cgexec: `cgexec -g
 memory,pids,cpu:GROUP true` in a group made with the same limits and
 removed after it, by cgcreate + cgset + cgdelete, and by hand (mkdir,
-the writes, rmdir) as berthd does it. The floor: `true` spawned by this
+the writes, rmdir) as berthd does it; `systemd-run --scope` with the
+same limits where systemd is the init (tried once: where it is not,
+the bench says why and goes on without it). The floor: `true` spawned by this
 script. STARTS of each, interleaved (the order rotating every round);
 median and p99 in ms, ratios to the unlimited start."""
 
@@ -98,6 +100,30 @@ def by_hand_start(i):
     return time.monotonic() - t0
 
 
+# systemd's way: a transient scope with the same limits, where systemd is
+# the init to ask.
+SYSTEMD_RUN = ["systemd-run", "--scope", "--quiet", "-p", "MemoryMax=%d" % (64 << 20), "-p", "TasksMax=64",
+               "-p", "CPUQuota=50%", TRUE]
+
+
+def systemd_run_why():
+    """Why systemd-run cannot be a peer here, or None: it is tried once."""
+    try:
+        r = subprocess.run(SYSTEMD_RUN, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
+    except FileNotFoundError:
+        return "no systemd-run installed"
+    if r.returncode == 0:
+        return None
+    said = (r.stderr.strip().splitlines() or ["nothing said"])[0]
+    return "systemd-run --scope exited with %d: %s" % (r.returncode, said)
+
+
+def systemd_start(i):
+    t0 = time.monotonic()
+    run(SYSTEMD_RUN)
+    return time.monotonic() - t0
+
+
 def spawn_start(i):
     t0 = time.monotonic()
     run([TRUE])
@@ -135,6 +161,11 @@ def main():
             ("mkdir+writes, cgexec, rmdir", by_hand_start),
             ("true spawned (the floor)", spawn_start),
         ]
+        why = systemd_run_why()
+        if why is None:
+            kinds.insert(-1, ("systemd-run --scope", systemd_start))
+        else:
+            print("systemd-run --scope is not a peer here: %s" % why)
         for k, (_, fn) in enumerate(kinds):
             fn(-1 - k)
         times = {name: [] for name, _ in kinds}

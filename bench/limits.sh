@@ -5,8 +5,10 @@
 # the exit) beside the same without limits, and on a berthd with
 # `[berthd] cgroups = off`, and beside cgexec running
 # `true` in a group made and removed around it: by cgcreate, cgset and
-# cgdelete, and by hand (mkdir, the same writes, rmdir). Median and p99
-# of STARTS starts each, interleaved; ratios (bench/limits.py).
+# cgdelete, and by hand (mkdir, the same writes, rmdir), and beside
+# systemd-run --scope with the same limits where systemd is the init (it
+# is tried, and the bench says why when it cannot be a peer). Median and
+# p99 of STARTS starts each, interleaved; ratios (bench/limits.py).
 #
 #   bench/limits.sh [BUILD_DIR]       (default: build)
 #   STARTS=500 bench/limits.sh

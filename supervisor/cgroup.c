@@ -26,10 +26,10 @@
 
 /* The cfs period every cpu limit is expressed in: quota = millis * 100. */
 #define CG_CPU_PERIOD 100000
-/* Bounds of the waits on the kernel: a freeze settling, a kill emptying. */
+/* Bounds of the waits on the kernel at shutdown alone (berthd is
+ * leaving): a kill's rounds, a group emptying. */
 #define CG_SETTLE_TRIES 100
 #define CG_SETTLE_USEC 1000
-#define CG_KILL_ROUNDS 100
 /* Largest control file read whole (cpu.stat, memory.events, ...). */
 #define CG_FILE_MAX 4096
 #define CG_WHY_MAX 512
@@ -799,26 +799,6 @@ cgroup_join_close(struct cgroup *g)
 
 /* --- Freeze, kill, membership. --- */
 
-/* Waits, boundedly, for dir's freeze state to settle as asked: a task
- * freezes at its next return to user space, not at the write. */
-static void
-cg_freeze_settle(const char *dir, int version, bool frozen)
-{
-	char buf[CG_FILE_MAX];
-	uint64_t v;
-	int i;
-
-	for (i = 0; i < CG_SETTLE_TRIES; i++) {
-		if (version == 2
-		        ? cg_read_key(dir, "cgroup.events", "frozen", &v) &&
-		            v == (uint64_t)frozen
-		        : cg_read(dir, "freezer.state", buf, sizeof buf) > 0 &&
-		            strncmp(buf, frozen ? "FROZEN" : "THAWED", 6) == 0)
-			return;
-		usleep(CG_SETTLE_USEC);
-	}
-}
-
 static int
 cg_freeze_write(const char *dir, int version, bool frozen)
 {
@@ -845,15 +825,32 @@ cgroup_freeze(struct cgroup *g, bool frozen, const char **why)
 		              : "the kernel refused to thaw the group";
 		return -1;
 	}
-	cg_freeze_settle(dir, version, frozen);
 	g->frozen = frozen;
 	return 0;
+}
+
+/* A freeze has settled once the kernel says every task is frozen. */
+static bool
+cg_freeze_is(const char *dir, int version, bool frozen)
+{
+	char buf[CG_FILE_MAX];
+	uint64_t v;
+
+	return version == 2
+	    ? cg_read_key(dir, "cgroup.events", "frozen", &v) &&
+	        v == (uint64_t)frozen
+	    : cg_read(dir, "freezer.state", buf, sizeof buf) > 0 &&
+	        strncmp(buf, frozen ? "FROZEN" : "THAWED", 6) == 0;
 }
 
 bool
 cgroup_frozen(const struct cgroup *g)
 {
-	return g->frozen;
+	const char *dir;
+
+	if (!g->frozen || cg.freezer < 0 || (dir = g->dir[cg.freezer]) == NULL)
+		return false;
+	return cg_freeze_is(dir, cg.h[cg.freezer].version, true);
 }
 
 /* Sends SIGKILL to each pid of dir/cgroup.procs. How many were listed,
@@ -880,30 +877,22 @@ cg_kill_listed(const char *dir)
 	return n;
 }
 
-/* Without cgroup.kill: freeze (so that none forks meanwhile), kill every
- * process listed, thaw (v1 frozen tasks die only once thawed), until the
- * list is empty. Leaves the group thawed. */
-static void
-cg_kill_rounds(struct cgroup *g, const char *dir)
+/* One round without cgroup.kill: SIGKILL every process listed; one forked
+ * between the listing and its parent's kill is listed by the next round
+ * (a killed process forks no more). No freeze: with hundreds of tasks
+ * exiting, a write to freezer.state can take the kernel 100 ms, in
+ * berthd's loop. A group paused is thawed once its processes have their
+ * SIGKILL (v1 frozen tasks die only once thawed). 1 if any was listed,
+ * else 0. */
+static int
+cg_kill_round(struct cgroup *g, const char *dir)
 {
-	const char *fdir = cg.freezer >= 0 ? g->dir[cg.freezer] : NULL;
-	int version = fdir != NULL ? cg.h[cg.freezer].version : 0, round;
-	ssize_t n;
+	ssize_t n = cg_kill_listed(dir);
+	const char *why;
 
-	for (round = 0; round < CG_KILL_ROUNDS; round++) {
-		if (fdir != NULL && cg_freeze_write(fdir, version, true) == 0)
-			cg_freeze_settle(fdir, version, true);
-		n = cg_kill_listed(dir);
-		if (fdir != NULL)
-			cg_freeze_write(fdir, version, false);
-		if (n <= 0)
-			break;
-		usleep(CG_SETTLE_USEC);
-	}
-	g->frozen = false;
-	if (round == CG_KILL_ROUNDS)
-		log_warn("processes remain in %s after %d rounds of SIGKILL",
-		    dir, CG_KILL_ROUNDS);
+	if (g->frozen)
+		cgroup_freeze(g, false, &why);
+	return n > 0 ? 1 : 0;
 }
 
 int
@@ -921,8 +910,7 @@ cgroup_kill(struct cgroup *g)
 			cgroup_freeze(g, false, &why);
 		return 0;
 	}
-	cg_kill_rounds(g, dir);
-	return 0;
+	return cg_kill_round(g, dir);
 }
 
 /* v2 says it in cgroup.events, until the last task is through its exit;
@@ -1172,7 +1160,8 @@ cg_shutdown_hier(const struct cg_hier *h)
 		    e->d_name[tlen] != '.')
 			continue;
 		g = cg_open(e->d_name);
-		cgroup_kill(g);
+		for (i = 0; i < CG_SETTLE_TRIES && cgroup_kill(g) > 0; i++)
+			usleep(CG_SETTLE_USEC);
 		for (i = 0; i < CG_SETTLE_TRIES && cgroup_populated(g); i++)
 			usleep(CG_SETTLE_USEC);
 		cgroup_destroy(g);

@@ -6,13 +6,14 @@
  * mounted, for membership, kill, freeze and CPU time; for each limit
  * (cpu, memory, pids) the v2 controller where berthd's v2 cgroup has it
  * and it can be enabled below, else that controller's v1 hierarchy, else
- * none. Without v2: the v1 freezer kills and freezes, v1 cpuacct counts
- * CPU time. A group is named "<tag>.<name>", tag being this berthd's own
- * word, so that several berthds sharing a host's cgroups never collide.
- * The directories are root's: a target cannot raise its own limits.
+ * none. Without v2: the v1 freezer lists the members (killed in rounds) and
+ * freezes, v1 cpuacct counts CPU time. A group is named "<tag>.<name>", tag
+ * being this berthd's own word, so that several berthds sharing a host's
+ * cgroups never collide. The directories are root's: a target cannot raise its
+ * own limits.
  *
- * Every operation is a few bounded file operations; nothing here blocks on
- * a target. */
+ * Every operation is a few bounded file operations; nothing here waits
+ * for a target, but cgroup_shutdown (berthd is leaving then). */
 #ifndef BERTH_CGROUP_H
 #define BERTH_CGROUP_H
 
@@ -60,12 +61,20 @@ int cgroup_limit(struct cgroup *g, enum cgroup_ctl ctl, uint64_t value,
 #define CGROUP_JOIN_MAX 6
 size_t cgroup_join_fds(struct cgroup *g, int out[CGROUP_JOIN_MAX]);
 void cgroup_join_close(struct cgroup *g); /* after the spawn */
-/* SIGKILL to every process in g, setsid'd and double-forked ones included
- * (v2 cgroup.kill; else freeze, kill each, thaw, until empty or 100
- * rounds). Returns 0, or -1 if g has no way to (caller falls back). */
+/* SIGKILL to every process in g, setsid'd and double-forked ones included.
+ * v2 cgroup.kill: one write, 0. Without it, one round: SIGKILL each
+ * process listed (a group paused thawed after); 1 if it listed any: call
+ * again after a moment, until it answers 0 (the group found empty; a
+ * process forked during a round is listed by the next). -1 if g has no
+ * way to (the caller falls back). */
 int cgroup_kill(struct cgroup *g);
-/* Freeze or thaw. 0, or -1 with *why (static). */
+/* Freeze or thaw: the state is written, not waited for (a task freezes
+ * at its next return to user space, and one in uninterruptible sleep
+ * only once it wakes). 0, or -1 with *why (static). */
 int cgroup_freeze(struct cgroup *g, bool frozen, const char **why);
+/* Whether g was frozen and the kernel says the freeze has settled:
+ * every process of g is frozen (v2 cgroup.events "frozen 1", v1
+ * freezer.state FROZEN). */
 bool cgroup_frozen(const struct cgroup *g);
 /* Whether any process is in g (v2: until the last is through its exit;
  * v1: cgroup.procs, which drops a process as it starts to exit). */
@@ -92,7 +101,8 @@ void cgroup_oom_drain(struct cgroup *g);
 void cgroup_destroy(struct cgroup *g);
 void cgroup_sweep(void);
 /* At shutdown: kill everything in this berthd's part of berth's subtree
- * (the groups named with its tag) and remove it. */
+ * (the groups named with its tag) and remove it, waiting (boundedly) for
+ * the rounds and the emptying. */
 void cgroup_shutdown(void);
 
 #endif

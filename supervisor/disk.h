@@ -6,7 +6,7 @@
  * The image lives in "<state_dir>/disks/", root's: the runtime's user can
  * neither reach it nor grow it. A loop image's size bounds the
  * filesystem, not what the user can store in it: ext4 keeps part for its
- * metadata (a 32 MiB image holds about 26 MiB).
+ * metadata (a fresh 32 MiB image leaves 24.6 MiB free).
  *
  * Ownership: disk.c keeps one record per workspace directory it bounded,
  * for berthd's life, and each ensure under way (its helper, its pipe)

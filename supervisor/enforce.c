@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/queue.h>
 
 #include "catalog.h"
 #include "disk.h"
@@ -14,6 +15,26 @@
 #include "xmalloc.h"
 
 static struct event_base *enforce_base;
+
+/* A kill by rounds under way (cgroup_kill answered 1), its group looked
+ * at again every ENFORCE_KILL_TICK_MS until it is empty: berthd's loop
+ * never waits for a group to die. Ownership: the group is its enforce's
+ * while that is open (e set); once closed, the round's, destroyed when
+ * the group is found empty or the rounds are spent. */
+struct enforce_round {
+	struct cgroup *cg;
+	struct enforce *e; /* NULL once closed */
+	char name[ENFORCE_NAME_MAX];
+	struct event *tick;
+	unsigned rounds;
+	LIST_ENTRY(enforce_round) link;
+};
+
+#define ENFORCE_KILL_TICK_MS 2
+#define ENFORCE_KILL_ROUNDS 500
+
+static LIST_HEAD(, enforce_round) enforce_rounds = LIST_HEAD_INITIALIZER(
+    enforce_rounds);
 
 void
 enforce_setup(struct event_base *base, bool cgroups, const char *tag)
@@ -28,9 +49,65 @@ enforce_sweep(void)
 	cgroup_sweep();
 }
 
+static void
+enforce_round_end(struct enforce_round *r)
+{
+	if (r->e != NULL)
+		r->e->round = NULL;
+	else
+		cgroup_destroy(r->cg);
+	LIST_REMOVE(r, link);
+	event_free(r->tick);
+	free(r);
+}
+
+static void
+enforce_round_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct enforce_round *r = arg;
+	struct timeval tv = {0, ENFORCE_KILL_TICK_MS * 1000};
+	int rc = cgroup_kill(r->cg);
+
+	(void)fd;
+	(void)what;
+	if (rc > 0 && ++r->rounds < ENFORCE_KILL_ROUNDS) {
+		evtimer_add(r->tick, &tv);
+		return;
+	}
+	if (rc > 0)
+		log_warn("%s: processes remain in its cgroup after %d rounds "
+		         "of SIGKILL",
+		    r->name, ENFORCE_KILL_ROUNDS);
+	enforce_round_end(r);
+}
+
+/* The next rounds of e's kill, or a fresh count for those under way. */
+static void
+enforce_round_start(struct enforce *e)
+{
+	struct enforce_round *r = e->round;
+	struct timeval tv = {0, ENFORCE_KILL_TICK_MS * 1000};
+
+	if (r != NULL) {
+		r->rounds = 0;
+		return;
+	}
+	r = xcalloc(1, sizeof *r);
+	r->cg = e->cg;
+	r->e = e;
+	snprintf(r->name, sizeof r->name, "%s", e->name);
+	r->tick = evtimer_new(enforce_base, enforce_round_cb, r);
+	LIST_INSERT_HEAD(&enforce_rounds, r, link);
+	e->round = r;
+	evtimer_add(r->tick, &tv);
+}
+
 void
 enforce_shutdown(void)
 {
+	/* cgroup_shutdown kills what is left of every group. */
+	while (!LIST_EMPTY(&enforce_rounds))
+		enforce_round_end(LIST_FIRST(&enforce_rounds));
 	cgroup_shutdown();
 }
 
@@ -117,8 +194,8 @@ enforce_fallback(struct enforce *e, enum limit_key k, const char *why,
 }
 
 /* Journals limits.oom_kill if e's group counted a kill since the last
- * look. */
-static void
+ * look; whether it did. */
+static bool
 enforce_oom_check(struct enforce *e)
 {
 	struct cgroup_usage u;
@@ -126,7 +203,7 @@ enforce_oom_check(struct enforce *e)
 
 	cgroup_usage(e->cg, &u);
 	if (u.oom_kills <= e->oom_kills)
-		return;
+		return false;
 	e->oom_kills = u.oom_kills;
 	log_info("%s: the memory limit (%" PRIu64 " bytes) killed a process",
 	    e->name, e->want.v[LIMIT_MEMORY]);
@@ -136,6 +213,25 @@ enforce_oom_check(struct enforce *e)
 	proto_pack_kv_u64(pk, "memory_bytes", e->want.v[LIMIT_MEMORY]);
 	proto_pack_kv_u64(pk, "oom_kills", u.oom_kills);
 	events_commit();
+	return true;
+}
+
+/* v1 tells of an OOM before its killer has chosen and counted (the
+ * eventfd fires as the group runs out, oom_kill grows after): a wake
+ * without a kill counted is looked at again a few times. */
+#define ENFORCE_OOM_RECHECK_MS 10
+#define ENFORCE_OOM_RECHECKS 50
+
+static void
+enforce_oom_recheck_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct enforce *e = arg;
+	struct timeval tv = {0, ENFORCE_OOM_RECHECK_MS * 1000};
+
+	(void)fd;
+	(void)what;
+	if (!enforce_oom_check(e) && ++e->oom_rechecks < ENFORCE_OOM_RECHECKS)
+		evtimer_add(e->oom_recheck, &tv);
 }
 
 static void
@@ -146,7 +242,9 @@ enforce_oom_cb(evutil_socket_t fd, short what, void *arg)
 	(void)fd;
 	(void)what;
 	cgroup_oom_drain(e->cg);
-	enforce_oom_check(e);
+	e->oom_rechecks = 0;
+	if (!evtimer_pending(e->oom_recheck, NULL))
+		enforce_oom_recheck_cb(-1, 0, e);
 }
 
 static void
@@ -159,6 +257,7 @@ enforce_watch_oom(struct enforce *e)
 		return;
 	e->oom_ev = event_new(
 	    enforce_base, fd, EV_READ | EV_PERSIST, enforce_oom_cb, e);
+	e->oom_recheck = evtimer_new(enforce_base, enforce_oom_recheck_cb, e);
 	event_add(e->oom_ev, NULL);
 }
 
@@ -245,9 +344,13 @@ enforce_disk(struct enforce *e, bool enforced, const char *how)
 bool
 enforce_kill(struct enforce *e)
 {
-	if (e->cg == NULL || cgroup_kill(e->cg) < 0)
+	int rc;
+
+	if (e->cg == NULL || (rc = cgroup_kill(e->cg)) < 0)
 		return false;
 	e->frozen = false;
+	if (rc > 0)
+		enforce_round_start(e);
 	return true;
 }
 
@@ -264,6 +367,12 @@ enforce_freeze(struct enforce *e, bool frozen, const char **why)
 		return -1;
 	e->frozen = frozen;
 	return 0;
+}
+
+bool
+enforce_frozen(const struct enforce *e)
+{
+	return e->frozen && e->cg != NULL && cgroup_frozen(e->cg);
 }
 
 int
@@ -300,15 +409,21 @@ enforce_close(struct enforce *e)
 		/* The kill may be told after the exit it caused. */
 		enforce_oom_check(e);
 		event_free(e->oom_ev);
-		e->oom_ev = NULL;
+		event_free(e->oom_recheck);
+		e->oom_ev = e->oom_recheck = NULL;
 	}
 	if (e->cg == NULL)
 		return;
 	if (e->frozen)
-		cgroup_kill(e->cg);
+		enforce_kill(e);
 	cgroup_usage(e->cg, &e->last);
 	e->has_last = true;
-	cgroup_destroy(e->cg);
+	if (e->round != NULL) {
+		/* The rounds go on, and remove the group once it is empty. */
+		e->round->e = NULL;
+		e->round = NULL;
+	} else
+		cgroup_destroy(e->cg);
 	e->cg = NULL;
 }
 
@@ -382,7 +497,7 @@ enforce_pack_keys(msgpack_packer *pk, const struct enforce *e, const char *disk)
 		proto_pack_str(pk, e->versions);
 	else
 		msgpack_pack_nil(pk);
-	proto_pack_kv_bool(pk, "frozen", e->frozen);
+	proto_pack_kv_bool(pk, "frozen", enforce_frozen(e));
 	proto_pack_str(pk, "limits");
 	enforce_pack_limits(pk, e);
 	proto_pack_str(pk, "usage");

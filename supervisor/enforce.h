@@ -48,14 +48,16 @@ struct enforce {
 	bool open;
 	struct limit_set want;
 	struct enforce_held held[LIMIT_NKEYS];
-	struct cgroup *cg;    /* NULL: none, or closed */
+	struct cgroup *cg;           /* NULL: none, or closed */
+	struct enforce_round *round; /* a kill's rounds under way, or NULL */
 	const char *versions; /* cgroup_versions of cg, kept after it went */
 	/* Set in the child before exec: the fallbacks and open_files. */
 	struct child_rlimit rl[CHILD_MAX_RLIMITS];
 	size_t nrl;
-	struct event *oom_ev;
+	struct event *oom_ev, *oom_recheck;
+	unsigned oom_rechecks; /* looks since the last wake */
 	uint64_t oom_kills;
-	bool frozen;
+	bool frozen; /* asked; enforce_frozen says whether it settled */
 	/* The figures when the cgroup went, for a later report. */
 	bool has_last;
 	struct cgroup_usage last;
@@ -76,11 +78,17 @@ void enforce_spec(struct enforce *e, struct child_spec *spec);
 void enforce_spawned(struct enforce *e);
 /* Records how the disk limit is held (the caller's, disk.h). */
 void enforce_disk(struct enforce *e, bool enforced, const char *how);
-/* SIGKILL to every process of e's cgroup. false: e has no cgroup that
- * can; the caller falls back to its process group or tree. */
+/* SIGKILL to every process of e's cgroup: at once by v2 cgroup.kill, else
+ * by rounds (cgroup_kill) on a timer until the group is empty, never
+ * waiting in the loop (enforce_populated says when it is). false: e has
+ * no cgroup that can; the caller falls back to its process group or
+ * tree. */
 bool enforce_kill(struct enforce *e);
-/* Freezes or thaws e's cgroup; 0, or -1 with why (static). */
+/* Freezes or thaws e's cgroup, not waiting for the freeze to settle;
+ * 0, or -1 with why (static). */
 int enforce_freeze(struct enforce *e, bool frozen, const char **why);
+/* Whether e was frozen and every process of it is, as the kernel says. */
+bool enforce_frozen(const struct enforce *e);
 /* Whether e's own cgroup counted an OOM kill: 1, 0, or -1 when it cannot
  * tell (no memory controller of its own). */
 int enforce_oom_killed(struct enforce *e);

@@ -7,6 +7,7 @@
 #include "proc.h"
 #include "pty.h"
 #include "runtime.h"
+#include "task.h"
 
 /* The target named by t, or NULL. disk: the directory its disk limit
  * bounds. */
@@ -20,6 +21,8 @@ limit_target(const char *t, const char **disk)
 		return pty_enforce(t + 4);
 	if (strncmp(t, "runtime/", 8) == 0)
 		return runtime_enforce(t + 8, disk);
+	if (strncmp(t, "task/", 5) == 0)
+		return task_enforce(t + 5);
 	return NULL;
 }
 
@@ -33,14 +36,15 @@ limit_op_status(struct server_conn *c, const struct proto_msg *m)
 
 	if (proto_arg_str(m->args, "target", t, sizeof t) <= 0) {
 		server_reply_error(c, m->id, PROTO_E_BAD_ARGS,
-		    "limits.status needs \"target\": proc/ID, pty/ID or "
-		    "runtime/NAME");
+		    "limits.status needs \"target\": proc/ID, pty/ID, "
+		    "runtime/NAME or task/ID");
 		return;
 	}
 	if ((e = limit_target(t, &disk)) == NULL) {
 		server_reply_error(c, m->id, PROTO_E_NOT_FOUND,
-		    "no target \"%s\" (proc/ID, pty/ID or runtime/NAME of one "
-		    "started)",
+		    "no target \"%s\" (proc/ID, pty/ID, runtime/NAME or "
+		    "task/ID "
+		    "of one started)",
 		    t);
 		return;
 	}

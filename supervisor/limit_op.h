@@ -1,6 +1,6 @@
 /* limit_op: the limits.status op — a target named "proc/ID",
- * "pty/ID" or "runtime/NAME" answered with its limits as held (enforce.h)
- * and its usage. No state of its own. */
+ * "pty/ID", "runtime/NAME" or "task/ID" answered with its limits as held
+ * (enforce.h) and its usage. No state of its own. */
 #ifndef BERTH_LIMIT_OP_H
 #define BERTH_LIMIT_OP_H
 

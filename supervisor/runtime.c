@@ -550,7 +550,10 @@ runtime_pause_op(struct server_conn *c, const struct proto_msg *m, bool pause)
 		    c, m->id, code, "runtime %s %s", rt->cfg->name, why);
 		return;
 	}
-	server_reply_empty(c, m->id);
+	if (pause)
+		runtime_run_pause_wait(rt, c, m);
+	else
+		server_reply_empty(c, m->id);
 }
 
 void

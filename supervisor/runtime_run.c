@@ -27,6 +27,12 @@
  * at again (the probe says nothing new while it passes). */
 #define RUNTIME_CLAIM_MS 200
 
+/* runtime.pause answers once the freeze has settled, looked at every
+ * tick (the kernel tells no settling a loop can wait on for v1), or
+ * after the bound with frozen false: berthd's loop never waits for it. */
+#define RUNTIME_SETTLE_TICK_MS 2
+#define RUNTIME_SETTLE_MS 1000
+
 /* A TUI session lives as long as its runtime, watched or not. */
 #define RUNTIME_TTY_TTL (30u * 86400)
 
@@ -43,6 +49,7 @@ static void runtime_restart_cb(evutil_socket_t fd, short what, void *arg);
 static void runtime_kill_cb(evutil_socket_t fd, short what, void *arg);
 static void runtime_deadline_cb(evutil_socket_t fd, short what, void *arg);
 static void runtime_claim_cb(evutil_socket_t fd, short what, void *arg);
+static void runtime_settle_cb(evutil_socket_t fd, short what, void *arg);
 
 void
 runtime_run_setup(
@@ -62,6 +69,7 @@ runtime_run_init(struct runtime_run *rt, const struct config_runtime *cfg)
 	rt->kill_timer = evtimer_new(runtime_base, runtime_kill_cb, rt);
 	rt->deadline_timer = evtimer_new(runtime_base, runtime_deadline_cb, rt);
 	rt->claim_timer = evtimer_new(runtime_base, runtime_claim_cb, rt);
+	rt->settle_timer = evtimer_new(runtime_base, runtime_settle_cb, rt);
 }
 
 const char *
@@ -389,6 +397,56 @@ runtime_run_fresh(struct runtime_run *rt)
 	enforce_close(&rt->lim);
 }
 
+/* Every runtime.pause waiting is answered {frozen}. */
+static void
+runtime_pause_answer(struct runtime_run *rt, bool frozen)
+{
+	struct runtime_run_waiter *w;
+	struct server_conn *c;
+	msgpack_packer *pk;
+
+	evtimer_del(rt->settle_timer);
+	for (w = rt->pause_waiters; w != NULL; w = w->next)
+		if ((c = server_conn_find(w->serial)) != NULL) {
+			pk = server_reply_begin(c, w->id);
+			msgpack_pack_map(pk, 1);
+			proto_pack_kv_bool(pk, "frozen", frozen);
+			server_reply_end(c);
+		}
+	runtime_run_waiters_free(&rt->pause_waiters);
+}
+
+static void
+runtime_settle_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct runtime_run *rt = arg;
+	struct timeval tv = clock_tv(RUNTIME_SETTLE_TICK_MS);
+	bool frozen = rt->paused && enforce_frozen(&rt->lim);
+
+	(void)fd;
+	(void)what;
+	if (frozen || !rt->paused || clock_mono_ms() >= rt->settle_deadline) {
+		if (!frozen && rt->paused)
+			log_warn("runtime %s: a process is not frozen yet "
+			         "after %d ms; the pause holds",
+			    rt->cfg->name, RUNTIME_SETTLE_MS);
+		runtime_pause_answer(rt, frozen);
+		return;
+	}
+	evtimer_add(rt->settle_timer, &tv);
+}
+
+void
+runtime_run_pause_wait(
+    struct runtime_run *rt, struct server_conn *c, const struct proto_msg *m)
+{
+	runtime_run_waiter_add(&rt->pause_waiters, c, m);
+	if (evtimer_pending(rt->settle_timer, NULL))
+		return;
+	rt->settle_deadline = clock_mono_ms() + RUNTIME_SETTLE_MS;
+	runtime_settle_cb(-1, 0, rt);
+}
+
 int
 runtime_run_pause(
     struct runtime_run *rt, bool pause, const char **code, const char **why)
@@ -412,6 +470,8 @@ runtime_run_pause(
 		return -1;
 	}
 	rt->paused = pause;
+	if (!pause)
+		runtime_pause_answer(rt, false);
 	log_info("runtime %s: %s", rt->cfg->name, pause ? "paused" : "resumed");
 	runtime_emit_paused(rt, pause);
 	return 0;
@@ -803,7 +863,9 @@ runtime_run_free(struct runtime_run *rt)
 	event_free(rt->kill_timer);
 	event_free(rt->deadline_timer);
 	event_free(rt->claim_timer);
+	event_free(rt->settle_timer);
 	runtime_run_waiters_free(&rt->stop_waiters);
+	runtime_run_waiters_free(&rt->pause_waiters);
 	tree_free(&rt->tree);
 	enforce_close(&rt->lim);
 	child_strv_free(rt->req_env);

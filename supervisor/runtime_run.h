@@ -95,6 +95,11 @@ struct runtime_run {
 	struct event *restart_timer, *kill_timer, *deadline_timer;
 	struct event *claim_timer;
 	struct runtime_run_waiter *stop_waiters;
+	/* runtime.pause's answers, once the freeze settles or the bound is
+	 * past (settle_deadline, monotonic ms). */
+	struct runtime_run_waiter *pause_waiters;
+	struct event *settle_timer;
+	uint64_t settle_deadline;
 };
 
 /* base and conf (for the probes) outlive every instance; exited is told
@@ -119,6 +124,11 @@ void runtime_run_fresh(struct runtime_run *rt);
  * runtime.resumed. 0, or -1 with why (static) and the error code. */
 int runtime_run_pause(
     struct runtime_run *rt, bool pause, const char **code, const char **why);
+/* Answers runtime.pause on c {frozen}: true once every process of rt is
+ * frozen, false if one is not within a bound (or rt was resumed or
+ * ended meanwhile). Never waits in the loop. */
+void runtime_run_pause_wait(
+    struct runtime_run *rt, struct server_conn *c, const struct proto_msg *m);
 /* SIGTERM to rt's process group if it runs (SIGKILL after its
  * stop_timeout_ms), and no restart after. */
 void runtime_run_terminate(struct runtime_run *rt);

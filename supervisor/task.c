@@ -949,6 +949,15 @@ task_op_attach(struct server_conn *c, const struct proto_msg *m)
 	taskout_pump(o);
 }
 
+const struct enforce *
+task_enforce(const char *id)
+{
+	struct task *t = task_find(id);
+
+	/* A group is the task's from its agent's spawn on. */
+	return t != NULL && t->lim.name[0] != '\0' ? &t->lim : NULL;
+}
+
 void
 task_op_cancel(struct server_conn *c, const struct proto_msg *m)
 {

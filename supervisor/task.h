@@ -16,6 +16,7 @@
 #include <event2/event.h>
 
 #include "config.h"
+#include "enforce.h"
 #include "proto.h"
 #include "server.h"
 
@@ -38,6 +39,9 @@ void task_op_show(struct server_conn *c, const struct proto_msg *m);
 void task_op_list(struct server_conn *c, const struct proto_msg *m);
 void task_op_attach(struct server_conn *c, const struct proto_msg *m);
 void task_op_cancel(struct server_conn *c, const struct proto_msg *m);
+/* The limits and cgroup of task id (limits.status "task/ID"), kept after
+ * it ended; NULL if there is no such task or its agent never started. */
+const struct enforce *task_enforce(const char *id);
 void task_op_deliver(struct server_conn *c, const struct proto_msg *m);
 
 #endif

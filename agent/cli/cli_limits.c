@@ -113,7 +113,8 @@ cli_limits_run(struct cli *cli, int argc, char **argv)
 	}
 	if (target == NULL)
 		return cli_usage(cli,
-		    "limits wants a TARGET: proc/ID, pty/ID or runtime/NAME");
+		    "limits wants a TARGET: proc/ID, pty/ID, runtime/NAME or "
+		    "task/ID");
 	if ((c = cli_ready(cli)) != 0)
 		return c;
 	return cli_ask(cli, "limits.status", cli_limits_pack_cb, target, 0,

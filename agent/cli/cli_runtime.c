@@ -159,29 +159,42 @@ cli_runtime_stop(struct cli *cli, int argc, char **argv)
 	    CLI_RUNTIME_STOP_WAIT_MS, cli_show_json, NULL);
 }
 
-/* pause and resume: NAME, answered at once. */
+/* pause and resume: NAME. A pause is answered once its freeze settled,
+ * or within a second without. */
 static int
-cli_runtime_freeze(struct cli *cli, int argc, char **argv, const char *op)
+cli_runtime_freeze(
+    struct cli *cli, int argc, char **argv, const char *op, cli_print_cb print)
 {
 	struct cli_runtime_args a = {0};
 	int status;
 
 	if ((status = cli_runtime_words(cli, argc, argv, 1, NULL, &a)) != 0)
 		return status;
-	return cli_ask(
-	    cli, op, cli_runtime_pack_cb, &a, 0, cli_show_json, NULL);
+	return cli_ask_print(cli, op, cli_runtime_pack_cb, &a, 0, print);
+}
+
+/* A pause holds even while a process is not frozen yet: says so. */
+static void
+cli_runtime_paused(const msgpack_object *result)
+{
+	const msgpack_object *f = proto_map_get(result, "frozen");
+
+	if (f != NULL && f->type == MSGPACK_OBJECT_BOOLEAN && !f->via.boolean)
+		printf("paused; not every process is frozen yet (berth limits "
+		       "says frozen once they are)\n");
 }
 
 static int
 cli_runtime_pause(struct cli *cli, int argc, char **argv)
 {
-	return cli_runtime_freeze(cli, argc, argv, "runtime.pause");
+	return cli_runtime_freeze(
+	    cli, argc, argv, "runtime.pause", cli_runtime_paused);
 }
 
 static int
 cli_runtime_resume(struct cli *cli, int argc, char **argv)
 {
-	return cli_runtime_freeze(cli, argc, argv, "runtime.resume");
+	return cli_runtime_freeze(cli, argc, argv, "runtime.resume", NULL);
 }
 
 static const struct cli_cmd_entry cli_runtime_list_entry = {

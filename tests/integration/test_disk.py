@@ -120,6 +120,10 @@ def test_fill():
     expect(os.path.ismount(ws), "%s is not a mount" % ws)
     expect(16 * MIB < fs_size(ws) <= 32 * MIB, "the filesystem on %s is %d bytes" % (ws, fs_size(ws)))
     expect_eq(sorted(os.listdir(ws)), [], "what the new workspace holds")
+    # What the docs say is left once ext4's metadata is made (24.6 MiB).
+    free = os.statvfs(ws).f_bavail * os.statvfs(ws).f_frsize
+    note("a fresh 32 MiB image leaves %.1f MiB free" % (free / MIB))
+    expect(24 * MIB <= free <= 25.5 * MIB, "a fresh 32 MiB image leaves %.1f MiB free" % (free / MIB))
     st = os.stat(ws)
     expect_eq((st.st_uid, st.st_gid, st.st_mode & 0o7777), (pw.pw_uid, pw.pw_gid, 0o755), "the workspace's owner and mode")
     outer_before = os.statvfs(state).f_bavail * os.statvfs(state).f_frsize

@@ -4,9 +4,16 @@ CPU spinner, a disk filler and a descriptor hog, each run as an
 unprivileged user under its limit, with berthd's cgroups and with
 `[berthd] cgroups = off` (rlimits only), limits.status saying in each
 what held; a setsid double-forked daemon holding a port, gone after a
-timeout, a SIGKILL, a pty.close and a runtime.stop; a runtime's counter
-frozen and thawed without a gap, and thawed when restarted; the
-catalog's limits, overridden key by key; bad limits refused naming the
+timeout, a SIGKILL, a pty.close and a runtime.stop (with cgroups = off,
+left by each until berthd's final sweep ends it); a runtime's counter
+frozen and thawed without a gap (limits.status saying frozen), its
+terminal's input kept until it is resumed, a freeze that cannot settle
+answered frozen false after its bound, and thawed when restarted; a disk
+bound that cannot be had (no room for the image, more content than the
+size) said unavailable with the runtime started, a smaller one refused
+as conflict; a runtime's and a session's OOM kill journaled as it
+happens, their memory usage while they hold some; the catalog's limits,
+overridden key by key; bad limits refused naming the
 key; berthd and its gateway outside every limited cgroup, and no group
 left once berthd has stopped. (Escape attempts: test_attacks_limits.py.)"""
 
@@ -19,6 +26,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (  # noqa: E402
     DESKTOP,
+    FORKBOMB,
     Sandbox,
     Skip,
     Timeout,
@@ -44,6 +52,7 @@ from harness import (  # noqa: E402
     shfile,
     short,
     track_closer,
+    v1_only_why,
     wait_for,
     xvfb_service,
 )
@@ -52,7 +61,9 @@ from harness.limits import (  # noqa: E402
     cgroup_dir,
     cgroups_of,
     cpu_seconds,
+    in_berthd_mounts,
     limits_config,
+    mounted_for_berthd,
     port_free,
     statvfs_free,
     user_dir,
@@ -274,6 +285,65 @@ def t_memory_hog(cgroups):
             expect("limits.oom_kill" not in kinds, "a limits.oom_kill event without a kill")
 
 
+HOLDER = """import os, sys, time
+held = b"\\x01" * (32 << 20)
+open(sys.argv[1] + ".tmp", "w").close()
+os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+while not os.path.exists(sys.argv[2]):
+    time.sleep(0.05)
+more = []
+while True:
+    more.append(b"\\x01" * (4 << 20))
+"""
+
+
+def oom_event(sb, target, seq):
+    e = sb.wait_event(lambda e: e["kind"] == "limits.oom_kill" and e["data"]["target"] == target, 20, seq)["data"]
+    note("limits.oom_kill: %r" % e)
+    expect_eq(e["memory_bytes"], 64 * MiB, "limits.oom_kill's memory_bytes")
+    expect(e["oom_kills"] >= 1, "limits.oom_kill's count: %r" % e)
+    return e
+
+
+@case("a runtime's and a terminal session's memory limit: usage while 32 MiB are held, then limits.oom_kill "
+      "naming the target", timeout=120)
+def t_memory_runtime_session():
+    with case_user() as pw:
+        runs = user_dir(pw)
+        held_mark, go = os.path.join(runs, "held"), os.path.join(runs, "go")
+        section = ("[runtime hog]\ncommand = %s\nuser = %s\nworkspace = %s\nrpc = %s %s %s\n"
+                   "memory_bytes = 64M\n" % (PY, pw.pw_name, runs, pyfile(HOLDER), held_mark, go))
+        with Sandbox(config=limits_config(True, section)) as sb:
+            c = sb.unix()
+            seq = sb.events()[-1]["seq"]
+            c.call("runtime.start", {"name": "hog", "mode": "rpc"}, timeout=30)
+            wait_for(lambda: os.path.exists(held_mark), 30, "the runtime to hold its 32 MiB")
+            st = limits_of(c, "runtime/hog")
+            expect_cgroup(st, "memory_bytes", ("memory.limit_in_bytes", "memory.max"))
+            u = st["usage"]
+            expect(32 * MiB <= u["memory_current"] <= 64 * MiB,
+                   "memory_current while 32 MiB are held: %d" % u["memory_current"])
+            if "memory_peak" in u:
+                expect(u["memory_current"] <= u["memory_peak"] <= 64 * MiB, "memory_peak: %r" % u)
+            expect_eq(st["oom_kills"], 0, "OOM kills before the hog grows")
+            open(go, "w").close()
+            oom_event(sb, "runtime/hog", seq)
+            ex = sb.wait_event(lambda e: e["kind"] == "runtime.exited" and e["data"]["name"] == "hog", 20, seq)
+            note("the runtime's exit: %r" % ex["data"])
+            st = limits_of(c, "runtime/hog")
+            expect(st["oom_kills"] >= 1, "limits.status's oom_kills of the runtime: %r" % st["oom_kills"])
+            if "memory_peak" in st["usage"]:
+                expect(st["usage"]["memory_peak"] <= 64 * MiB + MiB, "the peak past the limit: %r" % st["usage"])
+            seq = sb.events()[-1]["seq"]
+            s = c.call("pty.open", {"argv": [PY, pyfile(HOG), "512"], "user": pw.pw_name,
+                                    "limits": {"memory_bytes": 64 * MiB}})
+            oom_event(sb, "pty/" + s["id"], seq)
+            ex = sb.wait_event(lambda e: e["kind"] == "pty.exited" and e["data"]["id"] == s["id"], 20, seq)["data"]
+            note("the session's exit: %r" % ex)
+            st = limits_of(c, "pty/" + s["id"])
+            expect(st["oom_kills"] >= 1, "limits.status's oom_kills of the session: %r" % st["oom_kills"])
+
+
 # ---------------------------------------------------------------------
 # The CPU spinner
 
@@ -374,6 +444,81 @@ def t_disk_filler(cgroups):
             c.call("runtime.stop", {"name": "filler"}, timeout=30)
 
 
+WRITER = """cd "$1" || exit 1
+echo "$2" > "$2.mark"
+exec sleep 1000
+"""
+
+
+def rpc_runtime(name, pw, ws):
+    return ("[runtime %s]\ncommand = /bin/sh\nuser = %s\nworkspace = %s\nrpc = %s %s %s\n"
+            % (name, pw.pw_name, ws, shfile(WRITER), ws, name))
+
+
+def expect_unbounded(sb, c, name, ws, why):
+    """runtime name started, its workspace not bounded, disk_bytes said
+    unavailable with why in it."""
+    wait_for(lambda: os.path.exists(os.path.join(ws, name + ".mark")), 20, "runtime %s to write its mark" % name)
+    st = limits_of(c, "runtime/" + name)
+    h = held(st, "disk_bytes")
+    expect(not h["enforced"], "disk_bytes said enforced: %r" % h)
+    expect(h["how"].startswith("unavailable: "), "how, of a bound not had: %r" % h["how"])
+    expect_in(why, h["how"], "why disk_bytes is not held")
+    expect("disk_used" not in st["usage"] and "disk_size" not in st["usage"], "disk usage of no bound: %r" % st)
+    expect(not mounted_for_berthd(sb, ws), "%s is a mount point for berthd" % ws)
+    rs = c.call("runtime.status", {"name": name})
+    expect_in(rs["state"], ("ready",), "runtime %s's state" % name)
+    expect_eq(rs["limits"]["limits"]["disk_bytes"], h, "runtime.status's disk_bytes")
+
+
+@case("disk_bytes that cannot be had: a smaller bound than the workspace has is conflict and starts nothing; "
+      "no room for the image, or more content than the size, starts the runtime unbounded, saying why", timeout=120)
+def t_disk_not_had():
+    with case_user() as pw:
+        grown, roomless, full = user_dir(pw), user_dir(pw), user_dir(pw)
+        with open(os.path.join(full, "big"), "wb") as f:
+            f.write(b"\x01" * (20 * MiB))
+        os.chown(os.path.join(full, "big"), pw.pw_uid, pw.pw_gid)
+        section = "".join(rpc_runtime(n, pw, ws) for n, ws in
+                          (("grown", grown), ("roomless", roomless), ("full", full)))
+        with Sandbox(config=limits_config(True, section)) as sb:
+            c = sb.unix()
+            # Bounded to 48 MiB, then asked for 32: the files of the
+            # larger bound might not fit, so nothing starts.
+            c.call("runtime.start", {"name": "grown", "mode": "rpc", "limits": {"disk_bytes": 48 * MiB}}, timeout=60)
+            expect(held(limits_of(c, "runtime/grown"), "disk_bytes")["enforced"], "the 48 MiB bound")
+            c.call("runtime.stop", {"name": "grown"}, timeout=30)
+            before = c.call("runtime.status", {"name": "grown"})
+            r = c.request("runtime.start", {"name": "grown", "mode": "rpc", "limits": {"disk_bytes": 32 * MiB}},
+                          timeout=60)
+            note("runtime.start with a smaller bound: %r" % (r,))
+            expect(not r["ok"], "runtime.start with a bound smaller than the workspace's succeeded")
+            expect_eq(r["error"]["code"], "conflict", "its error")
+            expect(all(w in r["error"]["message"] for w in ("48 MiB", "32 MiB")),
+                   "the message names both sizes: %r" % r["error"]["message"])
+            after = c.call("runtime.status", {"name": "grown"})
+            expect_eq((after["state"], after["pid"]), (before["state"], before["pid"]), "the runtime after the conflict")
+            c.call("runtime.start", {"name": "grown", "mode": "rpc", "limits": {"disk_bytes": 48 * MiB}}, timeout=60)
+            expect(held(limits_of(c, "runtime/grown"), "disk_bytes")["enforced"], "the 48 MiB bound again")
+            c.call("runtime.stop", {"name": "grown"}, timeout=30)
+            # The images' filesystem full: neither a project quota (the
+            # workspace's filesystem keeps none) nor an image can be had.
+            disks = os.path.join(sb.state_dir, "disks")
+            in_berthd_mounts(sb, ["mount", "-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs", disks])
+            c.call("runtime.start", {"name": "roomless", "mode": "rpc", "limits": {"disk_bytes": 32 * MiB}},
+                   timeout=60)
+            expect_unbounded(sb, c, "roomless", roomless, "No space left on device")
+            left = os.listdir("/proc/%d/root%s" % (sb.berthd_pid(), disks))
+            expect_eq(left, [], "what the failed image left in the images' filesystem")
+            expect_in("is not bounded", sb.log(), "the log")
+            # More content than the size.
+            c.call("runtime.start", {"name": "full", "mode": "rpc", "limits": {"disk_bytes": 16 * MiB}}, timeout=60)
+            expect_unbounded(sb, c, "full", full, "more than disk_bytes")
+            expect_eq(os.path.getsize(os.path.join(full, "big")), 20 * MiB, "the workspace's file")
+            for name in ("roomless", "full"):
+                c.call("runtime.stop", {"name": name}, timeout=30)
+
+
 # ---------------------------------------------------------------------
 # Open files
 
@@ -469,10 +614,29 @@ def expect_gone(pid, port, what):
     expect(port_free(port), "port %d still held after %s" % (port, what))
 
 
-@case("a timeout, proc.signal SIGKILL, pty.close and runtime.stop leave no process behind: "
-      "a setsid daemon's port is free",
-      timeout=120)
-def t_tree_kill():
+def tree_kill_case(v1):
+    """Registers fn as a case, with berthd's cgroups as the host has them,
+    or (v1) with the v1 hierarchies alone, whose kill is by rounds."""
+    def register(fn):
+        name = " ".join(fn.__doc__.split())
+        case(name + (" (cgroup v1 alone: kill by rounds)" if v1 else ""), timeout=120)(functools.partial(fn, v1))
+        return fn
+    return register
+
+
+def need_v1_only():
+    why = v1_only_why()
+    if why is not None:
+        raise Skip("berthd cannot be run with cgroup v1 alone here: %s" % why)
+
+
+@tree_kill_case(True)
+@tree_kill_case(False)
+def t_tree_kill(v1):
+    """a timeout, proc.signal SIGKILL, pty.close and runtime.stop leave no process behind: a setsid daemon's
+    port is free"""
+    if v1:
+        need_v1_only()
     with case_user() as pw:
         runs = user_dir(pw)
         daemon = pyfile(DAEMON)
@@ -480,8 +644,10 @@ def t_tree_kill():
         rt_pidfile = os.path.join(runs, "runtime.pid")
         section = ("[runtime leaver]\ncommand = %s\nuser = %s\nworkspace = %s\nrpc = %s %d %s\n"
                    "stop_timeout_ms = 500\n" % (PY, pw.pw_name, runs, daemon, port, rt_pidfile))
-        with Sandbox(config=limits_config(True, section)) as sb:
+        with Sandbox(config=limits_config(True, section), cgroup_v1=v1) as sb:
             c = sb.unix()
+            if v1:
+                expect_in("no cgroup v2", [ln for ln in sb.log().splitlines() if "cgroups:" in ln][0], "the log")
             for i, (how, args) in enumerate((("a timeout", {"timeout_ms": 3000}),
                                              ("a timeout, limited", {"timeout_ms": 3000,
                                                                      "limits": {"max_processes": 16}}),
@@ -512,6 +678,110 @@ def t_tree_kill():
             expect_gone(pid, port, "runtime.stop")
 
 
+@case("with cgroups = off a timeout, proc.signal SIGKILL, pty.close and runtime.stop end what berthd can "
+      "see of the target; a setsid double-forked daemon is left until berthd's final sweep ends it", timeout=120)
+def t_tree_kill_without_cgroups():
+    with case_user() as pw:
+        runs = user_dir(pw)
+        daemon = pyfile(DAEMON)
+        ports = [free_port() for _ in range(4)]
+        rt_pidfile = os.path.join(runs, "runtime.pid")
+        section = ("[runtime leaver]\ncommand = %s\nuser = %s\nworkspace = %s\nrpc = %s %d %s\n"
+                   "stop_timeout_ms = 500\n" % (PY, pw.pw_name, runs, daemon, ports[3], rt_pidfile))
+        # Not PID 1 of a namespace: berthd's end alone does not end the
+        # daemons with it, its final sweep must.
+        with Sandbox(config=limits_config(False, section), pid1=False) as sb:
+            c = sb.unix()
+            left = []
+            for i, (how, args) in enumerate((("a timeout", {"timeout_ms": 3000}),
+                                             ("proc.signal SIGKILL", {}))):
+                pidfile = os.path.join(runs, "%d.pid" % i)
+                p = c.call("proc.start", dict(args, argv=[PY, daemon, str(ports[i]), pidfile], user=pw.pw_name))
+                pid = daemon_up(sb, pidfile, ports[i], p["pid"])
+                expect_eq(limits_of(c, "proc/" + p["id"])["cgroup"], None, "the command's cgroup")
+                if "timeout_ms" in args:
+                    w = c.call("proc.wait", {"id": p["id"]}, timeout=20)
+                    expect_eq((w["timed_out"], w["exit"]), (True, {"signal": 9, "core": False}), "the wait result")
+                else:
+                    c.call("proc.signal", {"id": p["id"], "signal": "KILL"})
+                    w = c.call("proc.wait", {"id": p["id"]}, timeout=20)
+                    expect_eq(w["exit"], {"signal": 9, "core": False}, "the exit after SIGKILL")
+                left.append((pid, ports[i], how))
+            pidfile = os.path.join(runs, "pty.pid")
+            s = c.call("pty.open", {"argv": [PY, daemon, str(ports[2]), pidfile, "stubborn"], "user": pw.pw_name})
+            pid = daemon_up(sb, pidfile, ports[2], s["pid"])
+            c.call("pty.close", {"id": s["id"]})
+            wait_for(lambda: s["id"] not in [x["id"] for x in c.call("pty.list")["sessions"]], 10,
+                     "the session to go after its SIGKILL")
+            left.append((pid, ports[2], "pty.close"))
+            # Without a cgroup each reached its process group alone.
+            time.sleep(1)
+            for pid, port, how in left:
+                expect(pid_alive(pid) and not port_free(port), "the setsid daemon is gone after %s" % how)
+            # A runtime's stop reaches its tree as berthd sees it: a daemon
+            # whose middle process was gone before berthd looked is in no
+            # session, group or parentage of the runtime's.
+            rt = c.call("runtime.start", {"name": "leaver", "mode": "rpc"}, timeout=30)
+            pid = daemon_up(sb, rt_pidfile, ports[3], rt["pid"])
+            c.call("runtime.stop", {"name": "leaver"}, timeout=30)
+            expect_eq(c.call("runtime.status", {"name": "leaver"})["state"], "exited", "the runtime after its stop")
+            time.sleep(1)
+            expect(pid_alive(pid) and not port_free(ports[3]), "the double-forked daemon is gone after runtime.stop")
+            left.append((pid, ports[3], "runtime.stop"))
+            note("left by a timeout, a SIGKILL, pty.close and runtime.stop: %r" % [x[0] for x in left])
+            c.call("ping")
+            sb.stop()
+        for pid, port, how in left:
+            expect_gone(pid, port, "berthd's final sweep (left by %s)" % how)
+
+
+def listed_in(procs):
+    """How many processes a cgroup.procs lists; 0 once the group is gone."""
+    try:
+        with open(procs) as f:
+            return len(f.read().split())
+    except FileNotFoundError:
+        return 0
+
+
+@case("cgroup v1 alone: a 512-process bomb is killed by rounds on a timer; berthd answers a ping sent with "
+      "the SIGKILL while the bomb's group still lists processes", timeout=240)
+def t_kill_rounds_do_not_block():
+    need_v1_only()
+    with Sandbox(config=limits_config(True), cgroup_v1=True) as sb:
+        c, poll = sb.unix(), sb.unix()
+        answers, midway = [], 0
+        for run_ in range(5):
+            p = c.call("proc.start", {"argv": [PY, FORKBOMB, "512"], "attach": True,
+                                      "limits": {"max_processes": 512}})
+            stdout_until(c, p["id"], lambda b: b"up" in b)
+            wait_for(lambda: limits_of(c, "proc/" + p["id"])["usage"]["processes"] >= 500, 60,
+                     "the bomb's 512 processes")
+            groups = cgroups_of(sb.host_pid(p["pid"]))
+            procs = os.path.join(cgroup_dir("freezer", groups["freezer"]), "cgroup.procs")
+            t0 = time.monotonic()
+            kill_id = c.send_request("proc.signal", {"id": p["id"], "signal": "KILL"})
+            ping_id = poll.send_request("ping")
+            poll.response(ping_id, timeout=30)
+            answers.append(time.monotonic() - t0)
+            listed = listed_in(procs)
+            midway += listed > 0
+            expect(c.response(kill_id, timeout=30)["ok"], "proc.signal KILL")
+            w = c.call("proc.wait", {"id": p["id"]}, timeout=60)
+            note("run %d: ping answered after %.1f ms with %d processes still listed; the bomb ended after %.1f ms"
+                 % (run_, answers[-1] * 1e3, listed, (time.monotonic() - t0) * 1e3))
+            expect_eq(w["exit"], {"signal": 9, "core": False}, "the bomb's end")
+            wait_for(lambda: not listed_in(procs), 10, "the bomb's group empty, or gone")
+        # A kill that waited in the loop for the group to empty answers
+        # no ping before it is. The kernel itself may hold berthd now and
+        # then (one kill(2) among 512 dying processes has taken 60 ms, as
+        # has v2's cgroup.kill: bench/kill.sh), so most runs, not each;
+        # how long the answers took is the bench's to measure.
+        note("ping answers: %s ms" % ", ".join("%.1f" % (a * 1e3) for a in answers))
+        expect(midway >= 3, "berthd answered mid-kill in %d of 5 runs: it waits for the kill" % midway)
+        expect("processes remain" not in sb.log(), "the log says processes remained after the rounds")
+
+
 @case("berthd's shutdown, not PID 1 of a namespace, leaves no process of a command behind", timeout=60)
 def t_shutdown_kill():
     with case_user() as pw:
@@ -533,6 +803,13 @@ def t_shutdown_kill():
 # Pause and resume
 
 COUNTER = "i=0\nwhile :; do i=$((i+1)); echo \"n=$i\"; sleep 0.1; done\n"
+
+
+def tui_runtime(name, pw, script):
+    """A catalog entry: runtime name, the shell script in mode tui, as
+    the user pw in a workspace of its own."""
+    return ("[runtime %s]\ncommand = /bin/sh\nuser = %s\nworkspace = %s\ntui = %s\n"
+            % (name, pw.pw_name, user_dir(pw), shfile(script)))
 
 
 def counted(data):
@@ -562,19 +839,22 @@ class Screen:
                 expect_eq(m["offset"], len(self.data), "the offset of the next chunk")
                 self.data += bytes(m["data"])
 
-    def until_count(self, n, timeout=20.0):
+    def until(self, pred, what, timeout=20.0):
+        """Reads until pred(the bytes so far)."""
         deadline = time.monotonic() + timeout
-        while not counted(self.data) or counted(self.data)[-1] < n:
-            expect(time.monotonic() < deadline, "the counter did not reach %d: %r" % (n, bytes(self.data[-200:])))
+        while not pred(self.data):
+            expect(time.monotonic() < deadline, "%s: not seen; got %r" % (what, bytes(self.data[-200:])))
             self.read(0.2)
+
+    def until_count(self, n, timeout=20.0):
+        self.until(lambda d: counted(d) and counted(d)[-1] >= n, "the counter reaching %d" % n, timeout)
 
 
 @case("runtime.pause freezes a runtime's counter, its session kept; runtime.resume goes on from the next number",
       timeout=90)
 def t_pause_resume():
     with case_user() as pw:
-        section = ("[runtime counter]\ncommand = /bin/sh\nuser = %s\nworkspace = %s\ntui = %s\n"
-                   % (pw.pw_name, user_dir(pw), shfile(COUNTER)))
+        section = tui_runtime("counter", pw, COUNTER)
         with Sandbox(config=limits_config(True, section)) as sb:
             c = sb.unix()
             expect_eq(c.error_of("runtime.pause", {"name": "counter"}), "conflict", "pause before a start")
@@ -583,9 +863,11 @@ def t_pause_resume():
             screen.until_count(5)
             expect_eq(c.error_of("runtime.resume", {"name": "counter"}), "conflict", "resume of a running one")
             seq = sb.events()[-1]["seq"]
-            c.call("runtime.pause", {"name": "counter"})
+            expect_eq(c.call("runtime.pause", {"name": "counter"}), {"frozen": True}, "runtime.pause's answer")
+            expect(frozen_in_kernel(sb, st["pid"]), "the runtime's group is not frozen once the pause answered")
             sb.wait_event(lambda e: e["kind"] == "runtime.paused" and e["data"]["name"] == "counter", 10, seq)
             expect_eq(c.call("runtime.status", {"name": "counter"})["paused"], True, "runtime.status's paused")
+            expect_eq(limits_of(c, "runtime/counter")["frozen"], True, "limits.status's frozen while paused")
             expect_eq(c.error_of("runtime.pause", {"name": "counter"}), "conflict", "a second pause")
             # What was written before the freeze may still be on its way.
             screen.read(0.3)
@@ -600,6 +882,7 @@ def t_pause_resume():
             c.call("runtime.resume", {"name": "counter"})
             sb.wait_event(lambda e: e["kind"] == "runtime.resumed" and e["data"]["name"] == "counter", 10, seq)
             expect_eq(c.call("runtime.status", {"name": "counter"})["paused"], False, "paused after resume")
+            expect_eq(limits_of(c, "runtime/counter")["frozen"], False, "limits.status's frozen after resume")
             screen.until_count(frozen_at + 5)
             nums = counted(screen.data)
             note("paused at %d; the counter went on to %d" % (frozen_at, nums[-1]))
@@ -611,11 +894,122 @@ def t_pause_resume():
             expect_eq(c.error_of("runtime.pause", {"name": "counter"}), "conflict", "pause after the stop")
 
 
+def freezer_of(sb, nspid):
+    """(version, the directory of the freezing group) of a target's
+    process: berthd's v2 group where it has cgroup.freeze, else its v1
+    freezer group."""
+    groups = cgroups_of(sb.host_pid(nspid))
+    if "0" in groups:
+        d = cgroup_dir("0", groups["0"])
+        if d and os.path.exists(os.path.join(d, "cgroup.freeze")):
+            return 2, d
+    return 1, cgroup_dir("freezer", groups["freezer"])
+
+
+def frozen_in_kernel(sb, nspid):
+    version, d = freezer_of(sb, nspid)
+    with open(os.path.join(d, "cgroup.events" if version == 2 else "freezer.state")) as f:
+        text = f.read()
+    return "frozen 1" in text.splitlines() if version == 2 else text.strip() == "FROZEN"
+
+
+ECHOER = "stty -echo\necho ready\nwhile IFS= read -r l; do echo \"got:$l\"; done\n"
+
+
+@case("input written to a paused runtime's terminal waits, and arrives once it is resumed", timeout=60)
+def t_pause_input():
+    with case_user() as pw:
+        section = tui_runtime("echoer", pw, ECHOER)
+        with Sandbox(config=limits_config(True, section)) as sb:
+            c = sb.unix()
+            st = c.call("runtime.start", {"name": "echoer", "mode": "tui"}, timeout=30)
+            screen = Screen(c, st["pty"])
+            screen.until(lambda d: b"ready" in d, "the echoer's ready")
+            c.call("pty.input", {"id": st["pty"], "data": b"before\n"})
+            screen.until(lambda d: b"got:before" in d, "the echoer's answer to the input before the pause")
+            expect_eq(c.call("runtime.pause", {"name": "echoer"}), {"frozen": True}, "runtime.pause's answer")
+            expect_eq(c.call("pty.input", {"id": st["pty"], "data": b"meanwhile\n"}), {}, "pty.input while paused")
+            came = screen.read(1.0)
+            expect_eq(came, 0, "bytes from the paused runtime over 1 s after its input")
+            c.call("runtime.resume", {"name": "echoer"})
+            screen.until(lambda d: b"got:meanwhile" in d, "the answer to the input sent while paused, after resume")
+            c.call("runtime.stop", {"name": "echoer"}, timeout=30)
+
+
+@case("a freeze that does not settle: runtime.pause answers frozen false after its bound, berthd answering "
+      "meanwhile; limits.status says frozen once it has settled", timeout=90)
+def t_pause_unsettled():
+    holder = "/sys/fs/cgroup/freezer"
+    if not os.path.exists(os.path.join(holder, "cgroup.procs")):
+        raise Skip("no v1 freezer hierarchy to hold a process in")
+    with case_user() as pw:
+        section = tui_runtime("counter", pw, COUNTER)
+        with Sandbox(config=limits_config(True, section)) as sb:
+            c = sb.unix()
+            st = c.call("runtime.start", {"name": "counter", "mode": "tui"}, timeout=30)
+            screen = Screen(c, st["pty"])
+            screen.until_count(3)
+            if freezer_of(sb, st["pid"])[0] != 2:
+                raise Skip("berthd freezes by the v1 freezer here: no other freezer can hold a process")
+            # A process held frozen by another freezer (the test's own v1
+            # group) never reaches the point where v2 freezes it: as a
+            # process in uninterruptible sleep, berthd's freeze cannot
+            # settle while it is held.
+            hold = os.path.join(holder, "berth-test-hold-%d" % os.getpid())
+            os.mkdir(hold)
+            track_closer(lambda: os.path.isdir(hold) and os.rmdir(hold))
+            with open(os.path.join(hold, "cgroup.procs"), "w") as f:
+                f.write(str(sb.host_pid(st["pid"])))
+            with open(os.path.join(hold, "freezer.state"), "w") as f:
+                f.write("FROZEN")
+            wait_for(lambda: open(os.path.join(hold, "freezer.state")).read().strip() == "FROZEN", 10, "the hold")
+            poll, ctl = sb.unix(), sb.unix()
+            pause_id = ctl.send_request("runtime.pause", {"name": "counter"})
+            t0 = time.monotonic()
+            pings = 0
+            answer = None
+            while answer is None:
+                expect(time.monotonic() - t0 < 10, "runtime.pause never answered")
+                p0 = time.monotonic()
+                poll.call("ping", timeout=5)
+                pings += 1
+                expect(time.monotonic() - p0 < 0.5, "a ping took %.3f s while the pause waited"
+                       % (time.monotonic() - p0))
+                try:
+                    m = ctl.recv(0.01)
+                except Timeout:
+                    continue
+                if m.get("type") == "response" and m.get("id") == pause_id:
+                    answer = m
+            waited = time.monotonic() - t0
+            note("runtime.pause answered %r after %.2f s; %d pings answered meanwhile" % (answer, waited, pings))
+            expect(answer["ok"], "runtime.pause failed: %r" % answer)
+            expect_eq(answer["result"], {"frozen": False}, "runtime.pause's answer, the freeze not settled")
+            expect(waited >= 0.9, "runtime.pause answered after %.2f s, before its bound" % waited)
+            expect(pings >= 10, "only %d pings answered while the pause waited" % pings)
+            expect_eq(c.call("runtime.status", {"name": "counter"})["paused"], True, "runtime.status's paused")
+            expect_eq(limits_of(c, "runtime/counter")["frozen"], False, "limits.status's frozen, not settled")
+            expect_in("not frozen yet", sb.log(), "the log")
+            with open(os.path.join(hold, "freezer.state"), "w") as f:
+                f.write("THAWED")
+            wait_for(lambda: limits_of(c, "runtime/counter")["frozen"], 10, "limits.status's frozen once settled")
+            screen.read(0.5)
+            n = counted(screen.data)[-1]
+            expect_eq(screen.read(1.0), 0, "bytes from the paused runtime once its freeze settled")
+            with open(os.path.join(hold, "cgroup.procs")) as f:
+                for pid in f.read().split():
+                    with open(os.path.join(holder, "cgroup.procs"), "w") as root:
+                        root.write(pid)
+            os.rmdir(hold)
+            c.call("runtime.resume", {"name": "counter"})
+            screen.until_count(n + 3)
+            c.call("runtime.stop", {"name": "counter"}, timeout=30)
+
+
 @case("a paused runtime killed and restarted by its policy runs thawed: its new counter goes on", timeout=60)
 def t_pause_restart():
     with case_user() as pw:
-        section = ("[runtime counter]\ncommand = /bin/sh\nuser = %s\nworkspace = %s\ntui = %s\n"
-                   "restart = on-failure\nbackoff_min_ms = 50\n" % (pw.pw_name, user_dir(pw), shfile(COUNTER)))
+        section = tui_runtime("counter", pw, COUNTER) + "restart = on-failure\nbackoff_min_ms = 50\n"
         with Sandbox(config=limits_config(True, section)) as sb:
             c = sb.unix()
             st = c.call("runtime.start", {"name": "counter", "mode": "tui"}, timeout=30)
@@ -632,8 +1026,7 @@ def t_pause_restart():
 @case("with cgroups = off runtime.pause is unavailable, says why, and the runtime runs on", timeout=60)
 def t_pause_unavailable():
     with case_user() as pw:
-        section = ("[runtime counter]\ncommand = /bin/sh\nuser = %s\nworkspace = %s\ntui = %s\n"
-                   % (pw.pw_name, user_dir(pw), shfile(COUNTER)))
+        section = tui_runtime("counter", pw, COUNTER)
         with Sandbox(config=limits_config(False, section)) as sb:
             c = sb.unix()
             st = c.call("runtime.start", {"name": "counter", "mode": "tui"}, timeout=30)
@@ -700,7 +1093,7 @@ def t_bad_input():
             expect_eq(c.call("proc.list")["procs"], [], "the commands started by bad requests")
             expect_eq(c.call("pty.list")["sessions"], [], "the sessions opened by bad requests")
             expect_eq(c.call("runtime.status", {"name": "idle"})["state"], "stopped", "the runtime")
-            for target in ("proc/00000000", "pty/00000000", "runtime/nope"):
+            for target in ("proc/00000000", "pty/00000000", "runtime/nope", "task/0123456789abcdef"):
                 expect_eq(c.error_of("limits.status", {"target": target}), "not_found", "limits.status %s" % target)
             expect_eq(c.error_of("limits.status", {}), "bad_args", "limits.status without a target")
             expect_eq(c.error_of("limits.status", {"target": 5}), "bad_args", "limits.status of a number")

@@ -200,6 +200,15 @@ def t_what_runs():
                       "%s: no_new_privs, effective and bounding capabilities" % runtime)
             expect_eq(rep["nofile"], [40, 40], "%s: RLIMIT_NOFILE (the request's over the catalog's 64)" % runtime)
             expect(t["id"] in rep["cgroup"], "%s: the agent's cgroups do not name its task: %r" % (runtime, rep["cgroup"]))
+            # The task's group, the limits of the catalog and the request
+            # over them, told once the task has ended.
+            lim = c.call("limits.status", {"target": "task/" + t["id"]})
+            note("limits.status task/%s: %s" % (t["id"], short(lim, 800)))
+            expect_eq((lim["target"], lim["cgroup"] is not None), ("task/" + t["id"], True),
+                      "%s: limits.status of the task" % runtime)
+            expect_eq({k: (v["value"], v["enforced"]) for k, v in lim["limits"].items()}, {"open_files": (40, True)},
+                      "%s: the task's limits" % runtime)
+            expect(lim["usage"].get("cpu_usec", 1) > 0, "%s: the task's CPU time: %r" % (runtime, lim["usage"]))
             _, checked = attach_read(c, t["id"], "check/0")
             crep = json.loads(checked)
             expect_eq((crep["uid"], crep["cwd"]), (dirs.pw.pw_uid, dirs.workspace), "%s: the check's uid and cwd" % runtime)
@@ -638,6 +647,12 @@ def t_busy_queue():
             expect_eq((r["state"], r["position"]), ("queued", len(queued)), "task.run of %s" % n)
         b, x, d = (r["id"] for r in queued)
         expect_eq([show(c, i).get("position") for i in (a["id"], b, x, d)], [None, 1, 2, 3], "the positions")
+        # The running task's group holds its agent; a queued one has none.
+        lim = c.call("limits.status", {"target": "task/" + a["id"]})
+        expect(lim["cgroup"] is not None and lim["usage"].get("processes", 1) >= 1,
+               "limits.status of the running task: %r" % lim)
+        r = c.request("limits.status", {"target": "task/" + b})
+        expect_eq(r["error"]["code"] if not r["ok"] else None, "not_found", "limits.status of a queued task")
         expect_eq(c.call("task.cancel", {"id": x}), {}, "task.cancel of a queued task")
         rx = show(c, x)
         expect_eq((rx["state"], rx["started"], rx.get("position")), ("cancelled", None, None), "the cancelled queued task")

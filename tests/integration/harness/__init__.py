@@ -50,7 +50,7 @@ from .desktop import (
     xvnc_service,
 )
 from .images import Image, png_decode
-from .paths import BUILDDIR, CLI, DESKTOP, GATEWAY, SRCDIR, XEVLOG
+from .paths import BUILDDIR, CLI, DESKTOP, FORKBOMB, GATEWAY, SRCDIR, XEVLOG
 from .procs import (
     X11_DIR,
     Spawned,
@@ -89,5 +89,5 @@ from .runner import (
     short,
     track_closer,
 )
-from .sandbox import STATE_MARK, Sandbox, host_pid, minimal_config
+from .sandbox import STATE_MARK, Sandbox, host_pid, minimal_config, v1_only_why
 from .streams import EventStream, event_kinds, expect_contiguous, generate_events, pty_chunks, pty_read, read_to_eof

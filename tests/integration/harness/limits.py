@@ -116,6 +116,20 @@ def port_free(port):
         s.close()
 
 
+def in_berthd_mounts(sb, argv):
+    """Runs argv (as root) in berthd's mount namespace, which is its own
+    (a sandbox's unshare makes one, private): what it mounts is seen by
+    berthd and its children alone."""
+    subprocess.run(["nsenter", "-t", str(sb.berthd_pid()), "-m"] + list(argv), check=True,
+                   capture_output=True, timeout=30)
+
+
+def mounted_for_berthd(sb, path):
+    """Whether path is a mount point in berthd's mount namespace."""
+    with open("/proc/%d/mountinfo" % sb.berthd_pid()) as f:
+        return any(line.split()[4] == path for line in f)
+
+
 def statvfs_free(path):
     """Bytes free to an unprivileged user on path's filesystem."""
     st = os.statvfs(path)

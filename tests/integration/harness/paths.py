@@ -16,3 +16,5 @@ DESKTOP = os.path.join(BUILDDIR, "berth-desktop")
 XPAINT = os.path.join(BUILDDIR, "tests", "x11", "xpaint")
 XEVLOG = os.path.join(BUILDDIR, "tests", "x11", "xevlog")
 MINIMAL_CONF = os.path.join(SRCDIR, "images", "minimal", "berth.conf")
+# A program of the harness's own, run by the kill tests and bench/kill.sh.
+FORKBOMB = os.path.join(SRCDIR, "tests", "integration", "harness", "forkbomb.py")

@@ -28,6 +28,23 @@ def minimal_config():
         return f.read()
 
 
+# Where a hybrid host mounts its v2 hierarchy, beside the v1 ones.
+V2_HYBRID_MOUNT = "/sys/fs/cgroup/unified"
+
+
+def v1_only_why():
+    """Why berthd cannot be run with v1 alone here (Sandbox cgroup_v1),
+    or None: it needs root and a hybrid host, v2 at V2_HYBRID_MOUNT
+    beside a v1 freezer."""
+    if os.geteuid() != 0:
+        return "not root"
+    if not os.path.exists(os.path.join(V2_HYBRID_MOUNT, "cgroup.procs")):
+        return "no v2 hierarchy at %s (not a hybrid host)" % V2_HYBRID_MOUNT
+    if not os.path.exists("/sys/fs/cgroup/freezer/cgroup.procs"):
+        return "no v1 freezer hierarchy"
+    return None
+
+
 class Sandbox:
     """berthd as PID 1 of a new PID namespace, with a temporary state
     directory, token file and port of its own.
@@ -47,6 +64,9 @@ class Sandbox:
     offline: also in a new network namespace with only loopback, up: what
     runs in the sandbox reaches nothing beyond it (the gateway's port is
     then inside it too: wait is "socket", and netns() runs a program there).
+    cgroup_v1: the v2 hierarchy of a hybrid host unmounted in berthd's
+    mount namespace before it starts, so that it uses v1 alone (the v1
+    freezer kills and freezes); v1_only_why() says where it cannot.
     """
 
     def __init__(
@@ -61,6 +81,7 @@ class Sandbox:
         debug=False,
         pid1=True,
         offline=False,
+        cgroup_v1=False,
     ):
         self.dir = tempfile.mkdtemp(prefix="berth-it-")
         # Searchable, as the state directory's parent is in an install:
@@ -78,6 +99,7 @@ class Sandbox:
         self.debug = debug
         self.pid1 = pid1
         self.offline = offline
+        self.cgroup_v1 = cgroup_v1
         if offline and wait == "healthz":
             wait = "socket"
         self.clients = []
@@ -111,6 +133,9 @@ class Sandbox:
             # lo is down in a new network namespace; the shell brings it up
             # and execs berthd, which stays the namespace's PID 1.
             cmd += ["-n", "/bin/sh", "-c", 'ip link set lo up && exec "$0" "$@"']
+        if self.cgroup_v1:
+            # unshare's mount namespace is private: the host keeps its v2.
+            cmd += ["/bin/sh", "-c", 'umount -l %s && exec "$0" "$@"' % V2_HYBRID_MOUNT]
         cmd += [BERTHD, "--config", self.config_path]
         if self.listen:
             cmd += ["--listen", "127.0.0.1:%d" % self.port]
