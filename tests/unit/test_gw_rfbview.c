@@ -4,6 +4,7 @@
  * the bytes are cut; what cannot be framed, breaks a limit, or speaks
  * out of turn closes the stream. */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
