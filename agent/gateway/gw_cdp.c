@@ -304,7 +304,7 @@ gw_cdp_request(struct gw_cdp *c)
 
 	/* Bearer only: a browser would send a cookie of this host to this
 	 * port too, whatever page made it connect. */
-	reason = gw_check_presented_grant(
+	reason = gw_check_presented(
 	    GW_CHECK_CDP_RELAY, c->req.authz, c->req.authzlen, c->peer, &who);
 	c->req.authz = NULL;
 	if (reason != NULL && strcmp(reason, GW_AUTH_UNAVAILABLE) == 0) {

@@ -254,15 +254,9 @@ gw_check_grant(const char *door, const char *cred, size_t len, const char *key,
 	return (enum gw_check_result)r;
 }
 
-enum gw_check_result
-gw_check(const char *door, const char *cred, size_t len, const char *peer)
-{
-	return gw_check_grant(door, cred, len, NULL, peer, NULL);
-}
-
 const char *
-gw_check_token_grant(const char *door, const char *p, size_t len,
-    const char *peer, struct gw_check_answer *out)
+gw_check_token(const char *door, const char *p, size_t len, const char *peer,
+    struct gw_check_answer *out)
 {
 	if (out != NULL)
 		memset(out, 0, sizeof *out);
@@ -276,13 +270,7 @@ gw_check_token_grant(const char *door, const char *p, size_t len,
 }
 
 const char *
-gw_check_token(const char *door, const char *p, size_t len, const char *peer)
-{
-	return gw_check_token_grant(door, p, len, peer, NULL);
-}
-
-const char *
-gw_check_presented_grant(const char *door, const char *authz, size_t alen,
+gw_check_presented(const char *door, const char *authz, size_t alen,
     const char *peer, struct gw_check_answer *out)
 {
 	const char *cred, *reason;
@@ -292,14 +280,7 @@ gw_check_presented_grant(const char *door, const char *authz, size_t alen,
 		memset(out, 0, sizeof *out);
 	if (gw_auth_presented(authz, alen, &cred, &len, &reason) < 0)
 		return reason;
-	return gw_check_token_grant(door, cred, len, peer, out);
-}
-
-const char *
-gw_check_presented(
-    const char *door, const char *authz, size_t alen, const char *peer)
-{
-	return gw_check_presented_grant(door, authz, alen, peer, NULL);
+	return gw_check_token(door, cred, len, peer, out);
 }
 
 int
@@ -316,8 +297,7 @@ gw_check_header(
 }
 
 const char *
-gw_check_request_grant(
-    struct lws *wsi, const char *door, struct gw_check_answer *out)
+gw_check_request(struct lws *wsi, const char *door, struct gw_check_answer *out)
 {
 	char authz[TOKENFILE_MAX + 64], peer[GATEWAY_PEER_MAX];
 	const char *reason;
@@ -331,17 +311,10 @@ gw_check_request_grant(
 	if (alen == -2)
 		reason = "malformed";
 	else
-		reason =
-		    gw_check_presented_grant(door, alen >= 0 ? authz : NULL,
-		        alen >= 0 ? (size_t)alen : 0, peer, out);
+		reason = gw_check_presented(door, alen >= 0 ? authz : NULL,
+		    alen >= 0 ? (size_t)alen : 0, peer, out);
 	explicit_bzero(authz, sizeof authz);
 	return reason;
-}
-
-const char *
-gw_check_request(struct lws *wsi, const char *door)
-{
-	return gw_check_request_grant(wsi, door, NULL);
 }
 
 int

@@ -65,29 +65,21 @@ struct gw_check_answer {
  */
 enum gw_check_result gw_check_grant(const char *door, const char *cred,
     size_t len, const char *key, const char *peer, struct gw_check_answer *out);
-/* The same without a key or the answer. */
-enum gw_check_result gw_check(
-    const char *door, const char *cred, size_t len, const char *peer);
 /*
  * Whether authz (gw_auth_presented) carries what opens door for peer:
  * NULL if it does, else the reason the refusal is journaled with:
  * "missing", "malformed", "invalid" (never the credential), or
- * GW_AUTH_UNAVAILABLE. The _grant forms fill out (may be NULL) as
- * gw_check_grant does.
+ * GW_AUTH_UNAVAILABLE. Each fills out (may be NULL) as gw_check_grant
+ * does.
  */
-const char *gw_check_presented(
-    const char *door, const char *authz, size_t alen, const char *peer);
-const char *gw_check_presented_grant(const char *door, const char *authz,
-    size_t alen, const char *peer, struct gw_check_answer *out);
+const char *gw_check_presented(const char *door, const char *authz, size_t alen,
+    const char *peer, struct gw_check_answer *out);
 /* A credential presented alone (len bytes at p, blanks around allowed),
  * as in /novnc/?token=: NULL if it opens door, else why not. */
-const char *gw_check_token(
-    const char *door, const char *p, size_t len, const char *peer);
-const char *gw_check_token_grant(const char *door, const char *p, size_t len,
+const char *gw_check_token(const char *door, const char *p, size_t len,
     const char *peer, struct gw_check_answer *out);
 /* The same for a request lws has parsed: its Authorization header. */
-const char *gw_check_request(struct lws *wsi, const char *door);
-const char *gw_check_request_grant(
+const char *gw_check_request(
     struct lws *wsi, const char *door, struct gw_check_answer *out);
 
 /*

@@ -374,11 +374,12 @@ gw_http_pty_auth(struct lws *wsi)
 	int n;
 
 	if (lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_AUTHORIZATION) > 0)
-		return gw_check_request(wsi, GW_CHECK_PTY);
+		return gw_check_request(wsi, GW_CHECK_PTY, NULL);
 	n = gw_http_pty_credential(wsi, cred, sizeof cred);
 	gateway_peer(wsi, peer, sizeof peer);
-	reason = n < 0 ? "missing"
-	               : gw_check_token(GW_CHECK_PTY, cred, (size_t)n, peer);
+	reason = n < 0
+	    ? "missing"
+	    : gw_check_token(GW_CHECK_PTY, cred, (size_t)n, peer, NULL);
 	explicit_bzero(cred, sizeof cred);
 	return reason;
 }
@@ -414,7 +415,7 @@ gw_http_novnc_auth(struct lws *wsi, int upgrade, struct gw_check_answer *who)
 	int jlen;
 
 	if (lws_hdr_total_length(wsi, WSI_TOKEN_HTTP_AUTHORIZATION) > 0)
-		return gw_check_request_grant(wsi, GW_CHECK_NOVNC, who);
+		return gw_check_request(wsi, GW_CHECK_NOVNC, who);
 	jlen = gw_check_header(wsi, WSI_TOKEN_HTTP_COOKIE, jar, sizeof jar);
 	if (jlen == -2) {
 		memset(who, 0, sizeof *who);
@@ -503,8 +504,8 @@ gw_http_novnc_index(struct lws *wsi)
 		    "to the page\n", 12, hdrs, 1);
 	}
 	gateway_peer(wsi, peer, sizeof peer);
-	reason = gw_check_token_grant(
-	    GW_CHECK_NOVNC, value, strlen(value), peer, &who);
+	reason =
+	    gw_check_token(GW_CHECK_NOVNC, value, strlen(value), peer, &who);
 	explicit_bzero(arg, sizeof arg);
 	if (reason != NULL)
 		return gw_http_unauthorized(wsi, reason);
@@ -719,7 +720,7 @@ gw_http_confirm_upgrade(struct lws *wsi, const char *upgrade)
 			    "bad_request",
 			    "the subprotocol must be " GATEWAY_SUBPROTOCOL,
 			    NULL, NULL);
-		reason = gw_check_request(wsi, GW_CHECK_V1);
+		reason = gw_check_request(wsi, GW_CHECK_V1, NULL);
 		break;
 	case GW_HTTP_PTY:
 		if (!gw_http_subprotocol_ok(wsi))
@@ -741,7 +742,7 @@ gw_http_confirm_upgrade(struct lws *wsi, const char *upgrade)
 			    NULL);
 		reason = route == GW_HTTP_NOVNC_WS
 		    ? gw_http_novnc_auth(wsi, 1, who)
-		    : gw_check_request_grant(wsi, GW_CHECK_CDP, who);
+		    : gw_check_request(wsi, GW_CHECK_CDP, who);
 		if (reason == NULL)
 			gw_http_admitted.wsi = wsi;
 		break;

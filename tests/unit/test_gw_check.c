@@ -181,7 +181,8 @@ START_TEST(test_master)
 	ck_assert_uint_eq(a.expires_at_ms, 0);
 	ck_assert_int_eq(asked_has_key, 0);
 	ck_assert_str_eq(asked_door, GW_CHECK_NOVNC);
-	ck_assert_int_eq(gw_check(GW_CHECK_V1, "tok", 3, "p"), GW_CHECK_OK);
+	ck_assert_int_eq(gw_check_grant(GW_CHECK_V1, "tok", 3, NULL, "p", NULL),
+	    GW_CHECK_OK);
 }
 END_TEST
 
@@ -228,7 +229,8 @@ START_TEST(test_refused)
 	    GW_CHECK_REFUSED);
 	ck_assert_str_eq(a.grant, "");
 	ck_assert_str_eq(a.scope, "");
-	ck_assert_ptr_nonnull(gw_check_token(GW_CHECK_NOVNC, "tok", 3, "p"));
+	ck_assert_ptr_nonnull(
+	    gw_check_token(GW_CHECK_NOVNC, "tok", 3, "p", NULL));
 }
 END_TEST
 
