@@ -19,7 +19,8 @@
 #include "runtime.h"
 #include "xmalloc.h"
 
-/* A grant and the timer that ends it. */
+/* A grant and the timer that ends it; allocated once, so that the
+ * timer's argument stays the node's address for its life. */
 struct grant_live {
 	struct grantrec r;
 	struct event *timer;
@@ -27,15 +28,13 @@ struct grant_live {
 
 static struct event_base *grant_base;
 static const struct config *grant_cfg;
-static struct grant_live grant_v[GRANTREC_MAX];
+static struct grant_live *grant_v[GRANTREC_MAX]; /* oldest first */
 static size_t grant_n;
 static int grant_dirfd = -1;
 
 #define GRANT_FILE "grants"
 /* The longest URL a grant's answer carries. */
 #define GRANT_URL_MAX (CONFIG_MAX_URL + CONFIG_MAX_DOMAIN + 160)
-
-static void grant_arm(struct grant_live *g);
 
 /* Writes every grant to the file; -1 with errno if it could not be. */
 static int
@@ -47,7 +46,7 @@ grant_save(void)
 	int rc;
 
 	for (i = 0; i < grant_n; i++)
-		r[i] = grant_v[i].r;
+		r[i] = grant_v[i]->r;
 	grantrec_encode(r, grant_n, &buf, &len);
 	explicit_bzero(r, (grant_n + 1) * sizeof *r);
 	free(r);
@@ -81,40 +80,49 @@ grant_event(const char *kind, const struct grantrec *r)
 	events_commit();
 }
 
-/* Takes grant i out of the list (its timer freed, its secrets wiped). */
+/* Takes g out of the list and frees it, its secrets wiped. */
 static void
-grant_drop(size_t i)
+grant_drop(struct grant_live *g)
 {
-	if (grant_v[i].timer != NULL)
-		event_free(grant_v[i].timer);
-	explicit_bzero(&grant_v[i], sizeof grant_v[i]);
-	if (i + 1 < grant_n) {
-		memmove(&grant_v[i], &grant_v[i + 1],
-		    (grant_n - i - 1) * sizeof grant_v[0]);
-		/* The timers' argument is the slot: they move with it. */
-		for (; i + 1 < grant_n; i++)
-			if (grant_v[i].timer != NULL)
-				grant_arm(&grant_v[i]);
-	}
-	grant_n--;
-	explicit_bzero(&grant_v[grant_n], sizeof grant_v[0]);
+	size_t i;
+
+	for (i = 0; grant_v[i] != g; i++)
+		;
+	memmove(&grant_v[i], &grant_v[i + 1],
+	    (grant_n - i - 1) * sizeof grant_v[0]);
+	grant_v[--grant_n] = NULL;
+	event_free(g->timer);
+	explicit_bzero(g, sizeof *g);
+	free(g);
 }
 
-/* Ends grant i for kind (revoked or expired): journaled, dropped, and
- * the file written. */
+/* Ends g for kind (revoked or expired): dropped, what it opened closed,
+ * the file written, journaled. */
 static void
-grant_end(size_t i, const char *kind)
+grant_end(struct grant_live *g, const char *kind)
 {
-	struct grantrec r = grant_v[i].r;
+	struct grantrec r = g->r;
 
 	log_info("grant %s (%s) %s", r.id, r.label,
 	    strcmp(kind, EV_GRANT_EXPIRED) == 0 ? "expired" : "revoked");
-	grant_drop(i);
+	grant_drop(g);
 	server_close_grant(r.id);
 	if (grant_save() < 0)
 		log_warn("grants: cannot write the file: %s", strerror(errno));
 	grant_event(kind, &r);
 	explicit_bzero(&r, sizeof r);
+}
+
+/* Arms g's timer at its expiry, by the wall clock it is kept in; the
+ * callback arms it again should the clock have been set back. */
+static void
+grant_arm(struct grant_live *g)
+{
+	uint64_t now = proto_now_ms();
+	struct timeval tv =
+	    clock_tv(g->r.expires_at > now ? g->r.expires_at - now : 0);
+
+	evtimer_add(g->timer, &tv);
 }
 
 static void
@@ -127,24 +135,21 @@ grant_timer_cb(evutil_socket_t fd, short what, void *arg)
 	if (proto_now_ms() < g->r.expires_at)
 		grant_arm(g);
 	else
-		grant_end((size_t)(g - grant_v), EV_GRANT_EXPIRED);
+		grant_end(g, EV_GRANT_EXPIRED);
 }
 
-/* (Re)arms g's timer at its expiry, by the wall clock it is kept in;
- * the callback arms it again should the clock have been set back. */
-static void
-grant_arm(struct grant_live *g)
+/* Puts r at the list's end, its timer made, not armed. */
+static struct grant_live *
+grant_add(const struct grantrec *r)
 {
-	uint64_t now = proto_now_ms();
-	struct timeval tv =
-	    clock_tv(g->r.expires_at > now ? g->r.expires_at - now : 0);
+	struct grant_live *g = xcalloc(1, sizeof *g);
 
-	if (g->timer != NULL)
-		event_free(g->timer);
+	g->r = *r;
 	g->timer = evtimer_new(grant_base, grant_timer_cb, g);
 	if (g->timer == NULL)
 		log_fatal("grants: cannot make a timer");
-	evtimer_add(g->timer, &tv);
+	grant_v[grant_n++] = g;
+	return g;
 }
 
 /* Reads the file into r[n]: 0 (none if it is missing), or -1 if it is
@@ -191,8 +196,8 @@ grant_find(const char *id)
 	size_t i;
 
 	for (i = 0; i < grant_n; i++)
-		if (strcmp(grant_v[i].r.id, id) == 0)
-			return &grant_v[i];
+		if (strcmp(grant_v[i]->r.id, id) == 0)
+			return grant_v[i];
 	return NULL;
 }
 
@@ -222,8 +227,7 @@ grant_init(struct event_base *base, const struct config *cfg)
 		} else if (grant_find(r[i].id) != NULL)
 			changed = true;
 		else {
-			grant_v[grant_n].r = r[i];
-			grant_arm(&grant_v[grant_n++]);
+			grant_arm(grant_add(&r[i]));
 		}
 	}
 	if (r != NULL)
@@ -238,11 +242,8 @@ grant_init(struct event_base *base, const struct config *cfg)
 void
 grant_shutdown(void)
 {
-	while (grant_n > 0) {
-		event_free(grant_v[grant_n - 1].timer);
-		grant_v[grant_n - 1].timer = NULL;
-		explicit_bzero(&grant_v[--grant_n], sizeof grant_v[0]);
-	}
+	while (grant_n > 0)
+		grant_drop(grant_v[grant_n - 1]);
 	if (grant_dirfd >= 0)
 		close(grant_dirfd);
 	grant_dirfd = -1;
@@ -472,12 +473,11 @@ grant_op_create(struct server_conn *c, const struct proto_msg *m)
 	rand_hex(r.token, GRANTREC_TOKEN_LEN / 2);
 	if (r.scope.kind == GRANTREC_PREVIEW && !r.public_)
 		rand_hex(r.code, GRANTREC_TOKEN_LEN / 2);
-	g = &grant_v[grant_n++];
-	g->r = r;
+	g = grant_add(&r);
 	if (grant_save() < 0) {
 		server_reply_error(c, m->id, PROTO_E_IO,
 		    "cannot keep the grant: %s", strerror(errno));
-		grant_drop(grant_n - 1);
+		grant_drop(g);
 		grant_save();
 		explicit_bzero(&r, sizeof r);
 		return;
@@ -500,7 +500,7 @@ grant_op_list(struct server_conn *c, const struct proto_msg *m)
 	msgpack_pack_array(pk, (uint32_t)grant_n);
 	for (i = 0; i < grant_n; i++) {
 		msgpack_pack_map(pk, GRANTREC_PACK_KEYS);
-		grantrec_pack_keys(pk, &grant_v[i].r);
+		grantrec_pack_keys(pk, &grant_v[i]->r);
 	}
 	server_reply_end(c);
 }
@@ -521,7 +521,7 @@ grant_op_revoke(struct server_conn *c, const struct proto_msg *m)
 		    "no grant \"%s\" (it may have expired)", id);
 		return;
 	}
-	grant_end((size_t)(g - grant_v), EV_GRANT_REVOKED);
+	grant_end(g, EV_GRANT_REVOKED);
 	server_reply_empty(c, m->id);
 }
 
@@ -597,7 +597,7 @@ grant_check(enum token_door door, const char *cred, size_t len, const char *key,
 		return false;
 	/* Every grant is compared, whichever matches. */
 	for (i = 0; i < grant_n; i++) {
-		const struct grantrec *r = &grant_v[i].r;
+		const struct grantrec *r = &grant_v[i]->r;
 
 		if (keyed)
 			ok = token_same(
@@ -609,7 +609,7 @@ grant_check(enum token_door door, const char *cred, size_t len, const char *key,
 			ok = len > 0 &&
 			    token_same(cred, len, r->token, GRANTREC_TOKEN_LEN);
 		if (ok && hit == NULL)
-			hit = &grant_v[i];
+			hit = grant_v[i];
 	}
 	if (hit == NULL || hit->r.expires_at <= now ||
 	    !grant_door_fits(door, &hit->r.scope))
