@@ -9,6 +9,7 @@ grants kept across a restart of berthd, one that expired meanwhile
 journaled then; and no token in an event, a list, the journal or the
 log."""
 
+import base64
 import os
 import sys
 import time
@@ -35,6 +36,23 @@ command = /bin/sh
 workspace = /tmp
 user = nobody
 server = -c 'exec sleep 1000 {port}'
+
+[runtime pw]
+command = /bin/sh
+workspace = /tmp
+user = nobody
+server = -c 'exec sleep 1000 {port}'
+server_password_env = PW
+server_ready_timeout_ms = 120000
+
+[runtime pwu]
+command = /bin/sh
+workspace = /tmp
+user = nobody
+server = -c 'exec sleep 1000 {port}'
+server_password_env = PW
+server_user = opencode
+server_ready_timeout_ms = 120000
 
 [runtime tui]
 command = /bin/sh
@@ -304,6 +322,24 @@ def t_restart():
         expect_eq(sb.ws().call("grant.list")["grants"], [], "a bad file keeps no grant")
         expect(os.path.exists(os.path.join(sb.state_dir, "grants.bad")), "the bad file is set aside")
         expect_in("set aside", sb.log(), "the log says why")
+
+
+@case("a runtime grant's answer is its server's port and the Basic credential of its password, "
+      "for the runtime's name or its server_user; none once the server stops")
+def t_runtime_auth():
+    with Sandbox(extra=grants_config(free_port())) as sb:
+        ws = sb.ws()
+        c = sb.unix()
+        for name, user in (("pw", "pw"), ("pwu", "opencode")):
+            g = ws.call("grant.create", {"scope": "runtime:" + name})
+            st = ws.call("runtime.start", {"name": name, "mode": "server"})
+            got = check(c, "runtime", "", g["token"])
+            want = "Basic " + base64.b64encode(("%s:%s" % (user, st["password"])).encode()).decode()
+            expect_eq((got["port"], got["authorization"]), (st["port"], want), "runtime %s's answer" % name)
+            ws.call("runtime.stop", {"name": name}, timeout=30)
+            got = check(c, "runtime", "", g["token"])
+            expect_eq((got["port"], got["authorization"]), (0, ""), "runtime %s stopped" % name)
+            expect(st["password"].encode() not in sb.journal_bytes(), "the password is in the journal")
 
 
 def pty_client(sb, pty, token, query=False):
