@@ -65,17 +65,38 @@ ops_gateway_may(enum catalog_op_id id)
 	}
 }
 
+/* What a connection a pty grant attached may call: the one session,
+ * watched, and written to if the grant says so; m, unless NULL (the
+ * capabilities hello lists), must name that session. */
+static bool
+ops_grant_may(const struct server_conn *c, enum catalog_op_id id,
+    const struct proto_msg *m)
+{
+	char pty[sizeof c->grant_pty + 1];
+
+	switch (id) {
+	case CATALOG_OP_HELLO:
+	case CATALOG_OP_PING: return true;
+	case CATALOG_OP_PTY_INPUT:
+	case CATALOG_OP_PTY_RESIZE:
+		if (!c->grant_write)
+			return false;
+		/* FALLTHROUGH */
+	case CATALOG_OP_PTY_ATTACH:
+	case CATALOG_OP_PTY_DETACH:
+		return m == NULL ||
+		    (proto_arg_str(m->args, "id", pty, sizeof pty) == 1 &&
+		        strcmp(pty, c->grant_pty) == 0);
+	default: return false;
+	}
+}
+
 /* Whether c may call op id. */
 static bool
 ops_may(const struct server_conn *c, enum catalog_op_id id)
 {
 	if (c->grant[0] != '\0')
-		return id == CATALOG_OP_HELLO || id == CATALOG_OP_PING ||
-		    id == CATALOG_OP_PTY_ATTACH ||
-		    id == CATALOG_OP_PTY_DETACH ||
-		    (c->grant_write &&
-		        (id == CATALOG_OP_PTY_INPUT ||
-		            id == CATALOG_OP_PTY_RESIZE));
+		return ops_grant_may(c, id, NULL);
 	if (c->gateway && !c->remote)
 		return ops_gateway_may(id);
 	return !c->remote || catalog_ops[id].access == CATALOG_ANY;
@@ -626,30 +647,6 @@ ops_desktop_may(enum catalog_op_id id)
 	case CATALOG_OP_DESKTOP_EMIT:
 	case CATALOG_OP_CHECK_REPORT:
 	case CATALOG_OP_ARTIFACT_PUBLISH: return true;
-	default: return false;
-	}
-}
-
-/* What a connection a pty grant attached may call: the one session,
- * watched, and written to if the grant says so. */
-static bool
-ops_grant_may(const struct server_conn *c, enum catalog_op_id id,
-    const struct proto_msg *m)
-{
-	char pty[sizeof c->grant_pty + 1];
-
-	switch (id) {
-	case CATALOG_OP_HELLO:
-	case CATALOG_OP_PING: return true;
-	case CATALOG_OP_PTY_INPUT:
-	case CATALOG_OP_PTY_RESIZE:
-		if (!c->grant_write)
-			return false;
-		/* FALLTHROUGH */
-	case CATALOG_OP_PTY_ATTACH:
-	case CATALOG_OP_PTY_DETACH:
-		return proto_arg_str(m->args, "id", pty, sizeof pty) == 1 &&
-		    strcmp(pty, c->grant_pty) == 0;
 	default: return false;
 	}
 }
