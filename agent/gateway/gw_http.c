@@ -361,7 +361,8 @@ gw_http_pty_credential(struct lws *wsi, char *buf, size_t size)
 		return -1;
 	n = strlen(value);
 	memmove(buf, value, n + 1);
-	return n > 0 && n + 7 < size ? (int)n : -1;
+	/* Cut short by lws, the value is no credential. */
+	return n > 0 && n + sizeof "token=" < size ? (int)n : -1;
 }
 
 /* A terminal session's door: NULL if its credential opens it, else the
