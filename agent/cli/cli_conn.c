@@ -948,6 +948,12 @@ cli_conn_open_ws(const char *url, const char *token, int timeout_ms,
 	    conn, status, deadline, timeout_ms, connp, cause);
 }
 
+const struct proto_msg *
+cli_conn_last(const struct cli_conn *conn)
+{
+	return &conn->curmsg;
+}
+
 int
 cli_conn_call(struct cli_conn *conn, const char *op, cli_conn_pack_cb pack,
     void *ctx, int timeout_ms, const struct proto_msg **respp, char **cause)

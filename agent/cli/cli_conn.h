@@ -42,6 +42,9 @@ int cli_conn_open_unix(
 int cli_conn_open_ws(const char *url, const char *token, int timeout_ms,
     struct cli_conn **connp, char **cause);
 void cli_conn_close(struct cli_conn *conn);
+/* The last message received, owned by conn until its next call: right
+ * after an open, hello's answer (its labels, its capabilities). */
+const struct proto_msg *cli_conn_last(const struct cli_conn *conn);
 /* Closes the connection *connp holds (if any), which then holds none:
  * NULL. */
 void cli_conn_forget(struct cli_conn **connp);
