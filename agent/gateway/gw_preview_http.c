@@ -20,7 +20,7 @@ struct gw_preview_req_scan {
 	int codings;
 	int upgrades;
 	int conn_upgrade; /* Connection lists "upgrade" */
-	int cookies;      /* berth_preview pairs seen */
+	int cookies;      /* berth_grant pairs seen */
 };
 
 struct gw_preview_resp_scan {

@@ -19,7 +19,7 @@
 #define GW_PREVIEW_CODE_MAX 40
 /* The cookie a private preview's link is exchanged for, and the query
  * parameter that carries the link's code. */
-#define GW_PREVIEW_COOKIE "berth_preview"
+#define GW_PREVIEW_COOKIE "berth_grant"
 #define GW_PREVIEW_LINK "berth_link"
 
 enum gw_preview_door {
@@ -52,7 +52,7 @@ struct gw_preview_request {
 	size_t prefixlen; /* by path: the target's first bytes the app does
 	                     not get ("/preview/KEY") */
 	char code[GW_PREVIEW_CODE_MAX + 1];  /* berth_link's, or "" */
-	char cookie[GW_PREVIEW_KEY_MAX + 1]; /* berth_preview's, or "" */
+	char cookie[GW_PREVIEW_KEY_MAX + 1]; /* berth_grant's, or "" */
 	int cookie_bad;                      /* one that is no token */
 	enum gw_preview_body body;
 	uint64_t bodylen;

@@ -215,11 +215,11 @@ def t_private_path():
         code = g["url"].rsplit("=", 1)[1]
         loc, cookie = redeem(pport, path.replace("?", "?x=1&") + "&y=2")
         expect_eq(loc, "/preview/%s/?x=1&y=2" % g["id"], "the redirect drops berth_link alone")
-        expect_eq(cookie, "berth_preview=%s; Path=/preview/%s/; HttpOnly; SameSite=Lax" % (g["token"], g["id"]),
+        expect_eq(cookie, "berth_grant=%s; Path=/preview/%s/; HttpOnly; SameSite=Lax" % (g["token"], g["id"]),
                   "the cookie")
         c = conn(pport)
         st, hdrs, body = get(c, "/preview/%s/echo?q=1" % g["id"],
-                             {"Cookie": "a=1; berth_preview=%s; b=2" % g["token"], "Authorization": "Basic eDp5"})
+                             {"Cookie": "a=1; berth_grant=%s; b=2" % g["token"], "Authorization": "Basic eDp5"})
         expect_eq(st, 200, "the cookie admits")
         got = json.loads(body)
         expect_eq(got["path"], "/echo?q=1", "the app's path, without the prefix")
@@ -238,7 +238,7 @@ def t_private_path():
         st, _, page = get(conn(pport), path)
         expect_eq(st, 401, "the link a second time")
         expect_in(b"<html", page, "a short page")
-        st, _, _ = get(conn(pport), "/preview/%s/echo" % g["id"], {"Cookie": "berth_preview=" + "0" * 40})
+        st, _, _ = get(conn(pport), "/preview/%s/echo" % g["id"], {"Cookie": "berth_grant=" + "0" * 40})
         expect_eq(st, 401, "a made-up cookie")
 
 
@@ -262,8 +262,8 @@ def t_host_and_public():
         host = "%d-%s.%s" % (aport, priv["id"], DOMAIN)
         loc, cookie = redeem(pport, "/?berth_link=" + priv["url"][-40:], host)
         expect_eq(loc, "/", "the redirect by host")
-        expect_eq(cookie, "berth_preview=%s; Path=/; HttpOnly; SameSite=Lax" % priv["token"], "a host-only cookie")
-        st, _, _ = get(conn(pport), "/echo", {"Host": host, "Cookie": "berth_preview=" + priv["token"]})
+        expect_eq(cookie, "berth_grant=%s; Path=/; HttpOnly; SameSite=Lax" % priv["token"], "a host-only cookie")
+        st, _, _ = get(conn(pport), "/echo", {"Host": host, "Cookie": "berth_grant=" + priv["token"]})
         expect_eq(st, 200, "the cookie by host")
         st, _, _ = get(conn(pport), "/echo", {"Host": host})
         expect_eq(st, 401, "by host without the cookie")
@@ -477,7 +477,7 @@ def t_refused():
             st, _, _ = get(conn(pport), "/preview/%s/" % key)
             expect_eq(st, 401, "a desktop:view grant at the preview door")
         st, _, _ = get(conn(pport), "/preview/%s/" % view["id"],
-                       {"Authorization": "Bearer " + sb.token, "Cookie": "berth_preview=" + view["token"]})
+                       {"Authorization": "Bearer " + sb.token, "Cookie": "berth_grant=" + view["token"]})
         expect_eq(st, 401, "the master token and a desktop grant's token as the cookie")
         st, _, _ = get(conn(pport), "/runtime/%s/" % pub["token"])
         expect_eq(st, 401, "a preview's token at the runtime door")
