@@ -26,6 +26,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from harness import Sandbox, case, expect, expect_eq, expect_in, note, proc_status, pyfile, run, wait_for  # noqa: E402
 from harness.procs import free_port  # noqa: E402
+from harness.runtimes import OPENCODE, AgentDirs, need_program, runtime_sections, start_ready  # noqa: E402
 
 import websockets  # noqa: E402
 
@@ -137,11 +138,13 @@ server_ready_timeout_ms = 60000
 """
 
 
-def config(pport, domain=None, extra=""):
+def config(pport, domain=None, extra="", runtimes=None):
     text = "[gateway]\npreview_listen = 127.0.0.1:%d\n%s" % (pport, extra)
     if domain is not None:
         text += "preview_domain = %s\n" % domain
-    return text + "\n" + RUNTIME % (PY, pyfile(APP, "runtime_app.py"))
+    if runtimes is None:
+        runtimes = RUNTIME % (PY, pyfile(APP, "runtime_app.py"))
+    return text + "\n" + runtimes
 
 
 def start_app(sb, body, port, name="app.py"):
@@ -461,6 +464,40 @@ def t_runtime():
         code, _, page = get(conn(pport), "/runtime/%s/session" % g["token"])
         expect_eq(code, 502, "a stopped runtime")
         expect_in(b"not running", page, "the page says so")
+
+
+@case("the real OpenCode server through /runtime/TOKEN/, as opencode attach reaches it (which keeps that "
+      "prefix in every request): its API and its event stream, the password sent for the client", 180)
+def t_opencode():
+    need_program(OPENCODE, "OpenCode")
+    pport, dirs = free_port(), AgentDirs()
+    with Sandbox(extra=config(pport, runtimes=runtime_sections(dirs))) as sb:
+        c = sb.ws()
+        g = c.call("grant.create", {"scope": "runtime:opencode"})
+        st = start_ready(c, "opencode", "server")
+        code, _, _ = get(conn(st["port"]), "/path")
+        expect_eq(code, 401, "the server without its password")
+        base = "/runtime/%s" % g["token"]
+        h = conn(pport)
+        for path in ("/path", "/config/providers", "/project/current", "/session"):
+            code, _, body = get(h, base + path)
+            expect_eq(code, 200, "GET %s through the proxy: %r" % (path, body[:200]))
+            json.loads(body)
+        code, _, body = get(h, base + "/session", method="POST", body=b"{}",
+                            headers={"Content-Type": "application/json"})
+        expect_eq(code, 200, "a session made through the proxy: %r" % body[:200])
+        s = socket.create_connection(("127.0.0.1", pport), 10)
+        s.sendall(b"GET %s/event HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n" % base.encode())
+        got = b""
+        while b"\n\n" not in got.split(b"\r\n\r\n", 1)[-1] or b"\r\n\r\n" not in got:
+            d = s.recv(65536)
+            if not d:
+                break
+            got += d
+        s.close()
+        expect_eq(status_of(got), 200, "the event stream")
+        expect_in(b"data:", got, "an event came through")
+        c.call("runtime.stop", {"name": "opencode"}, timeout=30)
 
 
 @case("what opens another door does not open a preview, nor a preview's token another door; malformed and "
