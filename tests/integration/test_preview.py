@@ -24,7 +24,19 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from harness import Sandbox, case, expect, expect_eq, expect_in, note, proc_status, pyfile, run, wait_for  # noqa: E402
+from harness import (  # noqa: E402
+    Sandbox,
+    case,
+    expect,
+    expect_eq,
+    expect_in,
+    note,
+    proc_status,
+    pyfile,
+    read_to_eof,
+    run,
+    wait_for,
+)
 from harness.procs import free_port  # noqa: E402
 from harness.runtimes import OPENCODE, AgentDirs, need_program, runtime_sections, start_ready  # noqa: E402
 
@@ -533,6 +545,58 @@ def t_refused():
             expect_eq(status_of(got), want, "the answer to %r" % data[:60])
         st, _, _ = get(conn(pport), "/preview/%s/" % pub["token"])
         expect_eq(st, 200, "the proxy still serves")
+
+
+# What the agent user tries at the preview door with what it can know: a
+# grant's id (it is in the links and the lists), a link already used, the
+# id with a forged cookie, another port's host name, and its own app's
+# port with no grant at all. Each answer's status, by name, as JSON.
+ATTACK = r'''
+import json, socket, sys
+
+t = json.load(open(sys.argv[1]))
+
+
+def status(path, headers=""):
+    s = socket.create_connection(("127.0.0.1", t["pport"]), 10)
+    s.sendall(("GET %s HTTP/1.1\r\nHost: x\r\n%s\r\n" % (path, headers)).encode())
+    got = s.recv(65536)
+    s.close()
+    return int(got.split(b" ", 2)[1]) if got.startswith(b"HTTP/1.1 ") else repr(got[:40])
+
+
+out = {
+    "the id alone": status("/preview/%s/" % t["id"]),
+    "the used link": status(t["link"]),
+    "a forged cookie": status("/preview/%s/" % t["id"], "Cookie: berth_grant=%s\r\n" % ("f" * 40)),
+    "the id as a token": status("/preview/%s/" % t["id"], "Cookie: berth_grant=%s\r\n" % t["id"]),
+    "the id at the runtime door": status("/runtime/%s/" % t["id"]),
+    "no key": status("/preview/"),
+}
+print(json.dumps(out))
+'''
+
+
+@case("the agent user, knowing a private preview's id and its used link, opens nothing at the preview door", 120)
+def t_attacker():
+    pport, aport = free_port(), free_port()
+    with Sandbox(extra=config(pport)) as sb:
+        start_app(sb, APP, aport)
+        c = sb.ws()
+        g = c.call("grant.create", {"scope": "preview:%d" % aport})
+        link = g["url"].split("%d" % pport, 1)[1]
+        redeem(pport, link)
+        targets = pyfile(json.dumps({"pport": pport, "id": g["id"], "link": link}), "targets.json")
+        p = c.call("proc.start", {"argv": [PY, pyfile(ATTACK, "attack.py"), targets], "user": "agent",
+                                  "attach": True})
+        streams = ["proc/%s/stdout" % p["id"], "proc/%s/stderr" % p["id"]]
+        got = read_to_eof(c, streams, timeout=60)
+        note("stderr: %r" % got[streams[1]][-800:])
+        out = json.loads(got[streams[0]])
+        for name, st in sorted(out.items()):
+            expect_eq(st, 404 if name == "no key" else 401, name)
+        st, _, _ = get(conn(pport), "/preview/%s/" % g["id"], {"Cookie": "berth_grant=" + g["token"]})
+        expect_eq(st, 200, "the cookie its holder got still works")
 
 
 if __name__ == "__main__":
