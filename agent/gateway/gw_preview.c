@@ -68,6 +68,7 @@ struct gw_preview {
 	int up_paused;
 	int upgrading; /* the last request asked for an upgrade */
 	int dying;     /* its grant ended: the client is being killed */
+	int shut;      /* FLUSH: all is sent, our side is shut */
 	/* The request being read or passed on. */
 	struct gw_preview_request req;
 	uint64_t req_left;
@@ -668,9 +669,13 @@ gw_preview_client_writeable(struct gw_preview *c)
 {
 	if (gw_buf_send(c->client, &c->to_client) < 0)
 		return -1;
-	if (c->state == GW_PREVIEW_FLUSH && c->to_client.len == 0) {
+	if (c->state == GW_PREVIEW_FLUSH && c->to_client.len == 0 && !c->shut) {
+		/* What the client still sends is read and dropped until it
+		 * closes (or 2 s), so that closing with unread bytes does not
+		 * reset the connection under the answer. */
 		shutdown(lws_get_socket_fd(c->client), SHUT_WR);
-		return -1;
+		c->shut = 1;
+		gw_preview_timeout(c, PENDING_TIMEOUT_USER_OK, 2);
 	}
 	gw_preview_flow(c);
 	return 0;
