@@ -536,24 +536,35 @@ gw_cdp_http_status_line(
 	return 0;
 }
 
+int
+gw_cdp_http_answer_line(unsigned lineno, const char *l, size_t n, int whole,
+    unsigned *status, char *err, size_t *namelen, const char **v, size_t *vlen)
+{
+	*namelen = 0;
+	if (lineno == 0)
+		return gw_cdp_http_status_line(l, n, whole, status, err);
+	if (gw_cdp_http_header_syntax(l, n, whole, namelen, status, err) < 0)
+		return -1;
+	if (!whole)
+		return 0;
+	gw_cdp_http_value(l, n, *namelen, v, vlen);
+	return 1;
+}
+
 static int
 gw_cdp_http_response_line_cb(
     void *arg, unsigned lineno, const char *l, size_t n, int whole)
 {
 	struct gw_cdp_http_resp_scan *s = arg;
 	struct gw_cdp_http_response *resp = s->resp;
-	size_t namelen = 0, vlen;
+	size_t namelen, vlen;
 	const char *v;
+	int r;
 
-	if (lineno == 0)
-		return gw_cdp_http_status_line(
-		    l, n, whole, &resp->status, resp->err);
-	if (gw_cdp_http_header_syntax(
-	        l, n, whole, &namelen, &resp->status, resp->err) < 0)
-		return -1;
-	if (!whole)
-		return 0;
-	gw_cdp_http_value(l, n, namelen, &v, &vlen);
+	r = gw_cdp_http_answer_line(
+	    lineno, l, n, whole, &resp->status, resp->err, &namelen, &v, &vlen);
+	if (r <= 0)
+		return r;
 	if (gw_cdp_http_named(l, namelen, "content-length")) {
 		if (gw_cdp_http_length(v, vlen, &s->lengths, &resp->bodylen,
 		        502, &resp->status, resp->err) < 0)

@@ -143,6 +143,14 @@ int gw_cdp_http_request_line(const char *l, size_t n, int whole,
  * are 502 (the line comes from a server). */
 int gw_cdp_http_status_line(
     const char *l, size_t n, int whole, unsigned *status, char *err);
+/*
+ * One line of an answer's head, for a line callback: the status line, or
+ * a header line's syntax. 1 with the header's name length and value when
+ * it is a whole header line to look at, 0 if there is nothing more to do
+ * with it, -1 on an error.
+ */
+int gw_cdp_http_answer_line(unsigned lineno, const char *l, size_t n, int whole,
+    unsigned *status, char *err, size_t *namelen, const char **v, size_t *vlen);
 /* A header line's syntax: NAME ":" VALUE; *namelen once the colon is in. */
 int gw_cdp_http_header_syntax(const char *l, size_t n, int whole,
     size_t *namelen, unsigned *status, char *err);

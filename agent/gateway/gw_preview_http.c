@@ -555,18 +555,14 @@ gw_preview_http_response_line_cb(
 {
 	struct gw_preview_resp_scan *s = arg;
 	struct gw_preview_response *resp = s->resp;
-	size_t namelen = 0, vlen;
+	size_t namelen, vlen;
 	const char *v, *last;
+	int r;
 
-	if (lineno == 0)
-		return gw_cdp_http_status_line(
-		    l, n, whole, &resp->status, resp->err);
-	if (gw_cdp_http_header_syntax(
-	        l, n, whole, &namelen, &resp->status, resp->err) < 0)
-		return -1;
-	if (!whole)
-		return 0;
-	gw_cdp_http_value(l, n, namelen, &v, &vlen);
+	r = gw_cdp_http_answer_line(
+	    lineno, l, n, whole, &resp->status, resp->err, &namelen, &v, &vlen);
+	if (r <= 0)
+		return r;
 	if (gw_cdp_http_named(l, namelen, "content-length")) {
 		if (gw_cdp_http_length(v, vlen, &s->lengths, &resp->bodylen,
 		        502, &resp->status, resp->err) < 0)
