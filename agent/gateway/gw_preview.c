@@ -533,6 +533,15 @@ gw_preview_answered(struct gw_preview *c)
 	c->answer = GW_PREVIEW_ANSWER_HEAD;
 	if (c->owed_n == 0)
 		c->upgrading = 0;
+	/* The app said it closes now: the next request waits for a new
+	 * connection rather than go to one about to close under it, and
+	 * requests already sent on it will not be answered. */
+	if (c->resp.last && c->up != NULL && c->state != GW_PREVIEW_FLUSH) {
+		if (c->owed_n != 0)
+			gw_preview_finish(c);
+		else
+			gw_preview_forget_up(c);
+	}
 }
 
 /* The app's answer head is whole: on its way, and its body after. */

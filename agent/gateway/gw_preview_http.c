@@ -28,6 +28,8 @@ struct gw_preview_resp_scan {
 	int lengths;
 	int codings;
 	int chunked; /* the last transfer coding is chunked */
+	int close;   /* Connection lists close */
+	int keep;    /* ... keep-alive */
 };
 
 static int
@@ -567,6 +569,9 @@ gw_preview_http_response_line_cb(
 		if (gw_cdp_http_length(v, vlen, &s->lengths, &resp->bodylen,
 		        502, &resp->status, resp->err) < 0)
 			return -1;
+	} else if (gw_cdp_http_named(l, namelen, "connection")) {
+		s->close |= gw_cdp_http_has_token(v, vlen, "close");
+		s->keep |= gw_cdp_http_has_token(v, vlen, "keep-alive");
 	} else if (gw_cdp_http_named(l, namelen, "transfer-encoding")) {
 		s->codings++;
 		for (last = v + vlen; last > v && last[-1] != ','; last--)
@@ -622,6 +627,9 @@ gw_preview_http_response_parse(const char *buf, size_t len, int head,
 	if (r == GW_CDP_HTTP_OK &&
 	    gw_preview_http_response_done(&s, head, upgrade) < 0)
 		r = GW_CDP_HTTP_ERROR;
+	if (r == GW_CDP_HTTP_OK)
+		resp->last =
+		    s.close || (memcmp(buf, "HTTP/1.0", 8) == 0 && !s.keep);
 	if (r == GW_CDP_HTTP_ERROR)
 		resp->status = 502;
 	return r;

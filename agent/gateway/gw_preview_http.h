@@ -111,6 +111,8 @@ struct gw_preview_response {
 	uint64_t bodylen;
 	int interim; /* a 1xx other than an accepted upgrade: more follows */
 	int relay;   /* 101 to an upgrade: bytes flow both ways from here */
+	int last;    /* the app closes after it: Connection: close, or
+	                HTTP/1.0 without Connection: keep-alive */
 };
 
 /* Reads the answer's head at the start of buf[0..len) to a request that

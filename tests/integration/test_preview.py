@@ -204,7 +204,7 @@ def raw(pport, data, timeout=10):
 
 
 def status_of(resp):
-    return int(resp.split(b" ", 2)[1]) if resp.startswith(b"HTTP/1.1 ") else None
+    return int(resp.split(b" ", 2)[1]) if resp[:7] == b"HTTP/1." else None
 
 
 def redeem(pport, url_path, host=None):
@@ -367,6 +367,48 @@ def t_not_listening():
         st, _, body = get(c, "/preview/%s/now" % pub["token"])
         expect_eq((st, json.loads(body)["path"]), (200, "/now"), "the app once it listens")
         expect(c.sock is first, "on the same connection")
+
+
+def read_answer(s):
+    """One answer with a Content-Length from s: (status, body)."""
+    got = b""
+    while b"\r\n\r\n" not in got:
+        d = s.recv(65536)
+        expect(d, "the connection closed before an answer's head")
+        got += d
+    head, body = got.split(b"\r\n\r\n", 1)
+    n = int([ln.split(b":", 1)[1] for ln in head.split(b"\r\n") if ln.lower().startswith(b"content-length:")][0])
+    while len(body) < n:
+        d = s.recv(65536)
+        expect(d, "the connection closed within an answer")
+        body += d
+    return status_of(head), body
+
+
+@case("python3 -m http.server (HTTP/1.0, a connection per answer) behind the proxy: the client's connection "
+      "outlives the app's, the next request reaching it anew", 120)
+def t_http10_app():
+    pport, aport = free_port(), free_port()
+    with Sandbox(extra=config(pport)) as sb:
+        root = os.path.dirname(pyfile("the file's text\n", "f.txt"))
+        c = sb.ws()
+        c.call("proc.start", {"argv": [PY, "-m", "http.server", str(aport), "--bind", "127.0.0.1",
+                                       "--directory", root], "user": "agent"})
+        wait_for(lambda: http_ok(aport), 20, "http.server listening")
+        pub = c.call("grant.create", {"scope": "preview:%d" % aport, "visibility": "public"})
+        s = socket.create_connection(("127.0.0.1", pport), 10)
+        for i in range(3):
+            s.sendall(b"GET /preview/%s/f.txt HTTP/1.1\r\nHost: x\r\n\r\n" % pub["token"].encode())
+            expect_eq(read_answer(s), (200, b"the file's text\n"), "answer %d on one connection" % i)
+        s.close()
+
+
+def http_ok(port):
+    try:
+        socket.create_connection(("127.0.0.1", port), 0.5).close()
+        return True
+    except OSError:
+        return False
 
 
 async def ws_echo(url, msgs):

@@ -312,6 +312,7 @@ START_TEST(test_answers)
 	ck_assert_int_eq(r.body, GW_PREVIEW_BODY_LENGTH);
 	ck_assert_int_eq(r.bodylen, 5);
 	ck_assert_int_eq(r.headlen, 38);
+	ck_assert_int_eq(r.last, 0);
 	ck_assert(answer("HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n", 1, 0,
 	              &r) == GW_CDP_HTTP_OK);
 	ck_assert_int_eq(r.body, GW_PREVIEW_BODY_NONE);
@@ -328,6 +329,15 @@ START_TEST(test_answers)
 	ck_assert(
 	    answer("HTTP/1.0 200 OK\r\n\r\n", 0, 0, &r) == GW_CDP_HTTP_OK);
 	ck_assert_int_eq(r.body, GW_PREVIEW_BODY_CLOSE);
+	ck_assert_int_eq(r.last, 1);
+	ck_assert(answer("HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\n"
+	                 "Content-Length: 0\r\n\r\n",
+	              0, 0, &r) == GW_CDP_HTTP_OK);
+	ck_assert_int_eq(r.last, 0);
+	ck_assert(answer("HTTP/1.1 200 OK\r\nConnection: close\r\n"
+	                 "Content-Length: 0\r\n\r\n",
+	              0, 0, &r) == GW_CDP_HTTP_OK);
+	ck_assert_int_eq(r.last, 1);
 	ck_assert(answer("HTTP/1.1 100 Continue\r\n\r\n", 0, 0, &r) ==
 	    GW_CDP_HTTP_OK);
 	ck_assert_int_eq(r.interim, 1);
