@@ -211,11 +211,6 @@ grant_init(struct event_base *base, const struct config *cfg)
 
 	grant_base = base;
 	grant_cfg = cfg;
-	if (cfg->preview_listen != NULL)
-		log_warn("grants: [gateway] preview_listen is set, but the "
-		         "gateway serves no preview proxy yet: preview and "
-		         "runtime grants are made, and nothing answers at "
-		         "their links");
 	grant_dirfd = open(
 	    cfg->state_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (grant_dirfd < 0) {

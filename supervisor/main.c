@@ -242,7 +242,7 @@ static void
 berthd_gateway_config(const struct config *cfg, int debug)
 {
 	static char queue[32];
-	static char *argv[24];
+	static char *argv[32];
 	struct config_service *g = &berthd_gateway;
 	size_t n = 0;
 
@@ -259,6 +259,10 @@ berthd_gateway_config(const struct config *cfg, int debug)
 	n = berthd_gateway_opt(argv, n, "--cdp", cfg->cdp);
 	n = berthd_gateway_opt(
 	    argv, n, "--cdp-relay-listen", cfg->cdp_relay_listen);
+	n = berthd_gateway_opt(
+	    argv, n, "--preview-listen", cfg->preview_listen);
+	n = berthd_gateway_opt(
+	    argv, n, "--preview-domain", cfg->preview_domain);
 	if (debug)
 		argv[n++] = "--debug";
 	argv[n] = NULL;

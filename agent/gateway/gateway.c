@@ -20,6 +20,7 @@
 #include "gateway.h"
 #include "gw_cdp.h"
 #include "gw_cdpws.h"
+#include "gw_preview.h"
 #include "gw_check.h"
 #include "gw_client.h"
 #include "gw_http.h"
@@ -70,6 +71,8 @@ gateway_usage(void)
 	    "[--novnc-dir DIR]\n"
 	    "                     [--cdp ADDR:PORT] [--cdp-relay-listen "
 	    "ADDR:PORT]\n"
+	    "                     [--preview-listen ADDR:PORT] "
+	    "[--preview-domain DOMAIN]\n"
 	    "                     [--peer-max N] [--debug]\n"
 	    "       berth-gateway --seccomp-selftest\n");
 	exit(1);
@@ -239,6 +242,8 @@ gateway_free(void)
 	free(gateway.novnc_dir);
 	free(gateway.cdp.host);
 	free(gateway.cdp_listen.host);
+	free(gateway.preview_listen.host);
+	free(gateway.preview_domain);
 }
 
 /* One of the desktop's ADDR:PORT options. */
@@ -327,6 +332,8 @@ main(int argc, char **argv)
 	    {"novnc-dir", required_argument, NULL, 'n'},
 	    {"cdp", required_argument, NULL, 'c'},
 	    {"cdp-relay-listen", required_argument, NULL, 'r'},
+	    {"preview-listen", required_argument, NULL, 'P'},
+	    {"preview-domain", required_argument, NULL, 'D'},
 	    {"peer-max", required_argument, NULL, 'p'},
 	    {"debug", no_argument, NULL, 'd'},
 	    {"seccomp-selftest", no_argument, NULL, 'S'},
@@ -358,6 +365,14 @@ main(int argc, char **argv)
 		case 'r':
 			gateway_addr_opt(
 			    "--cdp-relay-listen", optarg, &gateway.cdp_listen);
+			break;
+		case 'P':
+			gateway_addr_opt("--preview-listen", optarg,
+			    &gateway.preview_listen);
+			break;
+		case 'D':
+			free(gateway.preview_domain);
+			gateway.preview_domain = xstrdup(optarg);
 			break;
 		case 'n':
 			free(gateway.novnc_dir);
@@ -398,12 +413,15 @@ main(int argc, char **argv)
 		gateway.novnc_dir = xstrdup(GATEWAY_NOVNC_DIR);
 	if (gateway.cdp_listen.port != 0 && gateway.cdp.port == 0)
 		log_fatal("--cdp-relay-listen needs --cdp");
+	if (gateway.preview_domain != NULL && gateway.preview_listen.port == 0)
+		log_fatal("--preview-domain needs --preview-listen");
 	gateway.socket_path = xstrdup(socket_path);
 	gateway.started = lws_now_usecs();
 
 	gateway_signals();
 	gateway_listen(listen.host, listen.v6, listen.port, debug);
 	gw_cdp_listen();
+	gw_preview_listen();
 	free(listen.host);
 	/* Every socket it listens on is open: from here on the gateway
 	 * only serves them. */

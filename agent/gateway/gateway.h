@@ -90,6 +90,10 @@ struct gateway {
 	char *novnc_dir;                /* noVNC's static files */
 	struct gateway_addr cdp;        /* Chromium's loopback DevTools */
 	struct gateway_addr cdp_listen; /* where the TCP CDP relay listens */
+	/* The preview proxy's listener (port 0: none), and the domain its
+	 * host names PORT-KEY.DOMAIN end in (NULL: routed by path only). */
+	struct gateway_addr preview_listen;
+	char *preview_domain;
 	volatile sig_atomic_t stopping;
 	struct gateway_berthd berthd;
 };

@@ -15,6 +15,7 @@
 #include "gw_cdp_http.h"
 #include "gateway.h"
 #include "gw_auth.h"
+#include "gw_buf.h"
 #include "gw_check.h"
 #include "gw_cdp.h"
 #include "gw_grant.h"
@@ -52,14 +53,6 @@ enum gw_cdp_state {
 	                  does not reset the connection under the answer */
 };
 
-/* Bytes waiting: data[off..off+len). Owned by its struct gw_cdp. */
-struct gw_cdp_buf {
-	uint8_t *data;
-	size_t off;
-	size_t len;
-	size_t cap;
-};
-
 /*
  * One client of the relay and its connection to Chromium. Allocated when
  * lws accepts the client, freed once both wsi are closed; each wsi's
@@ -79,12 +72,12 @@ struct gw_cdp {
 	uint64_t resp_left; /* answer body bytes still for the client */
 	struct gw_cdp_http_request req;
 	struct gw_cdp_http_response resp;
-	struct gw_cdp_buf in;  /* the client's bytes not yet used: its head,
+	struct gw_buf in;  /* the client's bytes not yet used: its head,
 	                          then what follows an upgrade until the 101 */
-	struct gw_cdp_buf ans; /* Chromium's answer head (and body, when it
+	struct gw_buf ans; /* Chromium's answer head (and body, when it
 	                          is to be rewritten) so far */
-	struct gw_cdp_buf to_up;
-	struct gw_cdp_buf to_client;
+	struct gw_buf to_up;
+	struct gw_buf to_client;
 	lws_sorted_usec_list_t sul; /* the deadline of the current state */
 	struct gw_grant_hold hold;  /* the grant the client came with, if any */
 	char peer[GATEWAY_PEER_MAX];
@@ -107,46 +100,6 @@ static struct lws_vhost *gw_cdp_vhost;
 static char gw_cdp_authority[INET6_ADDRSTRLEN + 16];
 static unsigned gw_cdp_count;
 static struct gw_cdp *gw_cdp_first, *gw_cdp_last;
-
-static void
-gw_cdp_buf_add(struct gw_cdp_buf *b, const void *p, size_t n)
-{
-	if (n == 0)
-		return;
-	if (b->off != 0 && b->off + b->len + n > b->cap) {
-		memmove(b->data, b->data + b->off, b->len);
-		b->off = 0;
-	}
-	if (b->len + n > b->cap) {
-		b->cap = b->len + n > 2 * b->cap ? b->len + n : 2 * b->cap;
-		b->data = xrealloc(b->data, b->cap);
-	}
-	memcpy(b->data + b->off + b->len, p, n);
-	b->len += n;
-}
-
-/* Forgets the first n bytes. */
-static void
-gw_cdp_buf_take(struct gw_cdp_buf *b, size_t n)
-{
-	b->off += n;
-	b->len -= n;
-	if (b->len == 0)
-		b->off = 0;
-}
-
-static void
-gw_cdp_buf_free(struct gw_cdp_buf *b)
-{
-	free(b->data);
-	memset(b, 0, sizeof *b);
-}
-
-static const char *
-gw_cdp_buf_at(const struct gw_cdp_buf *b)
-{
-	return (const char *)b->data + b->off;
-}
 
 static void
 gw_cdp_kill(struct lws *wsi)
@@ -186,7 +139,7 @@ gw_cdp_flow_set(struct lws *wsi, int *paused, int want)
 }
 
 static int
-gw_cdp_room(const struct gw_cdp_buf *b, int paused)
+gw_cdp_room(const struct gw_buf *b, int paused)
 {
 	return paused ? b->len <= GW_CDP_LOW_WATER : b->len < GW_CDP_HIGH_WATER;
 }
@@ -265,7 +218,7 @@ gw_cdp_fail(struct gw_cdp *c, unsigned status, const char *fmt, ...)
 	out = gw_cdp_http_error(status, msg, &n);
 	free(msg);
 	c->to_client.len = c->to_client.off = 0;
-	gw_cdp_buf_add(&c->to_client, out, n);
+	gw_buf_add(&c->to_client, out, n);
 	free(out);
 	c->answered = 1;
 	gw_cdp_finish(c);
@@ -326,18 +279,18 @@ gw_cdp_request(struct gw_cdp *c)
 		return;
 	}
 	head = gw_cdp_http_request_head(
-	    gw_cdp_buf_at(&c->in), &c->req, gw_cdp_authority, &n);
-	gw_cdp_buf_add(&c->to_up, head, n);
+	    gw_buf_at(&c->in), &c->req, gw_cdp_authority, &n);
+	gw_buf_add(&c->to_up, head, n);
 	free(head);
-	gw_cdp_buf_take(&c->in, c->req.headlen);
+	gw_buf_take(&c->in, c->req.headlen);
 	if (!c->req.upgrade) {
 		/* The body, and nothing after it: a second request on the
 		 * connection would pass unchecked. */
 		c->req_left = c->req.bodylen;
 		n = c->in.len < c->req_left ? c->in.len : (size_t)c->req_left;
-		gw_cdp_buf_add(&c->to_up, gw_cdp_buf_at(&c->in), n);
+		gw_buf_add(&c->to_up, gw_buf_at(&c->in), n);
 		c->req_left -= n;
-		gw_cdp_buf_free(&c->in);
+		gw_buf_free(&c->in);
 	}
 	c->state = GW_CDP_ANSWER;
 	gw_cdp_deadline(c, GW_CDP_ANSWER_US);
@@ -358,9 +311,9 @@ gw_cdp_client_rx(struct gw_cdp *c, const void *in, size_t len)
 
 	switch (c->state) {
 	case GW_CDP_HEAD:
-		gw_cdp_buf_add(&c->in, in, len);
+		gw_buf_add(&c->in, in, len);
 		r = gw_cdp_http_request_parse(
-		    gw_cdp_buf_at(&c->in), c->in.len, &c->req);
+		    gw_buf_at(&c->in), c->in.len, &c->req);
 		if (r == GW_CDP_HTTP_ERROR)
 			gw_cdp_fail(c, c->req.status, "%s", c->req.err);
 		else if (r == GW_CDP_HTTP_OK)
@@ -369,14 +322,14 @@ gw_cdp_client_rx(struct gw_cdp *c, const void *in, size_t len)
 	case GW_CDP_ANSWER:
 	case GW_CDP_BODY:
 		if (c->req.upgrade) {
-			gw_cdp_buf_add(&c->in, in, len);
+			gw_buf_add(&c->in, in, len);
 			return;
 		}
 		n = len < c->req_left ? len : (size_t)c->req_left;
-		gw_cdp_buf_add(&c->to_up, in, n);
+		gw_buf_add(&c->to_up, in, n);
 		c->req_left -= n;
 		break;
-	case GW_CDP_RELAY: gw_cdp_buf_add(&c->to_up, in, len); break;
+	case GW_CDP_RELAY: gw_buf_add(&c->to_up, in, len); break;
 	case GW_CDP_FLUSH:
 	case GW_CDP_LINGER: return;
 	}
@@ -394,7 +347,7 @@ gw_cdp_body(struct gw_cdp *c, const void *p, size_t n)
 	case GW_CDP_HTTP_BODY_LENGTH:
 		if (n > c->resp_left)
 			n = (size_t)c->resp_left;
-		gw_cdp_buf_add(&c->to_client, p, n);
+		gw_buf_add(&c->to_client, p, n);
 		c->resp_left -= n;
 		if (c->resp_left == 0) {
 			gw_cdp_finish(c);
@@ -402,7 +355,7 @@ gw_cdp_body(struct gw_cdp *c, const void *p, size_t n)
 		}
 		break;
 	case GW_CDP_HTTP_BODY_UNTIL_CLOSE:
-		gw_cdp_buf_add(&c->to_client, p, n);
+		gw_buf_add(&c->to_client, p, n);
 		break;
 	}
 	lws_callback_on_writable(c->client);
@@ -417,11 +370,11 @@ gw_cdp_body_rewrite(struct gw_cdp *c)
 
 	if (c->ans.len < c->resp.headlen + c->resp.bodylen)
 		return;
-	out = gw_cdp_http_response_rewrite(gw_cdp_buf_at(&c->ans), &c->resp,
-	    gw_cdp_authority, c->req.host, &n);
-	gw_cdp_buf_add(&c->to_client, out, n);
+	out = gw_cdp_http_response_rewrite(
+	    gw_buf_at(&c->ans), &c->resp, gw_cdp_authority, c->req.host, &n);
+	gw_buf_add(&c->to_client, out, n);
 	free(out);
-	gw_cdp_buf_free(&c->ans);
+	gw_buf_free(&c->ans);
 	c->answered = 1;
 	gw_cdp_finish(c);
 }
@@ -435,7 +388,7 @@ gw_cdp_answer(struct gw_cdp *c)
 	size_t n;
 
 	r = gw_cdp_http_response_parse(
-	    gw_cdp_buf_at(&c->ans), c->ans.len, &c->req, &c->resp);
+	    gw_buf_at(&c->ans), c->ans.len, &c->req, &c->resp);
 	if (r == GW_CDP_HTTP_MORE)
 		return;
 	if (r == GW_CDP_HTTP_ERROR) {
@@ -444,14 +397,13 @@ gw_cdp_answer(struct gw_cdp *c)
 		return;
 	}
 	if (c->resp.relay) {
-		gw_cdp_buf_add(
-		    &c->to_client, c->ans.data + c->ans.off, c->ans.len);
-		gw_cdp_buf_free(&c->ans);
+		gw_buf_add(&c->to_client, c->ans.data + c->ans.off, c->ans.len);
+		gw_buf_free(&c->ans);
 		c->answered = 1;
 		c->state = GW_CDP_RELAY;
 		lws_sul_cancel(&c->sul);
-		gw_cdp_buf_add(&c->to_up, c->in.data + c->in.off, c->in.len);
-		gw_cdp_buf_free(&c->in);
+		gw_buf_add(&c->to_up, c->in.data + c->in.off, c->in.len);
+		gw_buf_free(&c->in);
 		if (c->to_up.len != 0)
 			lws_callback_on_writable(c->up);
 		lws_callback_on_writable(c->client);
@@ -463,14 +415,14 @@ gw_cdp_answer(struct gw_cdp *c)
 		gw_cdp_body_rewrite(c);
 		return;
 	}
-	head = gw_cdp_http_response_head(gw_cdp_buf_at(&c->ans), &c->resp, &n);
-	gw_cdp_buf_add(&c->to_client, head, n);
+	head = gw_cdp_http_response_head(gw_buf_at(&c->ans), &c->resp, &n);
+	gw_buf_add(&c->to_client, head, n);
 	free(head);
 	c->answered = 1;
 	c->resp_left = c->resp.bodylen;
 	gw_cdp_body(c, c->ans.data + c->ans.off + c->resp.headlen,
 	    c->ans.len - c->resp.headlen);
-	gw_cdp_buf_free(&c->ans);
+	gw_buf_free(&c->ans);
 }
 
 static void
@@ -480,7 +432,7 @@ gw_cdp_up_rx(struct gw_cdp *c, const void *in, size_t len)
 
 	switch (c->state) {
 	case GW_CDP_ANSWER:
-		gw_cdp_buf_add(&c->ans, in, len);
+		gw_buf_add(&c->ans, in, len);
 		gw_cdp_answer(c);
 		break;
 	case GW_CDP_BODY:
@@ -489,11 +441,11 @@ gw_cdp_up_rx(struct gw_cdp *c, const void *in, size_t len)
 			break;
 		}
 		want = c->resp.headlen + (size_t)c->resp.bodylen - c->ans.len;
-		gw_cdp_buf_add(&c->ans, in, len < want ? len : want);
+		gw_buf_add(&c->ans, in, len < want ? len : want);
 		gw_cdp_body_rewrite(c);
 		break;
 	case GW_CDP_RELAY:
-		gw_cdp_buf_add(&c->to_client, in, len);
+		gw_buf_add(&c->to_client, in, len);
 		lws_callback_on_writable(c->client);
 		break;
 	default: return;
@@ -501,40 +453,10 @@ gw_cdp_up_rx(struct gw_cdp *c, const void *in, size_t len)
 	gw_cdp_flow(c);
 }
 
-/*
- * Writes what waits in b to wsi's socket while it takes it, with send()
- * rather than lws_write: lws would keep an unsent remainder itself and
- * stop reading that socket until it is gone, and each side's reading is
- * already governed by the flow control here. -1 if the peer is gone.
- */
-static int
-gw_cdp_write(struct lws *wsi, struct gw_cdp_buf *b)
-{
-	int fd = lws_get_socket_fd(wsi);
-	size_t burst = 0;
-	ssize_t n;
-
-	while (b->len != 0 && burst < GW_SOCK_WRITE_BURST) {
-		n = send(
-		    fd, b->data + b->off, b->len, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n < 0 && (errno == EAGAIN || errno == EINTR))
-			break;
-		if (n < 0) {
-			log_debug("%s: send: %s", __func__, strerror(errno));
-			return -1;
-		}
-		gw_cdp_buf_take(b, (size_t)n);
-		burst += (size_t)n;
-	}
-	if (b->len != 0)
-		lws_callback_on_writable(wsi);
-	return 0;
-}
-
 static int
 gw_cdp_client_writeable(struct gw_cdp *c)
 {
-	if (gw_cdp_write(c->client, &c->to_client) < 0)
+	if (gw_buf_send(c->client, &c->to_client) < 0)
 		return -1;
 	if (c->state == GW_CDP_FLUSH && c->to_client.len == 0) {
 		/* Our side ends here; the client's may still hold bytes. */
@@ -560,7 +482,7 @@ gw_cdp_up_writeable(struct gw_cdp *c)
 			return -1;
 		c->connected = 1;
 	}
-	if (gw_cdp_write(c->up, &c->to_up) < 0)
+	if (gw_buf_send(c->up, &c->to_up) < 0)
 		return -1;
 	gw_cdp_flow(c);
 	return 0;
@@ -570,10 +492,10 @@ static void
 gw_cdp_free(struct gw_cdp *c)
 {
 	lws_sul_cancel(&c->sul);
-	gw_cdp_buf_free(&c->in);
-	gw_cdp_buf_free(&c->ans);
-	gw_cdp_buf_free(&c->to_up);
-	gw_cdp_buf_free(&c->to_client);
+	gw_buf_free(&c->in);
+	gw_buf_free(&c->ans);
+	gw_buf_free(&c->to_up);
+	gw_buf_free(&c->to_client);
 	if (c->prev != NULL)
 		c->prev->next = c->next;
 	else
@@ -774,30 +696,13 @@ void
 gw_cdp_listen(void)
 {
 	const struct gateway_addr *a = &gateway.cdp_listen;
-	struct lws_context_creation_info info;
-	int any;
 
 	if (a->port == 0)
 		return;
 	snprintf(gw_cdp_authority, sizeof gw_cdp_authority,
 	    gateway.cdp.v6 ? "[%s]:%d" : "%s:%d", gateway.cdp.host,
 	    gateway.cdp.port);
-	any = strcmp(a->host, a->v6 ? "::" : "0.0.0.0") == 0;
-	memset(&info, 0, sizeof info);
-	info.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS |
-	    LWS_SERVER_OPTION_ADOPT_APPLY_LISTEN_ACCEPT_CONFIG;
-	if (!a->v6)
-		info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
-	info.vhost_name = "berth-cdp-relay";
-	info.port = a->port;
-	info.iface = any ? NULL : a->host;
-	info.protocols = gw_cdp_protocols;
-	info.listen_accept_role = "raw-skt";
-	info.listen_accept_protocol = "berth-cdp-relay";
-	gw_cdp_vhost = lws_create_vhost(gateway.ctx, &info);
-	if (gw_cdp_vhost == NULL)
-		log_fatal("cannot listen on %s%s%s:%d for the CDP relay",
-		    a->v6 ? "[" : "", a->host, a->v6 ? "]" : "", a->port);
+	gw_cdp_vhost = gw_sock_listen_raw(a, "CDP relay", gw_cdp_protocols);
 	log_info("CDP relay listening on %s%s%s:%d, to %s", a->v6 ? "[" : "",
 	    a->host, a->v6 ? "]" : "", lws_get_vhost_listen_port(gw_cdp_vhost),
 	    gw_cdp_authority);

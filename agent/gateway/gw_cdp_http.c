@@ -9,11 +9,6 @@
 #include "gw_cdp_http.h"
 #include "xmalloc.h"
 
-/* Checks one line of a head: whole, or as far as it has arrived. Returns
- * -1 with the error filled in. */
-typedef int (*gw_cdp_http_line_cb)(
-    void *arg, unsigned lineno, const char *l, size_t n, int whole);
-
 /* A growing output buffer; p belongs to whoever takes it at the end. */
 struct gw_cdp_http_out {
 	char *p;
@@ -24,10 +19,7 @@ struct gw_cdp_http_out {
 /* What a request's checker gathers on its way through the head. */
 struct gw_cdp_http_req_scan {
 	struct gw_cdp_http_request *req;
-	const char *method;
-	size_t methodlen;
-	const char *path; /* the target up to its query */
-	size_t pathlen;
+	struct gw_cdp_http_line line;
 	const char *upgrade;
 	size_t upgradelen;
 	int hosts;
@@ -43,7 +35,7 @@ struct gw_cdp_http_resp_scan {
 	int encodings;
 };
 
-static int
+int
 gw_cdp_http_fail(unsigned *status, char *err, unsigned code, const char *msg)
 {
 	*status = code;
@@ -65,7 +57,7 @@ gw_cdp_http_alnum(char c)
 }
 
 /* RFC 9110's tchar: what names and methods are made of. */
-static int
+int
 gw_cdp_http_tchar(char c)
 {
 	return gw_cdp_http_alnum(c) ||
@@ -82,14 +74,14 @@ gw_cdp_http_field_char(char c)
 	return u == '\t' || (u >= ' ' && u != 0x7f);
 }
 
-static int
+int
 gw_cdp_http_named(const char *l, size_t namelen, const char *name)
 {
 	return strlen(name) == namelen && strncasecmp(l, name, namelen) == 0;
 }
 
 /* The value of a checked header line, without the spaces around it. */
-static void
+void
 gw_cdp_http_value(
     const char *l, size_t n, size_t namelen, const char **v, size_t *vlen)
 {
@@ -104,7 +96,7 @@ gw_cdp_http_value(
 }
 
 /* A Content-Length: digits only, and few enough never to overflow. */
-static int
+int
 gw_cdp_http_number(const char *v, size_t n, uint64_t *out)
 {
 	uint64_t x = 0;
@@ -121,8 +113,21 @@ gw_cdp_http_number(const char *v, size_t n, uint64_t *out)
 	return 0;
 }
 
+int
+gw_cdp_http_length(const char *v, size_t vlen, int *count, uint64_t *out,
+    unsigned code, unsigned *status, char *err)
+{
+	if ((*count)++ != 0)
+		return gw_cdp_http_fail(
+		    status, err, code, "more than one Content-Length header");
+	if (gw_cdp_http_number(v, vlen, out) < 0)
+		return gw_cdp_http_fail(
+		    status, err, code, "Content-Length is not a number");
+	return 0;
+}
+
 /* Whether the comma-separated list v[0..n) holds tok, in any case. */
-static int
+int
 gw_cdp_http_has_token(const char *v, size_t n, const char *tok)
 {
 	size_t i = 0, a, b;
@@ -163,7 +168,7 @@ gw_cdp_http_host_valid(const char *s, size_t len)
  * so a client sending more costs no more. A head must end in a blank
  * line; every line ends in CRLF.
  */
-static enum gw_cdp_http_result
+enum gw_cdp_http_result
 gw_cdp_http_scan(const char *buf, size_t len, gw_cdp_http_line_cb cb, void *arg,
     size_t *headlen, unsigned *status, char *err)
 {
@@ -211,7 +216,7 @@ gw_cdp_http_scan(const char *buf, size_t len, gw_cdp_http_line_cb cb, void *arg,
 }
 
 /* A header line's syntax: NAME ":" VALUE; *namelen once the colon is in. */
-static int
+int
 gw_cdp_http_header_syntax(const char *l, size_t n, int whole, size_t *namelen,
     unsigned *status, char *err)
 {
@@ -238,13 +243,11 @@ gw_cdp_http_header_syntax(const char *l, size_t n, int whole, size_t *namelen,
 	return 0;
 }
 
-/* METHOD SP PATH SP HTTP/1.1, as far as it has arrived. */
-static int
-gw_cdp_http_request_line(
-    struct gw_cdp_http_req_scan *s, const char *l, size_t n, int whole)
+int
+gw_cdp_http_request_line(const char *l, size_t n, int whole, unsigned *status,
+    char *err, struct gw_cdp_http_line *out)
 {
 	static const char pat[] = "HTTP/d.d";
-	struct gw_cdp_http_request *req = s->req;
 	const char *bad = "the request line is not METHOD PATH HTTP/1.1";
 	size_t i, t, m;
 	const char *q;
@@ -252,42 +255,42 @@ gw_cdp_http_request_line(
 	for (i = 0; i < n && gw_cdp_http_tchar(l[i]); i++)
 		;
 	if (i < n && (i == 0 || l[i] != ' '))
-		return gw_cdp_http_fail(&req->status, req->err, 400, bad);
+		return gw_cdp_http_fail(status, err, 400, bad);
 	if (i == n)
 		goto partial;
 	t = ++i;
 	if (i < n && l[i] != '/')
-		return gw_cdp_http_fail(&req->status, req->err, 400,
-		    "the request target must be a path");
+		return gw_cdp_http_fail(
+		    status, err, 400, "the request target must be a path");
 	while (i < n && (unsigned char)l[i] > ' ' && (unsigned char)l[i] < 0x7f)
 		i++;
 	if (i < n && l[i] != ' ')
-		return gw_cdp_http_fail(&req->status, req->err, 400, bad);
+		return gw_cdp_http_fail(status, err, 400, bad);
 	if (i == n)
 		goto partial;
-	s->method = l;
-	s->methodlen = t - 1;
-	s->path = l + t;
-	q = memchr(s->path, '?', i - t);
-	s->pathlen = q != NULL ? (size_t)(q - s->path) : i - t;
+	out->method = l;
+	out->methodlen = t - 1;
+	out->target = l + t;
+	out->targetlen = i - t;
+	q = memchr(out->target, '?', i - t);
+	out->pathlen = q != NULL ? (size_t)(q - out->target) : i - t;
 	for (i++, m = 0; i + m < n; m++) {
 		if (m == sizeof pat - 1 ||
 		    (pat[m] == 'd' ? !gw_cdp_http_digit(l[i + m])
 		                   : l[i + m] != pat[m]))
-			return gw_cdp_http_fail(
-			    &req->status, req->err, 400, bad);
+			return gw_cdp_http_fail(status, err, 400, bad);
 	}
 	if (!whole)
 		return 0;
 	if (m != sizeof pat - 1)
-		return gw_cdp_http_fail(&req->status, req->err, 400, bad);
+		return gw_cdp_http_fail(status, err, 400, bad);
 	if (memcmp(l + i, "HTTP/1.1", m) != 0 &&
 	    memcmp(l + i, "HTTP/1.0", m) != 0)
 		return gw_cdp_http_fail(
-		    &req->status, req->err, 505, "only HTTP/1.1 is served");
+		    status, err, 505, "only HTTP/1.1 is served");
 	return 0;
 partial:
-	return whole ? gw_cdp_http_fail(&req->status, req->err, 400, bad) : 0;
+	return whole ? gw_cdp_http_fail(status, err, 400, bad) : 0;
 }
 
 /* What one whole request header means. */
@@ -312,12 +315,9 @@ gw_cdp_http_request_header(
 		memcpy(req->host, v, vlen);
 		req->host[vlen] = '\0';
 	} else if (gw_cdp_http_named(l, namelen, "content-length")) {
-		if (s->lengths++ != 0)
-			return gw_cdp_http_fail(st, req->err, 400,
-			    "more than one Content-Length header");
-		if (gw_cdp_http_number(v, vlen, &req->bodylen) < 0)
-			return gw_cdp_http_fail(st, req->err, 400,
-			    "Content-Length is not a number");
+		if (gw_cdp_http_length(v, vlen, &s->lengths, &req->bodylen, 400,
+		        st, req->err) < 0)
+			return -1;
 		if (req->bodylen > GW_CDP_HTTP_BODY_MAX)
 			return gw_cdp_http_fail(st, req->err, 413,
 			    "the request body is larger than 1 MiB");
@@ -352,7 +352,8 @@ gw_cdp_http_request_line_cb(
 	size_t namelen = 0;
 
 	if (lineno == 0)
-		return gw_cdp_http_request_line(s, l, n, whole);
+		return gw_cdp_http_request_line(
+		    l, n, whole, &s->req->status, s->req->err, &s->line);
 	if (gw_cdp_http_header_syntax(
 	        l, n, whole, &namelen, &s->req->status, s->req->err) < 0)
 		return -1;
@@ -382,7 +383,8 @@ static int
 gw_cdp_http_request_done(struct gw_cdp_http_req_scan *s)
 {
 	struct gw_cdp_http_request *req = s->req;
-	int get = s->methodlen == 3 && memcmp(s->method, "GET", 3) == 0;
+	const struct gw_cdp_http_line *rl = &s->line;
+	int get = rl->methodlen == 3 && memcmp(rl->method, "GET", 3) == 0;
 
 	if (s->hosts == 0)
 		return gw_cdp_http_fail(
@@ -399,8 +401,8 @@ gw_cdp_http_request_done(struct gw_cdp_http_req_scan *s)
 			    "a WebSocket upgrade is a GET without a body");
 		req->upgrade = 1;
 	}
-	req->head = s->methodlen == 4 && memcmp(s->method, "HEAD", 4) == 0;
-	req->rewrite = get && gw_cdp_http_listing(s->path, s->pathlen);
+	req->head = rl->methodlen == 4 && memcmp(rl->method, "HEAD", 4) == 0;
+	req->rewrite = get && gw_cdp_http_listing(rl->target, rl->pathlen);
 	return 0;
 }
 
@@ -505,10 +507,9 @@ gw_cdp_http_request_head(const char *buf, const struct gw_cdp_http_request *req,
 	return gw_cdp_http_take(&o, len);
 }
 
-/* HTTP/1.x SP NNN [SP reason], as far as it has arrived. */
-static int
+int
 gw_cdp_http_status_line(
-    struct gw_cdp_http_response *resp, const char *l, size_t n, int whole)
+    const char *l, size_t n, int whole, unsigned *status, char *err)
 {
 	static const char pat[] = "HTTP/1.d ddd";
 	const char *bad = "not an HTTP/1.1 status line";
@@ -516,27 +517,38 @@ gw_cdp_http_status_line(
 
 	for (i = 0; i < n && i < m; i++) {
 		if (pat[i] == 'd' ? !gw_cdp_http_digit(l[i]) : l[i] != pat[i])
-			return gw_cdp_http_fail(
-			    &resp->status, resp->err, 502, bad);
+			return gw_cdp_http_fail(status, err, 502, bad);
 	}
 	if (i < m)
-		return whole
-		    ? gw_cdp_http_fail(&resp->status, resp->err, 502, bad)
-		    : 0;
+		return whole ? gw_cdp_http_fail(status, err, 502, bad) : 0;
 	if (n > m && l[m] != ' ')
-		return gw_cdp_http_fail(&resp->status, resp->err, 502, bad);
+		return gw_cdp_http_fail(status, err, 502, bad);
 	for (i = m + 1; i < n; i++) {
 		if (!gw_cdp_http_field_char(l[i]))
-			return gw_cdp_http_fail(
-			    &resp->status, resp->err, 502, bad);
+			return gw_cdp_http_fail(status, err, 502, bad);
 	}
 	if (!whole)
 		return 0;
-	resp->status =
+	*status =
 	    (unsigned)((l[9] - '0') * 100 + (l[10] - '0') * 10 + (l[11] - '0'));
-	if (resp->status < 100)
-		return gw_cdp_http_fail(&resp->status, resp->err, 502, bad);
+	if (*status < 100)
+		return gw_cdp_http_fail(status, err, 502, bad);
 	return 0;
+}
+
+int
+gw_cdp_http_answer_line(unsigned lineno, const char *l, size_t n, int whole,
+    unsigned *status, char *err, size_t *namelen, const char **v, size_t *vlen)
+{
+	*namelen = 0;
+	if (lineno == 0)
+		return gw_cdp_http_status_line(l, n, whole, status, err);
+	if (gw_cdp_http_header_syntax(l, n, whole, namelen, status, err) < 0)
+		return -1;
+	if (!whole)
+		return 0;
+	gw_cdp_http_value(l, n, *namelen, v, vlen);
+	return 1;
 }
 
 static int
@@ -545,24 +557,18 @@ gw_cdp_http_response_line_cb(
 {
 	struct gw_cdp_http_resp_scan *s = arg;
 	struct gw_cdp_http_response *resp = s->resp;
-	size_t namelen = 0, vlen;
+	size_t namelen, vlen;
 	const char *v;
+	int r;
 
-	if (lineno == 0)
-		return gw_cdp_http_status_line(resp, l, n, whole);
-	if (gw_cdp_http_header_syntax(
-	        l, n, whole, &namelen, &resp->status, resp->err) < 0)
-		return -1;
-	if (!whole)
-		return 0;
-	gw_cdp_http_value(l, n, namelen, &v, &vlen);
+	r = gw_cdp_http_answer_line(
+	    lineno, l, n, whole, &resp->status, resp->err, &namelen, &v, &vlen);
+	if (r <= 0)
+		return r;
 	if (gw_cdp_http_named(l, namelen, "content-length")) {
-		if (s->lengths++ != 0)
-			return gw_cdp_http_fail(&resp->status, resp->err, 502,
-			    "more than one Content-Length header");
-		if (gw_cdp_http_number(v, vlen, &resp->bodylen) < 0)
-			return gw_cdp_http_fail(&resp->status, resp->err, 502,
-			    "Content-Length is not a number");
+		if (gw_cdp_http_length(v, vlen, &s->lengths, &resp->bodylen,
+		        502, &resp->status, resp->err) < 0)
+			return -1;
 	} else if (gw_cdp_http_named(l, namelen, "transfer-encoding"))
 		s->encodings++;
 	return 0;
@@ -681,12 +687,13 @@ gw_cdp_http_response_rewrite(const char *buf,
 	return gw_cdp_http_take(&o, len);
 }
 
-static const char *
+const char *
 gw_cdp_http_reason(unsigned status, const char **slug)
 {
 	switch (status) {
 	case 400: *slug = "bad_request"; return "Bad Request";
 	case 401: *slug = "unauthorized"; return "Unauthorized";
+	case 404: *slug = "not_found"; return "Not Found";
 	case 408: *slug = "request_timeout"; return "Request Timeout";
 	case 413: *slug = "too_large"; return "Content Too Large";
 	case 431:

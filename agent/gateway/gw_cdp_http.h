@@ -2,7 +2,8 @@
  * (gw_cdp.c) reads and rewrites: a client's request head, checked with
  * limits and rewritten for Chromium, and Chromium's answer, whose /json
  * listings name Chromium's own address and are rewritten to name the one
- * the client dialed. Pure: no sockets, no lws. */
+ * the client dialed. Its reading of a head's syntax, line by line, is the
+ * preview proxy's too (gw_preview_http.c). Pure: no sockets, no lws. */
 #ifndef BERTH_GW_CDP_HTTP_H
 #define BERTH_GW_CDP_HTTP_H
 
@@ -107,5 +108,68 @@ int gw_cdp_http_host_valid(const char *s, size_t len);
  * WWW-Authenticate: Bearer). The caller frees it.
  */
 char *gw_cdp_http_error(unsigned status, const char *message, size_t *len);
+
+/* The syntax of a head, shared with the preview proxy's reading. */
+
+/* Checks one line of a head: whole, or as far as it has arrived. Returns
+ * -1 with the error filled in. */
+typedef int (*gw_cdp_http_line_cb)(
+    void *arg, unsigned lineno, const char *l, size_t n, int whole);
+/* A request line's parts, pointing into the head. */
+struct gw_cdp_http_line {
+	const char *method;
+	size_t methodlen;
+	const char *target; /* the whole target, its query included */
+	size_t targetlen;
+	size_t pathlen; /* the target up to its query */
+};
+
+/* Sets *status and err[GW_CDP_HTTP_ERR_MAX]; returns -1. */
+int gw_cdp_http_fail(
+    unsigned *status, char *err, unsigned code, const char *msg);
+/*
+ * Splits a head into lines and hands each to cb, the last one as far as
+ * it has arrived; *headlen once the blank line is in. 431 past
+ * GW_CDP_HTTP_HEAD_MAX bytes or GW_CDP_HTTP_LINES_MAX lines, 400 for a
+ * CR without LF.
+ */
+enum gw_cdp_http_result gw_cdp_http_scan(const char *buf, size_t len,
+    gw_cdp_http_line_cb cb, void *arg, size_t *headlen, unsigned *status,
+    char *err);
+/* METHOD SP PATH SP HTTP/1.x, as far as it has arrived, into *out. */
+int gw_cdp_http_request_line(const char *l, size_t n, int whole,
+    unsigned *status, char *err, struct gw_cdp_http_line *out);
+/* HTTP/1.x SP NNN [SP reason]: the code into *status once whole; errors
+ * are 502 (the line comes from a server). */
+int gw_cdp_http_status_line(
+    const char *l, size_t n, int whole, unsigned *status, char *err);
+/*
+ * One line of an answer's head, for a line callback: the status line, or
+ * a header line's syntax. 1 with the header's name length and value when
+ * it is a whole header line to look at, 0 if there is nothing more to do
+ * with it, -1 on an error.
+ */
+int gw_cdp_http_answer_line(unsigned lineno, const char *l, size_t n, int whole,
+    unsigned *status, char *err, size_t *namelen, const char **v, size_t *vlen);
+/* A header line's syntax: NAME ":" VALUE; *namelen once the colon is in. */
+int gw_cdp_http_header_syntax(const char *l, size_t n, int whole,
+    size_t *namelen, unsigned *status, char *err);
+/* Whether the header name l[0..namelen) is name, in any case. */
+int gw_cdp_http_named(const char *l, size_t namelen, const char *name);
+/* The value of a checked header line, without the spaces around it. */
+void gw_cdp_http_value(
+    const char *l, size_t n, size_t namelen, const char **v, size_t *vlen);
+/* A Content-Length: digits only, at most 18 of them. 0 or -1. */
+int gw_cdp_http_number(const char *v, size_t n, uint64_t *out);
+/* A Content-Length's value into *out, *count counting them: more than
+ * one, or not a number, fails with code. */
+int gw_cdp_http_length(const char *v, size_t vlen, int *count, uint64_t *out,
+    unsigned code, unsigned *status, char *err);
+/* Whether the comma-separated list v[0..n) holds tok, in any case. */
+int gw_cdp_http_has_token(const char *v, size_t n, const char *tok);
+/* A status's reason phrase, and the slug of the error it stands for. */
+const char *gw_cdp_http_reason(unsigned status, const char **slug);
+/* RFC 9110's tchar: what names and methods are made of. */
+int gw_cdp_http_tchar(char c);
 
 #endif

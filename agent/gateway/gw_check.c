@@ -114,6 +114,27 @@ gw_check_recv(uint8_t *buf, size_t len, lws_usec_t deadline)
 	return 0;
 }
 
+/* Starts a request of op with nargs arguments, framed, in sb; the
+ * caller packs the arguments and ends it with gw_check_frame. */
+static void
+gw_check_begin(
+    msgpack_sbuffer *sb, msgpack_packer *pk, const char *op, uint32_t nargs)
+{
+	uint8_t hdr[FRAME_HDR] = {0};
+
+	msgpack_sbuffer_init(sb);
+	msgpack_sbuffer_write(sb, (const char *)hdr, FRAME_HDR);
+	msgpack_packer_init(pk, sb, msgpack_sbuffer_write);
+	proto_pack_request(pk, ++gw_check_id, op);
+	msgpack_pack_map(pk, nargs);
+}
+
+static void
+gw_check_frame(msgpack_sbuffer *sb)
+{
+	frame_header((uint8_t *)sb->data, (uint32_t)(sb->size - FRAME_HDR));
+}
+
 /* The request, framed, into sb; the credential and key are wiped by the
  * caller. */
 static void
@@ -121,13 +142,8 @@ gw_check_pack(msgpack_sbuffer *sb, const char *door, const char *cred,
     size_t len, const char *key, const char *peer)
 {
 	msgpack_packer pk;
-	uint8_t hdr[FRAME_HDR] = {0};
 
-	msgpack_sbuffer_init(sb);
-	msgpack_sbuffer_write(sb, (const char *)hdr, FRAME_HDR);
-	msgpack_packer_init(&pk, sb, msgpack_sbuffer_write);
-	proto_pack_request(&pk, ++gw_check_id, "gateway.check");
-	msgpack_pack_map(&pk, key != NULL ? 4 : 3);
+	gw_check_begin(sb, &pk, "gateway.check", key != NULL ? 4 : 3);
 	proto_pack_kv_str(&pk, "door", door);
 	proto_pack_kv_str(&pk, "peer", peer);
 	proto_pack_str(&pk, "credential");
@@ -135,7 +151,7 @@ gw_check_pack(msgpack_sbuffer *sb, const char *door, const char *cred,
 	msgpack_pack_str_body(&pk, cred, len);
 	if (key != NULL)
 		proto_pack_kv_str(&pk, "key", key);
-	frame_header((uint8_t *)sb->data, (uint32_t)(sb->size - FRAME_HDR));
+	gw_check_frame(sb);
 }
 
 /*
@@ -144,8 +160,9 @@ gw_check_pack(msgpack_sbuffer *sb, const char *door, const char *cred,
  * A field a door does not have is left zero.
  */
 static int
-gw_check_fields(const msgpack_object *r, struct gw_check_answer *out)
+gw_check_fields(const msgpack_object *r, void *arg)
 {
+	struct gw_check_answer *out = arg;
 	uint64_t port = 0;
 	int g;
 
@@ -169,11 +186,15 @@ gw_check_fields(const msgpack_object *r, struct gw_check_answer *out)
 	return 0;
 }
 
+/* Reads an admitting answer's result into out: 0, or -1 if it is
+ * malformed. */
+typedef int (*gw_check_fields_fn)(const msgpack_object *r, void *out);
+
 /* One round trip: the answer's verdict, or -1 if there is none; an
- * admitting answer's fields into *out. */
+ * admitting answer's fields into out (size bytes, wiped if malformed). */
 static int
-gw_check_ask(
-    const msgpack_sbuffer *sb, lws_usec_t deadline, struct gw_check_answer *out)
+gw_check_ask(const msgpack_sbuffer *sb, lws_usec_t deadline,
+    gw_check_fields_fn fields, void *out, size_t size)
 {
 	uint8_t hdr[FRAME_HDR], buf[GW_CHECK_ANSWER_MAX];
 	struct proto_msg m;
@@ -197,10 +218,10 @@ gw_check_ask(
 		r = -1;
 	else if (m.ok) {
 		r = GW_CHECK_OK;
-		if (gw_check_fields(m.result, out) < 0) {
+		if (fields(m.result, out) < 0) {
 			log_warn("credential check: berthd's answer is "
 			         "malformed");
-			explicit_bzero(out, sizeof *out);
+			explicit_bzero(out, size);
 			r = -1;
 		}
 	} else if (strcmp(m.err_code, PROTO_E_UNAUTHORIZED) == 0)
@@ -217,41 +238,83 @@ gw_check_ask(
 	return r;
 }
 
-enum gw_check_result
-gw_check_grant(const char *door, const char *cred, size_t len, const char *key,
-    const char *peer, struct gw_check_answer *out)
+/* Sends the request in sb and waits for its answer, once more on a new
+ * connection if berthd closed the last one, within one deadline. */
+static enum gw_check_result
+gw_check_round(
+    msgpack_sbuffer *sb, gw_check_fields_fn fields, void *out, size_t size)
 {
 	lws_usec_t deadline =
 	    lws_now_usecs() + GW_CHECK_DEADLINE_MS * LWS_US_PER_MS;
-	struct gw_check_answer scratch;
-	msgpack_sbuffer sb;
 	int r = -1;
 
-	if (out == NULL) {
-		r = gw_check_grant(door, cred, len, key, peer, &scratch);
-		explicit_bzero(&scratch, sizeof scratch);
-		return (enum gw_check_result)r;
+	if (gw_check_fd >= 0 || gw_check_connect() == 0) {
+		r = gw_check_ask(sb, deadline, fields, out, size);
+		if (r < 0) {
+			gw_check_close();
+			if (gw_check_connect() == 0)
+				r = gw_check_ask(
+				    sb, deadline, fields, out, size);
+		}
 	}
-	memset(out, 0, sizeof *out);
-	if (gw_check_fd < 0 && gw_check_connect() < 0)
-		return GW_CHECK_UNAVAILABLE;
-	gw_check_pack(&sb, door, cred, len, key, peer);
-	r = gw_check_ask(&sb, deadline, out);
-	/* A connection berthd closed since the last check: once more on a
-	 * new one, within the same deadline. */
-	if (r < 0) {
-		gw_check_close();
-		if (gw_check_connect() == 0)
-			r = gw_check_ask(&sb, deadline, out);
-	}
-	explicit_bzero(sb.data, sb.size);
-	msgpack_sbuffer_destroy(&sb);
+	explicit_bzero(sb->data, sb->size);
+	msgpack_sbuffer_destroy(sb);
 	if (r < 0) {
 		gw_check_close();
 		log_warn("credential check: berthd did not answer");
 		return GW_CHECK_UNAVAILABLE;
 	}
 	return (enum gw_check_result)r;
+}
+
+enum gw_check_result
+gw_check_grant(const char *door, const char *cred, size_t len, const char *key,
+    const char *peer, struct gw_check_answer *out)
+{
+	struct gw_check_answer scratch;
+	msgpack_sbuffer sb;
+	enum gw_check_result r;
+
+	if (out == NULL) {
+		r = gw_check_grant(door, cred, len, key, peer, &scratch);
+		explicit_bzero(&scratch, sizeof scratch);
+		return r;
+	}
+	memset(out, 0, sizeof *out);
+	gw_check_pack(&sb, door, cred, len, key, peer);
+	return gw_check_round(&sb, gw_check_fields, out, sizeof *out);
+}
+
+/* What a redeeming answer holds: {token}. */
+struct gw_check_token_out {
+	char *buf;
+	size_t size;
+};
+
+static int
+gw_check_token_field(const msgpack_object *r, void *arg)
+{
+	struct gw_check_token_out *t = arg;
+
+	return proto_arg_str(r, "token", t->buf, t->size) == 1 ? 0 : -1;
+}
+
+enum gw_check_result
+gw_check_redeem(const char *grant, const char *code, char *token, size_t size)
+{
+	struct gw_check_token_out t = {token, size};
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+	enum gw_check_result r;
+
+	gw_check_begin(&sb, &pk, "gateway.redeem", 2);
+	proto_pack_kv_str(&pk, "grant", grant);
+	proto_pack_kv_str(&pk, "code", code);
+	gw_check_frame(&sb);
+	r = gw_check_round(&sb, gw_check_token_field, &t, 0);
+	if (r != GW_CHECK_OK)
+		explicit_bzero(token, size);
+	return r;
 }
 
 const char *

@@ -66,6 +66,13 @@ struct gw_check_answer {
 enum gw_check_result gw_check_grant(const char *door, const char *cred,
     size_t len, const char *key, const char *peer, struct gw_check_answer *out);
 /*
+ * A private preview's one-time link: grant's code (gateway.redeem) for
+ * the grant's token, into token[size] (NUL-terminated, the caller's to
+ * wipe). GW_CHECK_REFUSED if the code opens nothing (any more).
+ */
+enum gw_check_result gw_check_redeem(
+    const char *grant, const char *code, char *token, size_t size);
+/*
  * Whether authz (gw_auth_presented) carries what opens door for peer:
  * NULL if it does, else the reason the refusal is journaled with:
  * "missing", "malformed", "invalid" (never the credential), or

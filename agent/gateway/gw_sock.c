@@ -100,3 +100,29 @@ gw_sock_flush(struct lws *wsi, struct gw_queue *q, size_t *off)
 		lws_callback_on_writable(wsi);
 	return 0;
 }
+
+struct lws_vhost *
+gw_sock_listen_raw(const struct gateway_addr *a, const char *name,
+    const struct lws_protocols *protocols)
+{
+	struct lws_context_creation_info info;
+	struct lws_vhost *vh;
+	int any = strcmp(a->host, a->v6 ? "::" : "0.0.0.0") == 0;
+
+	memset(&info, 0, sizeof info);
+	info.options = LWS_SERVER_OPTION_EXPLICIT_VHOSTS |
+	    LWS_SERVER_OPTION_ADOPT_APPLY_LISTEN_ACCEPT_CONFIG;
+	if (!a->v6)
+		info.options |= LWS_SERVER_OPTION_DISABLE_IPV6;
+	info.vhost_name = name;
+	info.port = a->port;
+	info.iface = any ? NULL : a->host;
+	info.protocols = protocols;
+	info.listen_accept_role = "raw-skt";
+	info.listen_accept_protocol = protocols[0].name;
+	vh = lws_create_vhost(gateway.ctx, &info);
+	if (vh == NULL)
+		log_fatal("cannot listen on %s%s%s:%d for the %s",
+		    a->v6 ? "[" : "", a->host, a->v6 ? "]" : "", a->port, name);
+	return vh;
+}

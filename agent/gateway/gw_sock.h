@@ -31,4 +31,9 @@ struct lws *gw_sock_adopt(struct lws_vhost *vh, int fd, const char *protocol,
  */
 int gw_sock_flush(struct lws *wsi, struct gw_queue *q, size_t *off);
 
+/* A vhost of raw sockets listening on a (name: for messages), whose
+ * connections are protocols[0]'s; fatal if it cannot listen. */
+struct lws_vhost *gw_sock_listen_raw(const struct gateway_addr *a,
+    const char *name, const struct lws_protocols *protocols);
+
 #endif
