@@ -9,6 +9,7 @@
 #include "cli_exec.h"
 #include "cli_fs.h"
 #include "cli_grant.h"
+#include "cli_ports.h"
 #include "cli_limits.h"
 #include "cli_pty.h"
 #include "cli_record.h"
@@ -43,6 +44,7 @@ const struct cli_cmd_entry *const cli_table[] = {
     &cli_workspace_entry,
     &cli_task_entry,
     &cli_grant_entry,
+    &cli_ports_entry,
     &cli_core_help_entry,
     NULL,
 };
