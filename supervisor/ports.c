@@ -81,25 +81,38 @@ ports_event(const char *kind, const struct ports_entry *e)
 	events_commit();
 }
 
-/* The kernel's listeners into ports_scan_v: how many, or -1. A refused
- * sock_diag turns discovery to /proc/net for good. */
+/* The kernel's listeners into ports_scan_v: how many, or -1. sock_diag
+ * refused at its first dump turns discovery to /proc/net for good; a dump
+ * that fails later (too many listeners, a malformed answer) only skips
+ * that scan, and is logged once until one succeeds again. */
 static int
 ports_read(void)
 {
-	int n;
+	static bool dumped, failing;
+	int n = -1;
 
 	if (ports_mech == PORTS_SOCKDIAG) {
-		if ((n = sockdiag_dump(ports_scan_v, PORTS_MAX)) >= 0)
-			return n;
-		log_warn("ports: sock_diag refused (%m); reading /proc/net "
-		         "every %d ms instead",
-		    PORTS_PROC_MS);
-		ports_mech = PORTS_PROC;
-		event_del(ports_timer);
-		event_add(
-		    ports_timer, &(struct timeval){0, PORTS_PROC_MS * 1000});
+		n = sockdiag_dump(ports_scan_v, PORTS_MAX);
+		if (n < 0 && !dumped) {
+			log_warn("ports: sock_diag refused (%m); reading "
+			         "/proc/net every %d ms instead",
+			    PORTS_PROC_MS);
+			ports_mech = PORTS_PROC;
+			event_del(ports_timer);
+			event_add(ports_timer,
+			    &(struct timeval){0, PORTS_PROC_MS * 1000});
+		}
+		dumped = dumped || n >= 0;
 	}
-	return procnet_scan(ports_scan_v, PORTS_MAX);
+	if (ports_mech == PORTS_PROC)
+		n = procnet_scan(ports_scan_v, PORTS_MAX);
+	if (n < 0 && !failing)
+		log_warn(
+		    "ports: the listeners could not be read (more than "
+		    "%d, or a malformed answer); the set is kept as it was",
+		    PORTS_MAX);
+	failing = n < 0;
+	return n;
 }
 
 /* The old entry for s, or NULL. */
