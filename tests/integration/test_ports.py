@@ -3,8 +3,8 @@ user (python3's http.server and a WebSocket echo server, IPv4 and IPv6)
 are journaled as port.opened within 100 ms of their listen(), with their
 pid, command and user, and as port.closed when they exit; port.list
 shows them; a double-forked daemon is seen as itself; 50 listeners opened
-at once are all seen; ports = proc finds them too, ports = off offers
-nothing. Each sandbox has a network namespace of its own, so that the
+at once are all seen; ports = proc, and ports = auto where netlink is
+refused, find them too; ports = off offers nothing. Each sandbox has a network namespace of its own, so that the
 listeners seen are its own."""
 
 import os
@@ -25,6 +25,7 @@ from harness import (  # noqa: E402
     wait_for,
 )
 from harness.clients import UnixClient  # noqa: E402
+from harness.paths import BERTHD  # noqa: E402
 
 PY = "/usr/bin/python3"
 USER = "agent"
@@ -93,6 +94,40 @@ for s in socks:
     s.listen()
 time.sleep(60)
 """
+
+
+# Execs its arguments under a seccomp filter that refuses netlink sockets
+# (socket(AF_NETLINK, ...) fails with EPERM), as a sandbox's profile may:
+# berthd must then find the listeners in /proc/net.
+NO_NETLINK = """
+import ctypes, os, struct, sys
+AUDIT_ARCH_X86_64, NR_SOCKET, AF_NETLINK = 0xC000003E, 41, 16
+LD, JEQ, RET = 0x20, 0x15, 0x06
+ALLOW, ERRNO_EPERM = 0x7FFF0000, 0x00050000 | 1
+prog = [
+    (LD, 0, 0, 4), (JEQ, 1, 0, AUDIT_ARCH_X86_64), (RET, 0, 0, ALLOW),
+    (LD, 0, 0, 0), (JEQ, 0, 3, NR_SOCKET),
+    (LD, 0, 0, 16), (JEQ, 0, 1, AF_NETLINK), (RET, 0, 0, ERRNO_EPERM),
+    (RET, 0, 0, ALLOW),
+]
+buf = ctypes.create_string_buffer(b"".join(struct.pack("HBBI", *f) for f in prog))
+fprog = struct.pack("HxxxxxxQ", len(prog), ctypes.addressof(buf))
+libc = ctypes.CDLL(None, use_errno=True)
+PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 38, 22, 2
+fp = ctypes.create_string_buffer(fprog)
+if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) or libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, fp, 0, 0):
+    sys.exit("no seccomp: %s" % os.strerror(ctypes.get_errno()))
+os.execv(sys.argv[1], sys.argv[1:])
+"""
+
+
+class NoNetlinkSandbox(Sandbox):
+    """berthd started under NO_NETLINK."""
+
+    def command(self):
+        cmd = super().command()
+        i = cmd.index(BERTHD)
+        return cmd[:i] + [PY, self.wrapper] + cmd[i:]
 
 
 def sandbox(mode=None):
@@ -244,6 +279,19 @@ def t_proc():
         expect_eq(c.call("port.list")["mechanism"], "proc", "the mechanism")
         c.call("proc.signal", {"id": p["id"], "signal": "KILL"})
         sb.wait_event(closed_on(port), 10)
+
+
+@case("ports = auto where netlink is refused: /proc/net instead, said in the log, the server still found")
+def t_refused():
+    NoNetlinkSandbox.wrapper = pyfile(NO_NETLINK, "no_netlink.py")
+    with NoNetlinkSandbox(config=minimal_config(), offline=True) as sb:
+        c = sb.unix()
+        expect_eq(c.call("port.list")["mechanism"], "proc", "the mechanism")
+        expect("sock_diag refused" in sb.log(), "berthd's log says why")
+        out = outfile()
+        port = 18084
+        ev, took, p = watch_open(sb, c, [PY, pyfile(HTTP, "serve.py"), "127.0.0.1", str(port), out], port, out)
+        expect_eq((ev["data"]["pid"], ev["data"]["user"]), (p["pid"], USER), "port.opened")
 
 
 @case("ports = off: port.list is unavailable, and no port.opened is journaled")
