@@ -8,6 +8,7 @@
 
 #include "catalog.h"
 #include "events.h"
+#include "listenwatch.h"
 #include "log.h"
 #include "procnet.h"
 #include "sockdiag.h"
@@ -28,7 +29,8 @@ struct ports_entry {
 };
 
 static enum ports_mechanism ports_mech = PORTS_OFF;
-static struct event *ports_timer;
+static struct event *ports_timer, *ports_soon;
+static unsigned ports_soon_ms, ports_soon_left;
 /* The set (ports_v) and a scan's room (ports_scan_v, ports_next_v). */
 static struct ports_entry *ports_v, *ports_next_v;
 static struct portsock *ports_scan_v;
@@ -152,7 +154,8 @@ ports_resolve(size_t n, const bool *fresh)
 	free(o);
 }
 
-static void
+/* Returns how many listeners are new. */
+static size_t
 ports_scan(void)
 {
 	int n = ports_read();
@@ -163,7 +166,7 @@ ports_scan(void)
 	uint64_t now = proto_now_ms();
 
 	if (n < 0)
-		return;
+		return 0;
 	fresh = xcalloc((size_t)n + 1, sizeof *fresh);
 	for (i = 0; i < (size_t)n; i++) {
 		if ((old = ports_find(&ports_scan_v[i])) != NULL) {
@@ -197,6 +200,7 @@ ports_scan(void)
 		if (fresh[i])
 			ports_event(EV_PORT_OPENED, &ports_v[i]);
 	free(fresh);
+	return nfresh;
 }
 
 static void
@@ -208,31 +212,67 @@ ports_tick(evutil_socket_t fd, short what, void *arg)
 	ports_scan();
 }
 
+/* After a listen() let through: scans at 1, 3, 7, 15 and 31 ms until one
+ * finds a new listener (the call completes in its process a moment
+ * after the answer, when that process next runs). */
+static void
+ports_soon_tick(evutil_socket_t fd, short what, void *arg)
+{
+	(void)fd;
+	(void)what;
+	(void)arg;
+	if (ports_scan() > 0 || ports_soon_left == 0)
+		return;
+	ports_soon_ms *= 2;
+	ports_soon_left--;
+	event_add(ports_soon, &(struct timeval){0, ports_soon_ms * 1000});
+}
+
+static void
+ports_kick(void)
+{
+	ports_soon_ms = 1;
+	ports_soon_left = PORTS_SOON_TRIES - 1;
+	event_add(ports_soon, &(struct timeval){0, 1000});
+}
+
 void
 ports_init(struct event_base *base, const struct config *cfg)
 {
+	bool watch;
 	unsigned ms;
 
 	if (cfg->ports == CONFIG_PORTS_OFF)
 		return;
 	ports_mech =
 	    cfg->ports == CONFIG_PORTS_PROC ? PORTS_PROC : PORTS_SOCKDIAG;
-	ms = ports_mech == PORTS_PROC ? PORTS_PROC_MS : PORTS_SOCKDIAG_MS;
+	watch = listenwatch_works();
+	ms = ports_mech == PORTS_PROC ? PORTS_PROC_MS
+	    : watch                   ? PORTS_SAFETY_MS
+	                              : PORTS_SOCKDIAG_MS;
 	ports_v = xcalloc(PORTS_MAX, sizeof *ports_v);
 	ports_next_v = xcalloc(PORTS_MAX, sizeof *ports_next_v);
 	ports_scan_v = xcalloc(PORTS_MAX, sizeof *ports_scan_v);
 	ports_timer = event_new(base, -1, EV_PERSIST, ports_tick, NULL);
+	ports_soon = evtimer_new(base, ports_soon_tick, NULL);
 	event_add(ports_timer, &(struct timeval){0, ms * 1000});
+	if (watch)
+		listenwatch_init(base, ports_kick);
 	ports_scan();
-	log_info("ports: discovery by %s", ports_mech_name(ports_mech));
+	log_info("ports: discovery by %s every %u ms%s",
+	    ports_mech_name(ports_mech), ms,
+	    watch ? ", and at each listen() of what berthd launches" : "");
 }
 
 void
 ports_shutdown(void)
 {
-	if (ports_timer != NULL)
+	listenwatch_shutdown();
+	if (ports_timer != NULL) {
 		event_free(ports_timer);
-	ports_timer = NULL;
+		event_free(ports_soon);
+	}
+	ports_timer = ports_soon = NULL;
 	free(ports_v);
 	free(ports_next_v);
 	free(ports_scan_v);

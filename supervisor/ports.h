@@ -4,12 +4,15 @@
  *
  * A listener is known by (family, address, port, inode): a server that
  * closes its socket and opens another on the same port is a close and an
- * open. berthd learns of listeners by asking the kernel, on a timer
- * (the kernel tells no one of a listen()): every PORTS_SOCKDIAG_MS over
- * sock_diag (sockdiag.h), or every PORTS_PROC_MS from /proc/net
- * (procnet.h) with [berthd] ports = proc or where netlink is refused. A
- * new listener's process, command and user are looked for once
- * (sockowner.h) and kept with it.
+ * open. berthd learns of listeners by asking the kernel (the kernel
+ * tells no one of a listen()): over sock_diag (sockdiag.h), or from
+ * /proc/net (procnet.h) with [berthd] ports = proc or where netlink is
+ * refused. It asks at once when a program it launched calls listen(2)
+ * (listenwatch.h), and on a timer for every other listener: every
+ * PORTS_SAFETY_MS where those notifications work, else every
+ * PORTS_SOCKDIAG_MS (PORTS_PROC_MS from /proc/net). A new listener's
+ * process, command and user are looked for once (sockowner.h) and kept
+ * with it.
  *
  * Ownership: the set is this module's; ports_shutdown frees it. */
 #ifndef BERTH_PORTS_H
@@ -23,6 +26,10 @@
 
 #define PORTS_SOCKDIAG_MS 25
 #define PORTS_PROC_MS 250
+/* sock_diag's poll where listen(2) notifications work: for listeners
+ * outside berthd's launches (services, the gateway). */
+#define PORTS_SAFETY_MS 1000
+#define PORTS_SOON_TRIES 5
 /* The most listeners kept; past it a scan is refused (logged) and the
  * set kept as it was. */
 #define PORTS_MAX 4096
