@@ -9,7 +9,8 @@ monotonic time right after listen(). The latency of a listener is the
 arrival of its port.opened on a subscription, here, minus that time.
 The peer, run on the same listens, reads /proc/net/tcp and tcp6 once a
 second and notes when it first sees each port. RUNS runs with ports =
-auto (sock_diag) and with ports = proc; medians over runs of each run's
+auto (sock_diag) and with ports = proc, where the listener, a launched
+program, is read at its listen() (a seccomp notification) in both; medians over runs of each run's
 median and p99, and ratios. Then berthd's CPU over IDLE_S seconds idle,
 with ports = auto and with ports = off."""
 

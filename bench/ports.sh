@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Port discovery: from a server's listen() to berthd's port.opened, with
-# [berthd] ports = auto (sock_diag) and ports = proc (/proc/net), beside
+# [berthd] ports = auto (sock_diag) and ports = proc (/proc/net), both
+# read at the listen() of a launched program (seccomp notification), beside
 # a peer that reads /proc/net/tcp{,6} once a second, timed on the same
 # listens; and berthd's idle CPU with discovery on and off. In a network
 # namespace with only loopback, so the listeners are the bench's own.
