@@ -197,19 +197,20 @@ class Berth:
     and is up once ready, a request (op, args), answers. c is a kept
     connection (None without connect); stop() ends it all. wrap: a
     command berthd is run through in the namespace (it execs berthd, the
-    rest of the argv its arguments)."""
+    rest of the argv its arguments). berthd_keys: lines put at the top
+    of the config's [berthd] section."""
 
     def __init__(self, src, build, d, run, display=None, size=(1280, 800), ready=("desktop.info", None),
-                 connect=True, services="", wrap=()):
+                 connect=True, services="", wrap=(), berthd_keys=""):
         self.dir = os.path.join(d, "berthd-%d" % run)
         os.makedirs(self.dir)
         self.display = display
         conf = os.path.join(src, "images", "minimal", "berth.conf")
         if display is not None:
             services += desktop_config(build, display, *size)
-        if services:
+        if services or berthd_keys:
             with open(conf) as f:
-                text = f.read() + services
+                text = f.read().replace("[berthd]\n", "[berthd]\n" + berthd_keys, 1) + services
             conf = os.path.join(self.dir, "berth.conf")
             with open(conf, "w") as f:
                 f.write(text)

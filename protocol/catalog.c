@@ -93,6 +93,9 @@ const struct catalog_event catalog_events[] = {
 	    "a grant was made (id, scope, label, visibility, expires_at)" },
 	{ EV_GRANT_REVOKED, "a grant was revoked (id, scope, label)" },
 	{ EV_GRANT_EXPIRED, "a grant expired (id, scope, label)" },
+	{ EV_PORT_OPENED,
+	    "a TCP socket listens (port, address, pid, command, user)" },
+	{ EV_PORT_CLOSED, "a TCP socket stopped listening (port, address)" },
 	{ EV_EVENTS_GAP, "the journal no longer holds the requested seqs" },
 };
 const size_t catalog_nevents = sizeof catalog_events / sizeof catalog_events[0];

@@ -93,6 +93,8 @@ struct catalog_event {
 #define EV_GRANT_CREATED "grant.created"
 #define EV_GRANT_REVOKED "grant.revoked"
 #define EV_GRANT_EXPIRED "grant.expired"
+#define EV_PORT_OPENED "port.opened"
+#define EV_PORT_CLOSED "port.closed"
 /* Not journaled: sent to one subscriber whose from_seq the journal no
  * longer holds. Carries seq 0, which no journaled event has. */
 #define EV_EVENTS_GAP "events.gap"

@@ -11,12 +11,14 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "child.h"
 #include "nodump.h"
 #include "landlock.h"
+#include "listenwatch.h"
 #include "log.h"
 #include "proto.h"
 #include "pstat.h"
@@ -125,6 +127,61 @@ child_fd_kept(const struct child_spec *sp, int fd)
 		if (fd == sp->hand[i].at)
 			return true;
 	return false;
+}
+
+/* In the child, before the switch of ids: the listen(2) filter installed
+ * and its notification fd sent to berthd (listenwatch.h). Without seccomp the
+ * program runs unwatched, found by the poll alone. */
+static void
+child_send_watch(int errfd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))], tag = 'L';
+	struct iovec iov = {&tag, 1};
+	struct msghdr msg = {.msg_iov = &iov,
+	    .msg_iovlen = 1,
+	    .msg_control = cbuf,
+	    .msg_controllen = sizeof cbuf};
+	struct cmsghdr *c;
+	int fd = listenwatch_install();
+
+	if (fd < 0)
+		return;
+	memset(cbuf, 0, sizeof cbuf);
+	c = CMSG_FIRSTHDR(&msg);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof fd);
+	sendmsg(errfd, &msg, MSG_NOSIGNAL);
+	close(fd);
+}
+
+/* In the parent: one message of the child's error channel into f, or a
+ * notification fd into *watch (1 returned). Returns what was read. */
+static ssize_t
+child_recv(int fd, struct child_failure *f, int *watch)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = {f, sizeof *f};
+	struct msghdr msg = {.msg_iov = &iov,
+	    .msg_iovlen = 1,
+	    .msg_control = cbuf,
+	    .msg_controllen = sizeof cbuf};
+	struct cmsghdr *c;
+	ssize_t n;
+
+	do
+		n = recvmsg(fd, &msg, MSG_CMSG_CLOEXEC);
+	while (n < 0 && errno == EINTR);
+	c = n > 0 ? CMSG_FIRSTHDR(&msg) : NULL;
+	if (c != NULL && c->cmsg_level == SOL_SOCKET &&
+	    c->cmsg_type == SCM_RIGHTS &&
+	    c->cmsg_len == CMSG_LEN(sizeof(int))) {
+		if (*watch >= 0)
+			close(*watch);
+		memcpy(watch, CMSG_DATA(c), sizeof *watch);
+	}
+	return n;
 }
 
 /* In the child: copies of the handed fds at numbers no target takes
@@ -239,6 +296,10 @@ child_exec(const struct child_spec *sp, int errfd)
 	child_rlimits(sp, errfd);
 	if (sp->confine && child_confine() != 0)
 		child_fail(errfd, 7);
+	/* While still root: a filter needs CAP_SYS_ADMIN or no_new_privs,
+	 * and a launch that is not confined has no no_new_privs. */
+	if (sp->watch_listen)
+		child_send_watch(errfd);
 	if (sp->set_ids) {
 		if (setgroups(sp->ngroups, sp->groups) != 0)
 			child_fail(errfd, 2);
@@ -269,13 +330,15 @@ child_spawn(
     const struct child_spec *spec, child_exit_cb cb, void *arg, char **cause)
 {
 	struct child_failure f;
-	int pfd[2];
+	int pfd[2], watch = -1;
 	pid_t pid;
 	ssize_t n;
 
-	/* Keep the error pipe clear of the fd number a child is promised. */
-	if (pipe2(pfd, O_CLOEXEC) != 0) {
-		*cause = xasprintf("pipe: %s", strerror(errno));
+	/* The error channel: a failure before exec, or the listen(2)
+	 * notification fd (SCM_RIGHTS); kept clear of the fd number a child
+	 * is promised. */
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, pfd) != 0) {
+		*cause = xasprintf("socketpair: %s", strerror(errno));
 		return -1;
 	}
 	if (child_fd_kept(spec, pfd[1])) {
@@ -299,11 +362,14 @@ child_spawn(
 		    xreallocarray(child_table, child_cap, sizeof *child_table);
 	}
 	child_table[child_n++] = (struct child){pid, cb, arg};
-	/* The pipe closes at exec: zero bytes means the exec happened. */
-	do
-		n = read(pfd[0], &f, sizeof f);
-	while (n < 0 && errno == EINTR);
+	/* The channel closes at exec: zero bytes means the exec happened. */
+	while ((n = child_recv(pfd[0], &f, &watch)) == 1)
+		;
 	close(pfd[0]);
+	if (watch >= 0 && n != sizeof f)
+		listenwatch_add(watch);
+	else if (watch >= 0)
+		close(watch);
 	if (n == sizeof f) {
 		/* The child is exiting; its status is of no interest. */
 		child_table[child_n - 1].cb = NULL;

@@ -56,6 +56,9 @@ struct child_spec {
 	int extra_fd;   /* -1, or an fd to hand over as extra_fd_at */
 	int extra_fd_at;
 	bool confine; /* no capabilities, no_new_privs, no core dump */
+	/* Install the listen(2) notification filter (before the switch of
+	 * ids) and hand its fd to listenwatch (listenwatch.h). */
+	bool watch_listen;
 	/* More fds to hand over (berthd's connections to berth-desktop);
 	 * their numbers differ from extra_fd_at's and from each other. */
 	struct child_handed hand[CHILD_MAX_HANDED];

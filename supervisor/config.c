@@ -71,6 +71,7 @@ config_init(struct config *cfg)
 	    CONFIG_SIGBIT(SIGUSR2) | CONFIG_SIGBIT(SIGWINCH);
 	cfg->retry_failed_ms = CONFIG_RETRY_FAILED_MS;
 	cfg->cgroups = true;
+	cfg->ports = CONFIG_PORTS_AUTO;
 }
 
 int
@@ -319,6 +320,24 @@ config_retry_ms(struct config_parser *p, const char *val, unsigned *out)
 }
 
 static int
+config_ports(struct config_parser *p, const char *val, enum config_ports *out)
+{
+	static const char *const names[] = {
+	    [CONFIG_PORTS_AUTO] = "auto",
+	    [CONFIG_PORTS_PROC] = "proc",
+	    [CONFIG_PORTS_OFF] = "off",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (strcmp(val, names[i]) == 0) {
+			*out = (enum config_ports)i;
+			return 0;
+		}
+	return config_fail(p, "ports must be auto, proc or off");
+}
+
+static int
 config_key_berthd(struct config_parser *p, const char *key, const char *val)
 {
 	struct config *c = p->cfg;
@@ -339,6 +358,8 @@ config_key_berthd(struct config_parser *p, const char *key, const char *val)
 		c->cgroups = strcmp(val, "auto") == 0;
 		return 0;
 	}
+	if (strcmp(key, "ports") == 0)
+		return config_ports(p, val, &c->ports);
 	return config_fail(p, "unknown key \"%s\" in [berthd]", key);
 }
 

@@ -144,6 +144,13 @@ struct config_service {
 };
 
 /* What a runtime does with a request while it is busy. */
+/* How berthd finds the sockets listening in the sandbox (ports.h). */
+enum config_ports {
+	CONFIG_PORTS_AUTO, /* sock_diag, /proc/net where netlink is refused */
+	CONFIG_PORTS_PROC, /* /proc/net only */
+	CONFIG_PORTS_OFF,  /* no discovery */
+};
+
 enum config_busy {
 	CONFIG_BUSY_REJECT,
 	CONFIG_BUSY_QUEUE,
@@ -189,6 +196,7 @@ struct config {
 	char *token_file; /* default <state_dir>/token */
 	char *socket;     /* default <state_dir>/berthd.sock */
 	bool cgroups;     /* false: act as if the kernel had none */
+	enum config_ports ports;
 	/* The signals berthd passes on to services: bit sig - 1. */
 	uint64_t forward_signals;
 	unsigned retry_failed_ms; /* of every service that sets none */
@@ -204,10 +212,10 @@ struct config {
 	char *cdp;              /* ADDR:PORT of Chromium's DevTools */
 	char *cdp_relay_listen; /* ADDR:PORT of the TCP CDP relay */
 	/* Access grants: the bases of their links, and the longest life. */
-	char *public_url;      /* NULL: http:// and listen */
-	char *preview_listen;  /* ADDR:PORT of the previews; NULL: none */
-	char *preview_url;     /* NULL: http:// and preview_listen */
-	char *preview_domain;  /* host links PORT-KEY.DOMAIN; NULL: none */
+	char *public_url;     /* NULL: http:// and listen */
+	char *preview_listen; /* ADDR:PORT of the previews; NULL: none */
+	char *preview_url;    /* NULL: http:// and preview_listen */
+	char *preview_domain; /* host links PORT-KEY.DOMAIN; NULL: none */
 	unsigned grant_max_ttl_s;
 	size_t journal_max_bytes;
 	size_t journal_segment_bytes;

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include "launch.h"
+
+#include "listenwatch.h"
 #include "xmalloc.h"
 
 #define LAUNCH_ARGV_MAX 256
@@ -299,6 +301,7 @@ launch_spec(const struct launch *l, struct child_spec *spec)
 		spec->ngroups = (size_t)l->ngroups;
 	}
 	spec->confine = l->confine;
+	spec->watch_listen = listenwatch_on();
 	spec->cwd_as_user = l->confine && l->has_user;
 }
 

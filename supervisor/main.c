@@ -34,6 +34,7 @@
 #include "artifact.h"
 #include "fswatch.h"
 #include "grant.h"
+#include "ports.h"
 #include "proc.h"
 #include "procfs.h"
 #include "nodump.h"
@@ -542,6 +543,7 @@ main(int argc, char **argv)
 	    (long)getpid(), boot_id(), fresh ? " (new)" : "", cfg.socket);
 	berthd_emit_started();
 	grant_init(berthd_base, &cfg);
+	ports_init(berthd_base, &cfg);
 	service_init(berthd_base, &cfg, berthd_main_exit_cb);
 	berthd_add_services(&cfg, debug);
 	service_start_all();
@@ -560,6 +562,7 @@ main(int argc, char **argv)
 	workspace_shutdown();
 	server_shutdown();
 	grant_shutdown();
+	ports_shutdown();
 	fswatch_shutdown();
 	artifact_shutdown();
 	secrets_shutdown();

@@ -17,6 +17,7 @@
 #include "fs.h"
 #include "fswatch.h"
 #include "grant.h"
+#include "ports.h"
 #include "limit_op.h"
 #include "proc.h"
 #include "provider.h"
@@ -602,6 +603,7 @@ static const ops_handler ops_handlers[CATALOG_NOPS] = {
     [CATALOG_OP_GRANT_CREATE] = grant_op_create,
     [CATALOG_OP_GRANT_LIST] = grant_op_list,
     [CATALOG_OP_GRANT_REVOKE] = grant_op_revoke,
+    [CATALOG_OP_PORT_LIST] = ports_op_list,
 };
 
 void

@@ -21,15 +21,6 @@
 
 #include "tree.h"
 
-/* The longest line of /proc/net/tcp{,6} read; a longer one is malformed. */
-#define RUNTIME_LISTEN_LINE_MAX 512
-
-/* One line of /proc/net/tcp or tcp6 (NUL-terminated, at most
- * RUNTIME_LISTEN_LINE_MAX bytes). Returns 1 for a socket in state LISTEN,
- * with its local port and inode; 0 for any other socket or the header;
- * -1 for a line that is neither. */
-int runtime_listen_parse(
-    const char *line, unsigned *port, unsigned long long *inode);
 /* Whether some socket listens on port and every one that does is open in
  * a process of t, scanned afresh (see above). When not, why says so. */
 bool runtime_listen_owned(struct tree *t, unsigned port, char *why, size_t len);

@@ -219,19 +219,17 @@ cli_grant_table(const msgpack_object *result, uint64_t now)
 {
 	static const char *const head[CLI_GRANT_COLS] = {
 	    "ID", "SCOPE", "LABEL", "VISIBILITY", "EXPIRES", "REDEEMED"};
-	const msgpack_object *list = proto_map_get(result, "grants"), *g;
+	const msgpack_object *items, *g;
 	char **cells, **row;
 	bool redeemed;
 	uint32_t i, n;
 
-	if (list == NULL || list->type != MSGPACK_OBJECT_ARRAY ||
-	    (n = list->via.array.size) == 0) {
-		printf("no grants\n");
+	cells = cli_print_list_cells(
+	    result, "grants", "no grants", head, CLI_GRANT_COLS, &items, &n);
+	if (cells == NULL)
 		return;
-	}
-	cells = cli_print_cells(head, CLI_GRANT_COLS, n);
 	for (i = 0; i < n; i++) {
-		g = &list->via.array.ptr[i];
+		g = &items[i];
 		row = &cells[(i + 1) * CLI_GRANT_COLS];
 		redeemed = false;
 		proto_arg_bool(g, "redeemed", &redeemed);

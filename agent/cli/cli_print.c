@@ -209,6 +209,23 @@ cli_print_cells(const char *const *head, size_t ncols, size_t nrows)
 	return cells;
 }
 
+char **
+cli_print_list_cells(const msgpack_object *result, const char *key,
+    const char *none, const char *const *head, size_t ncols,
+    const msgpack_object **items, uint32_t *n)
+{
+	const msgpack_object *list = proto_map_get(result, key);
+
+	if (list == NULL || list->type != MSGPACK_OBJECT_ARRAY ||
+	    list->via.array.size == 0) {
+		printf("%s\n", none);
+		return NULL;
+	}
+	*items = list->via.array.ptr;
+	*n = list->via.array.size;
+	return cli_print_cells(head, ncols, *n);
+}
+
 static void
 cli_print_flush(struct cli_print_table *t)
 {

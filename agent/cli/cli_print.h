@@ -29,6 +29,11 @@ void cli_print_table(size_t ncols, size_t nrows, char **cells);
 /* The cells of such a table of nrows rows under the header head (ncols
  * names, copied): the rows start at ncols, for the caller to fill. */
 char **cli_print_cells(const char *const *head, size_t ncols, size_t nrows);
+/* The same for the array at result's key, its n items at *items; NULL,
+ * with the line none printed, if there is none. */
+char **cli_print_list_cells(const msgpack_object *result, const char *key,
+    const char *none, const char *const *head, size_t ncols,
+    const msgpack_object **items, uint32_t *n);
 
 /* An exit ({code} or {signal, core}) in words, allocated: "-" (none),
  * "exit 3", "SIGKILL" or "SIGSEGV (core)". */

@@ -10,6 +10,7 @@
 #include "cli_fs.h"
 #include "cli_grant.h"
 #include "cli_probe.h"
+#include "cli_ports.h"
 #include "cli_limits.h"
 #include "cli_pty.h"
 #include "cli_record.h"
@@ -45,6 +46,7 @@ const struct cli_cmd_entry *const cli_table[] = {
     &cli_task_entry,
     &cli_grant_entry,
     &cli_probe_entry,
+    &cli_ports_entry,
     &cli_core_help_entry,
     NULL,
 };

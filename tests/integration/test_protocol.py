@@ -40,7 +40,7 @@ REMOTE_OPS = ["hello", "ping", "state", "events.subscribe", "events.unsubscribe"
               "runtime.list", "runtime.start", "runtime.stop", "runtime.status",
               "runtime.pause", "runtime.resume", "limits.status", "workspace.prepare",
               "task.run", "task.show", "task.list", "task.attach", "task.cancel", "task.deliver",
-              "grant.create", "grant.list", "grant.revoke"]
+              "grant.create", "grant.list", "grant.revoke", "port.list"]
 LOCAL_OPS = ["check.report", "gateway.attach", "gateway.auth_failed", "gateway.check", "gateway.redeem",
              "desktop.provide", "desktop.emit"]
 

@@ -385,6 +385,34 @@ START_TEST(test_retry_default)
 }
 END_TEST
 
+/* [berthd] ports: auto by default, each of its words taken, anything
+ * else refused with the words it may be. */
+START_TEST(test_ports)
+{
+	static const struct bad cases[] = {
+	    {"[berthd]\nports = on\n", 2, {"ports must be auto, proc or off"}},
+	    {"[berthd]\nports =\n", 2, {"ports must be auto, proc or off"}},
+	    {"[berthd]\nports = AUTO\n", 2,
+	        {"ports must be auto, proc or off"}},
+	};
+	struct config cfg;
+
+	parse_good(&cfg, "[berthd]\n");
+	ck_assert_int_eq(cfg.ports, CONFIG_PORTS_AUTO);
+	config_free(&cfg);
+	parse_good(&cfg, "[berthd]\nports = proc\n");
+	ck_assert_int_eq(cfg.ports, CONFIG_PORTS_PROC);
+	config_free(&cfg);
+	parse_good(&cfg, "[berthd]\nports = off\n");
+	ck_assert_int_eq(cfg.ports, CONFIG_PORTS_OFF);
+	config_free(&cfg);
+	parse_good(&cfg, "[berthd]\nports = off\nports = auto\n");
+	ck_assert_int_eq(cfg.ports, CONFIG_PORTS_AUTO);
+	config_free(&cfg);
+	expect_errors(cases, sizeof cases / sizeof cases[0], false);
+}
+END_TEST
+
 /* Comments and blank lines anywhere, blanks around keys, values and
  * section names, CRLF line ends, and a last line without its newline. */
 START_TEST(test_layout)
@@ -1420,6 +1448,7 @@ main(void)
 	tcase_add_test(tc, test_every_key);
 	tcase_add_test(tc, test_defaults);
 	tcase_add_test(tc, test_retry_default);
+	tcase_add_test(tc, test_ports);
 	tcase_add_test(tc, test_layout);
 	tcase_add_test(tc, test_command_split);
 	tcase_add_test(tc, test_probe_kinds);
