@@ -39,8 +39,13 @@ DESKTOP_DEPENDS = {"tigervnc-standalone-server", "xfwm4", "xfce4-panel", "xfdesk
 DESKTOP_ONLY_LIBS = re.compile(r"^lib(x11|xtst|xext|xfixes|xdamage|xrandr|avcodec|avformat|avutil|swscale)")
 
 
+# Programs of their own, not parts of the make check that runs this: none
+# of its make flags (a jobserver, directory messages) passed on.
+ENV = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")}
+
+
 def sh(argv, cwd=None, timeout=900):
-    p = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    p = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=timeout, env=ENV)
     return p.returncode, p.stdout, p.stderr
 
 

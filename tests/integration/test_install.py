@@ -20,9 +20,14 @@ PAGES = ("man1/berth.1", "man5/berth.conf.5", "man8/berthd.8", "man8/berth-gatew
 DOCS = ("protocol.md", "operations.md", "architecture.md")
 
 
+# A make of its own, not a part of the make check that runs this: none of
+# its flags (a jobserver, directory messages) passed on.
+ENV = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL", "MAKEOVERRIDES")}
+
+
 def make(target, destdir):
     p = subprocess.run(["make", "-s", "-C", BUILDDIR, target, "DESTDIR=" + destdir], capture_output=True, text=True,
-                       timeout=300)
+                       timeout=300, env=ENV)
     expect_eq(p.returncode, 0, "make %s: %s" % (target, p.stderr[-2000:]))
 
 
@@ -30,7 +35,7 @@ def configured(var):
     """A directory variable of the build's Makefile, expanded."""
     p = subprocess.run(["make", "-s", "-C", BUILDDIR, "--no-print-directory", "-f", "Makefile", "-f", "-",
                         "print-var"], input="print-var:\n\t@echo $(%s)\n" % var, capture_output=True, text=True,
-                       timeout=60)
+                       timeout=60, env=ENV)
     expect_eq(p.returncode, 0, "make's %s: %s" % (var, p.stderr))
     return p.stdout.strip()
 
