@@ -36,6 +36,26 @@ gw_buf_take(struct gw_buf *b, size_t n)
 }
 
 void
+gw_buf_puts(struct gw_buf *b, const char *s)
+{
+	gw_buf_add(b, s, strlen(s));
+}
+
+char *
+gw_buf_string(struct gw_buf *b, size_t *len)
+{
+	char *s;
+
+	gw_buf_add(b, "", 1);
+	if (b->off != 0)
+		memmove(b->data, b->data + b->off, b->len);
+	s = (char *)b->data;
+	*len = b->len - 1;
+	memset(b, 0, sizeof *b);
+	return s;
+}
+
+void
 gw_buf_free(struct gw_buf *b)
 {
 	free(b->data);

@@ -17,6 +17,11 @@ struct gw_buf {
 };
 
 void gw_buf_add(struct gw_buf *b, const void *p, size_t n);
+/* gw_buf_add of a NUL-terminated string, without the NUL. */
+void gw_buf_puts(struct gw_buf *b, const char *s);
+/* Hands the waiting bytes over as a NUL-terminated string the caller
+ * frees (*len does not count the NUL); b is left empty. */
+char *gw_buf_string(struct gw_buf *b, size_t *len);
 /* Forgets the first n bytes. */
 void gw_buf_take(struct gw_buf *b, size_t n);
 void gw_buf_free(struct gw_buf *b);

@@ -6,16 +6,11 @@
 #include <string.h>
 #include <strings.h>
 
+#include "gw_buf.h"
 #include "gw_cdp_http.h"
 #include "xmalloc.h"
 
 /* A growing output buffer; p belongs to whoever takes it at the end. */
-struct gw_cdp_http_out {
-	char *p;
-	size_t len;
-	size_t cap;
-};
-
 /* What a request's checker gathers on its way through the head. */
 struct gw_cdp_http_req_scan {
 	struct gw_cdp_http_request *req;
@@ -424,40 +419,8 @@ gw_cdp_http_request_parse(
 }
 
 static void
-gw_cdp_http_put(struct gw_cdp_http_out *o, const char *s, size_t n)
-{
-	if (o->len + n > o->cap) {
-		o->cap = o->len + n > 2 * o->cap ? o->len + n : 2 * o->cap;
-		o->p = xrealloc(o->p, o->cap);
-	}
-	memcpy(o->p + o->len, s, n);
-	o->len += n;
-}
-
-static void
-gw_cdp_http_puts(struct gw_cdp_http_out *o, const char *s)
-{
-	gw_cdp_http_put(o, s, strlen(s));
-}
-
-/* Hands o's buffer over, NUL-terminated for the caller's convenience;
- * *len does not count the NUL. */
-static char *
-gw_cdp_http_take(struct gw_cdp_http_out *o, size_t *len)
-{
-	gw_cdp_http_put(o, "", 1);
-	*len = o->len - 1;
-	return o->p;
-}
-
-/*
- * Copies a checked head's first line, then extra (if not NULL), then
- * every header line whose name is not in drop (a NULL-ended list) to o,
- * without the blank line.
- */
-static void
-gw_cdp_http_copy_head(struct gw_cdp_http_out *o, const char *buf,
-    size_t headlen, const char *extra, const char *const *drop)
+gw_cdp_http_copy_head(struct gw_buf *o, const char *buf, size_t headlen,
+    const char *extra, const char *const *drop)
 {
 	size_t pos = 0, end, namelen, i;
 	const char *colon;
@@ -478,9 +441,9 @@ gw_cdp_http_copy_head(struct gw_cdp_http_out *o, const char *buf,
 			}
 		}
 		if (keep)
-			gw_cdp_http_put(o, buf + pos, end + 2 - pos);
+			gw_buf_add(o, buf + pos, end + 2 - pos);
 		if (pos == 0 && extra != NULL)
-			gw_cdp_http_puts(o, extra);
+			gw_buf_puts(o, extra);
 		pos = end + 2;
 	}
 }
@@ -494,7 +457,7 @@ gw_cdp_http_request_head(const char *buf, const struct gw_cdp_http_request *req,
 	static const char *const drop[] = {"host", "origin", "authorization",
 	    "proxy-authorization", "cookie", "connection", "keep-alive",
 	    "proxy-connection", NULL};
-	struct gw_cdp_http_out o = {NULL, 0, 0};
+	struct gw_buf o = {0};
 	char *host;
 
 	host = xasprintf("Host: %s\r\n", authority);
@@ -502,9 +465,9 @@ gw_cdp_http_request_head(const char *buf, const struct gw_cdp_http_request *req,
 	    &o, buf, req->headlen, host, req->upgrade ? drop_upgrade : drop);
 	free(host);
 	if (!req->upgrade)
-		gw_cdp_http_puts(&o, "Connection: close\r\n");
-	gw_cdp_http_puts(&o, "\r\n");
-	return gw_cdp_http_take(&o, len);
+		gw_buf_puts(&o, "Connection: close\r\n");
+	gw_buf_puts(&o, "\r\n");
+	return gw_buf_string(&o, len);
 }
 
 int
@@ -631,11 +594,11 @@ gw_cdp_http_response_head(
 {
 	static const char *const drop[] = {
 	    "connection", "keep-alive", "proxy-connection", NULL};
-	struct gw_cdp_http_out o = {NULL, 0, 0};
+	struct gw_buf o = {0};
 
 	gw_cdp_http_copy_head(&o, buf, resp->headlen, NULL, drop);
-	gw_cdp_http_puts(&o, "Connection: close\r\n\r\n");
-	return gw_cdp_http_take(&o, len);
+	gw_buf_puts(&o, "Connection: close\r\n\r\n");
+	return gw_buf_string(&o, len);
 }
 
 /* Whether from occurs whole at b[i]: not the end of a longer name, and
@@ -661,7 +624,7 @@ gw_cdp_http_response_rewrite(const char *buf,
 	const char *body = buf + resp->headlen;
 	size_t n = (size_t)resp->bodylen, flen = strlen(from);
 	size_t tlen = strlen(to), count = 0, i, start;
-	struct gw_cdp_http_out o = {NULL, 0, 0};
+	struct gw_buf o = {0};
 	char line[64];
 
 	for (i = 0; flen != 0 && i < n; i++) {
@@ -674,17 +637,17 @@ gw_cdp_http_response_rewrite(const char *buf,
 	snprintf(line, sizeof line,
 	    "Content-Length: %zu\r\nConnection: close\r\n\r\n",
 	    n - count * flen + count * tlen);
-	gw_cdp_http_puts(&o, line);
+	gw_buf_puts(&o, line);
 	for (i = start = 0; count != 0 && i < n; i++) {
 		if (gw_cdp_http_at(body, n, i, from, flen)) {
-			gw_cdp_http_put(&o, body + start, i - start);
-			gw_cdp_http_put(&o, to, tlen);
+			gw_buf_add(&o, body + start, i - start);
+			gw_buf_add(&o, to, tlen);
 			start = i + flen;
 			i = start - 1;
 		}
 	}
-	gw_cdp_http_put(&o, body + start, n - start);
-	return gw_cdp_http_take(&o, len);
+	gw_buf_add(&o, body + start, n - start);
+	return gw_buf_string(&o, len);
 }
 
 const char *
@@ -713,37 +676,36 @@ gw_cdp_http_reason(unsigned status, const char **slug)
 char *
 gw_cdp_http_error(unsigned status, const char *message, size_t *len)
 {
-	struct gw_cdp_http_out body = {NULL, 0, 0}, o = {NULL, 0, 0};
+	struct gw_buf body = {0}, o = {0};
 	const char *reason, *slug, *p;
 	char line[160];
 
 	reason = gw_cdp_http_reason(status, &slug);
-	gw_cdp_http_puts(&body, "{\"error\":\"");
-	gw_cdp_http_puts(&body, slug);
-	gw_cdp_http_puts(&body, "\",\"message\":\"");
+	gw_buf_puts(&body, "{\"error\":\"");
+	gw_buf_puts(&body, slug);
+	gw_buf_puts(&body, "\",\"message\":\"");
 	for (p = message; *p != '\0'; p++) {
 		if (*p == '"' || *p == '\\') {
-			gw_cdp_http_put(&body, "\\", 1);
-			gw_cdp_http_put(&body, p, 1);
+			gw_buf_add(&body, "\\", 1);
+			gw_buf_add(&body, p, 1);
 		} else if ((unsigned char)*p < ' ') {
 			snprintf(line, sizeof line, "\\u%04x",
 			    (unsigned)(unsigned char)*p);
-			gw_cdp_http_puts(&body, line);
+			gw_buf_puts(&body, line);
 		} else
-			gw_cdp_http_put(&body, p, 1);
+			gw_buf_add(&body, p, 1);
 	}
-	gw_cdp_http_puts(&body, "\"}\n");
+	gw_buf_puts(&body, "\"}\n");
 	snprintf(line, sizeof line,
 	    "HTTP/1.1 %u %s\r\nContent-Type: application/json\r\n"
 	    "Content-Length: %zu\r\n",
 	    status, reason, body.len);
-	gw_cdp_http_puts(&o, line);
-	gw_cdp_http_puts(
-	    &o, "Cache-Control: no-store\r\nConnection: close\r\n");
+	gw_buf_puts(&o, line);
+	gw_buf_puts(&o, "Cache-Control: no-store\r\nConnection: close\r\n");
 	if (status == 401)
-		gw_cdp_http_puts(&o, "WWW-Authenticate: Bearer\r\n");
-	gw_cdp_http_puts(&o, "\r\n");
-	gw_cdp_http_put(&o, body.p, body.len);
-	free(body.p);
-	return gw_cdp_http_take(&o, len);
+		gw_buf_puts(&o, "WWW-Authenticate: Bearer\r\n");
+	gw_buf_puts(&o, "\r\n");
+	gw_buf_add(&o, gw_buf_at(&body), body.len);
+	gw_buf_free(&body);
+	return gw_buf_string(&o, len);
 }

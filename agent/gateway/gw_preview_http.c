@@ -354,22 +354,6 @@ gw_preview_http_request_parse(const char *buf, size_t len, const char *domain,
 }
 
 static void
-gw_preview_http_puts(struct gw_buf *o, const char *s)
-{
-	gw_buf_add(o, s, strlen(s));
-}
-
-/* Hands o's bytes over, NUL-terminated; *len does not count the NUL. */
-static char *
-gw_preview_http_take(struct gw_buf *o, size_t *len)
-{
-	gw_buf_add(o, "", 1);
-	*len = o->len - 1;
-	return (char *)o->data;
-}
-
-/* A Cookie line without berth's pairs; nothing if none is left. */
-static void
 gw_preview_http_put_cookie(
     struct gw_buf *o, const char *l, size_t n, size_t namelen)
 {
@@ -382,11 +366,11 @@ gw_preview_http_put_cookie(
 	while (gw_preview_http_cookie_next(&p, v + vlen, &cn, &nl, &cv, &cl)) {
 		if (gw_preview_http_is_ours(cn, nl))
 			continue;
-		gw_preview_http_puts(o, kept++ ? "; " : "Cookie: ");
+		gw_buf_puts(o, kept++ ? "; " : "Cookie: ");
 		gw_buf_add(o, cn, (size_t)(cv + cl - cn));
 	}
 	if (kept)
-		gw_preview_http_puts(o, "\r\n");
+		gw_buf_puts(o, "\r\n");
 }
 
 static int
@@ -452,19 +436,19 @@ gw_preview_http_forward(const char *buf, const struct gw_preview_request *req,
 	    "X-Forwarded-For: %s\r\nX-Forwarded-Proto: http\r\n"
 	    "X-Forwarded-Host: %s\r\n",
 	    fw->peer, req->host);
-	gw_preview_http_puts(&o, line);
+	gw_buf_puts(&o, line);
 	if (fw->prefix && req->prefixlen != 0) {
-		gw_preview_http_puts(&o, "X-Forwarded-Prefix: ");
+		gw_buf_puts(&o, "X-Forwarded-Prefix: ");
 		gw_buf_add(&o, req->line.target, req->prefixlen);
-		gw_preview_http_puts(&o, "\r\n");
+		gw_buf_puts(&o, "\r\n");
 	}
 	if (fw->authorization != NULL && fw->authorization[0] != '\0') {
-		gw_preview_http_puts(&o, "Authorization: ");
-		gw_preview_http_puts(&o, fw->authorization);
-		gw_preview_http_puts(&o, "\r\n");
+		gw_buf_puts(&o, "Authorization: ");
+		gw_buf_puts(&o, fw->authorization);
+		gw_buf_puts(&o, "\r\n");
 	}
-	gw_preview_http_puts(&o, "\r\n");
-	return gw_preview_http_take(&o, len);
+	gw_buf_puts(&o, "\r\n");
+	return gw_buf_string(&o, len);
 }
 
 /* The target's query without berth_link, '?' included if anything is
@@ -490,22 +474,22 @@ gw_preview_http_redirect(
 {
 	struct gw_buf o = {NULL, 0, 0, 0};
 
-	gw_preview_http_puts(&o, "HTTP/1.1 302 Found\r\nLocation: ");
+	gw_buf_puts(&o, "HTTP/1.1 302 Found\r\nLocation: ");
 	gw_buf_add(&o, req->line.target, req->line.pathlen);
 	gw_preview_http_put_query(&o, req);
-	gw_preview_http_puts(&o, "\r\nSet-Cookie: " GW_PREVIEW_COOKIE "=");
-	gw_preview_http_puts(&o, token);
-	gw_preview_http_puts(&o, "; Path=");
+	gw_buf_puts(&o, "\r\nSet-Cookie: " GW_PREVIEW_COOKIE "=");
+	gw_buf_puts(&o, token);
+	gw_buf_puts(&o, "; Path=");
 	if (req->by_host)
-		gw_preview_http_puts(&o, "/");
+		gw_buf_puts(&o, "/");
 	else {
 		gw_buf_add(&o, req->line.target, req->prefixlen);
-		gw_preview_http_puts(&o, "/");
+		gw_buf_puts(&o, "/");
 	}
-	gw_preview_http_puts(&o,
+	gw_buf_puts(&o,
 	    "; HttpOnly; SameSite=Lax\r\nCache-Control: no-store\r\n"
 	    "Referrer-Policy: no-referrer\r\nContent-Length: 0\r\n\r\n");
-	return gw_preview_http_take(&o, len);
+	return gw_buf_string(&o, len);
 }
 
 /* message with & < > " written as entities. */
@@ -516,10 +500,10 @@ gw_preview_http_put_escaped(struct gw_buf *o, const char *message)
 
 	for (p = message; *p != '\0'; p++) {
 		switch (*p) {
-		case '&': gw_preview_http_puts(o, "&amp;"); break;
-		case '<': gw_preview_http_puts(o, "&lt;"); break;
-		case '>': gw_preview_http_puts(o, "&gt;"); break;
-		case '"': gw_preview_http_puts(o, "&quot;"); break;
+		case '&': gw_buf_puts(o, "&amp;"); break;
+		case '<': gw_buf_puts(o, "&lt;"); break;
+		case '>': gw_buf_puts(o, "&gt;"); break;
+		case '"': gw_buf_puts(o, "&quot;"); break;
 		default: gw_buf_add(o, p, 1);
 		}
 	}
@@ -538,17 +522,17 @@ gw_preview_http_page(
 	    "<!doctype html>\n<html><head><meta charset=\"utf-8\">"
 	    "<title>%u %s</title></head>\n<body><h1>%u %s</h1>\n<p>",
 	    status, reason, status, reason);
-	gw_preview_http_puts(&body, line);
+	gw_buf_puts(&body, line);
 	gw_preview_http_put_escaped(&body, message);
-	gw_preview_http_puts(&body, "</p></body></html>\n");
+	gw_buf_puts(&body, "</p></body></html>\n");
 	snprintf(line, sizeof line,
 	    "HTTP/1.1 %u %s\r\nContent-Type: text/html; charset=utf-8\r\n"
 	    "Content-Length: %zu\r\nCache-Control: no-store\r\n%s\r\n",
 	    status, reason, body.len, close ? "Connection: close\r\n" : "");
-	gw_preview_http_puts(&o, line);
+	gw_buf_puts(&o, line);
 	gw_buf_add(&o, body.data, body.len);
 	gw_buf_free(&body);
-	return gw_preview_http_take(&o, len);
+	return gw_buf_string(&o, len);
 }
 
 static int
