@@ -418,7 +418,10 @@ def t_lifecycle():
         expect_eq(c.error_of("runtime.stop", {"name": "pi"}), "conflict", "stop when not running")
         # resume: the runtime's own resume arguments are appended.
         res = start(c, {"name": "pi", "mode": "rpc", "resume": True})
-        argv = open("/proc/%d/cmdline" % sb.host_pid(res["pid"])).read().split("\0")
+        # runtime.start answers once the exec began: the new program's
+        # command line is there a moment later.
+        path = "/proc/%d/cmdline" % sb.host_pid(res["pid"])
+        argv = wait_for(lambda: open(path).read().split("\0")[:-1], 5, "the resumed start's command line", 0.01)
         expect_in("--continue", argv, "the command line of a resumed start")
         c.call("runtime.stop", {"name": "pi"}, timeout=30)
         # Started again after a stop: a new instance.
