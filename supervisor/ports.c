@@ -231,8 +231,13 @@ ports_soon_tick(evutil_socket_t fd, short what, void *arg)
 static void
 ports_kick(void)
 {
-	ports_soon_ms = 1;
+	/* A read already due stays due: a burst of listen()s (a program's
+	 * loop, a hostile one) renews the retries but never postpones the
+	 * read past 1 ms after the first. */
 	ports_soon_left = PORTS_SOON_TRIES - 1;
+	if (evtimer_pending(ports_soon, NULL))
+		return;
+	ports_soon_ms = 1;
 	event_add(ports_soon, &(struct timeval){0, 1000});
 }
 
