@@ -280,9 +280,71 @@ proto_decode(const void *buf, size_t len, struct proto_msg *msg,
 			goto fail;
 		return 0;
 	}
+	*code = PROTO_E_UNKNOWN_TYPE;
+	if (proto_arg_u64(&msg->unpacked.data, "id", &msg->id) < 0)
+		msg->id = 0;
 	snprintf(err, errlen, "unknown message type \"%s\"", type);
 fail:
 	msgpack_unpacked_destroy(&msg->unpacked);
+	return -1;
+}
+
+/* The length of the str whose header starts buf[0..len), and the header's
+ * size in *hlen; -1 if it is not a str header or is cut short. */
+static int64_t
+proto_peek_str(const uint8_t *p, size_t len, size_t *hlen)
+{
+	size_t n, i;
+
+	if (len == 0)
+		return -1;
+	if ((p[0] & 0xe0) == 0xa0) {
+		*hlen = 1;
+		return p[0] & 0x1f;
+	}
+	if (p[0] < 0xd9 || p[0] > 0xdb)
+		return -1;
+	*hlen = 1 + ((size_t)1 << (p[0] - 0xd9));
+	if (len < *hlen)
+		return -1;
+	for (n = 0, i = 1; i < *hlen; i++)
+		n = n << 8 | p[i];
+	return (int64_t)n;
+}
+
+int
+proto_peek_type(const void *buf, size_t len, enum proto_type *type)
+{
+	const uint8_t *p = buf;
+	size_t off, hlen, i;
+	int64_t n;
+
+	if (len == 0)
+		return -1;
+	if (p[0] > 0x80 && p[0] <= 0x8f)
+		off = 1;
+	else if (p[0] == 0xde && len >= 3 && (p[1] | p[2]) != 0)
+		off = 3;
+	else if (p[0] == 0xdf && len >= 5 && (p[1] | p[2] | p[3] | p[4]) != 0)
+		off = 5;
+	else
+		return -1;
+	n = proto_peek_str(p + off, len - off, &hlen);
+	if (n != 4 || len - off - hlen < 4 ||
+	    memcmp(p + off + hlen, "type", 4) != 0)
+		return -1;
+	off += hlen + 4;
+	n = proto_peek_str(p + off, len - off, &hlen);
+	if (n < 0 || (uint64_t)n > len - off - hlen)
+		return -1;
+	off += hlen;
+	for (i = 0; i < sizeof proto_types / sizeof proto_types[0]; i++) {
+		if (strlen(proto_types[i].name) == (size_t)n &&
+		    memcmp(p + off, proto_types[i].name, (size_t)n) == 0) {
+			*type = proto_types[i].type;
+			return 0;
+		}
+	}
 	return -1;
 }
 

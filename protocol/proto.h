@@ -19,6 +19,9 @@
 #define PROTO_MAX_OBJECTS 65536
 /* The longest op, kind, stream id or error code. */
 #define PROTO_MAX_NAME 64
+/* requests a WebSocket client may have unanswered; hello's limits.max_in_flight
+ */
+#define PROTO_MAX_IN_FLIGHT 256
 
 /* Stable error codes: part of the protocol, never renamed. */
 #define PROTO_E_BAD_MESSAGE "bad_message"
@@ -44,6 +47,10 @@
 #define PROTO_E_NO_SPACE "no_space"
 #define PROTO_E_IO "io_error"
 #define PROTO_E_SYMLINK "symlink"
+#define PROTO_E_DUPLICATE_ID "duplicate_id"
+#define PROTO_E_BAD_ID "bad_id"
+#define PROTO_E_UNKNOWN_TYPE "unknown_type"
+#define PROTO_E_CANCELLED "cancelled"
 
 enum proto_type {
 	PROTO_REQUEST,
@@ -84,10 +91,21 @@ struct proto_msg {
  * Decodes one message from buf[0..len). Checks size, depth and counts
  * before msgpack-c allocates anything, then the envelope's fields and
  * their types. Returns 0, or -1 with *code set to a PROTO_E_* code and a
- * human reason in err; on -1 msg needs no free.
+ * human reason in err; on -1 msg needs no free. A well-formed map whose
+ * "type" is a string of no known type is PROTO_E_UNKNOWN_TYPE, not
+ * bad_message (a newer peer, not a broken one), with msg->id its "id"
+ * when that is a uint, else 0.
  */
 int proto_decode(const void *buf, size_t len, struct proto_msg *msg,
     const char **code, char *err, size_t errlen);
+/*
+ * The type of a message whose first key is "type", as proto_pack_* write
+ * them, read from its first bytes alone: for sorting a peer's messages
+ * without decoding each. Returns 0 with *type set, or -1 if buf does not
+ * start with a map whose first pair is "type" and a known type's name
+ * (the caller then decodes it whole).
+ */
+int proto_peek_type(const void *buf, size_t len, enum proto_type *type);
 void proto_msg_free(struct proto_msg *msg);
 
 /* Looks up key in a map object; NULL if absent or obj is not a map. */

@@ -1,8 +1,8 @@
 /* fuzz_proto: libFuzzer target for proto_decode, the first code to read
- * bytes from a peer. An accepted message has every field read, then is
- * packed again and must decode to the same fields: a length that lies or
- * a pointer left dangling shows up under the address sanitizer, and a
- * field the decoder mangles shows up as an abort. */
+ * bytes from a peer, and proto_peek_type, which must agree with it. An accepted
+ * message has every field read, then is packed again and must decode to the
+ * same fields: a length that lies or a pointer left dangling shows up under the
+ * address sanitizer, and a field the decoder mangles shows up as an abort. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,15 +166,25 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct proto_msg m;
 	const char *code = NULL;
 	char err[256] = "";
+	enum proto_type peeked;
+	int peek;
 	uint64_t sum;
 
+	peek = proto_peek_type(data, size, &peeked);
 	if (proto_decode(data, size, &m, &code, err, sizeof err) < 0) {
 		if (code == NULL || err[0] == '\0' ||
 		    (strcmp(code, PROTO_E_BAD_MESSAGE) != 0 &&
-		        strcmp(code, PROTO_E_TOO_LARGE) != 0))
+		        strcmp(code, PROTO_E_TOO_LARGE) != 0 &&
+		        strcmp(code, PROTO_E_UNKNOWN_TYPE) != 0))
+			abort();
+		/* A type the decoder does not know is not one peeked. */
+		if (strcmp(code, PROTO_E_UNKNOWN_TYPE) == 0 && peek == 0)
 			abort();
 		return 0;
 	}
+	/* Whatever the peek names is what the whole decode found. */
+	if (peek == 0 && peeked != m.type)
+		abort();
 	sum = m.id + m.seq + m.ts + m.offset + m.ok;
 	if (m.op != NULL)
 		sum += strlen(m.op) + fuzz_touch(m.args) + fuzz_args(m.args);

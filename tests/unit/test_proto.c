@@ -531,8 +531,6 @@ static const struct bad_case {
     {"{type:7,id:1,op:ping}", "field \"type\" must be a string"},
     {"{type:b'request',id:1,op:ping}", "field \"type\" must be a string"},
     {"{type:~65,id:1}", "at most 64 bytes"},
-    {"{type:bogus,id:1,op:ping}", "unknown message type \"bogus\""},
-    {"{type:Request,id:1,op:ping}", "unknown message type"},
     {"{type:'request\\0',id:1,op:ping}", "\"type\" is not a valid string"},
     /* request */
     {"{type:request,op:ping}", "missing field \"id\""},
@@ -621,6 +619,153 @@ START_TEST(test_bad_message)
 
 	mp_build(&sb, bad_cases[_i].text);
 	decode_bad(sb.data, sb.size, PROTO_E_BAD_MESSAGE, bad_cases[_i].why);
+	msgpack_sbuffer_destroy(&sb);
+}
+END_TEST
+
+/* A type nobody knows yet is told apart from a broken message, and its
+ * uint id is kept for the answer. */
+static const struct unknown_case {
+	const char *text;
+	uint64_t id;
+} unknown_cases[] = {
+    {"{type:bogus,id:1,op:ping}", 1},
+    {"{type:Request,id:7,op:ping}", 7},
+    {"{id:18446744073709551615,type:cancel}", UINT64_MAX},
+    {"{type:bogus}", 0},
+    {"{type:bogus,id:'3'}", 0},
+    {"{type:bogus,id:-3}", 0},
+    {"{type:bogus,id:nil}", 0},
+    {"{type:''}", 0},
+};
+
+START_TEST(test_unknown_type)
+{
+	msgpack_sbuffer sb;
+	struct proto_msg m;
+	const char *code = NULL;
+	char err[256] = "";
+
+	mp_build(&sb, unknown_cases[_i].text);
+	decode_bad(
+	    sb.data, sb.size, PROTO_E_UNKNOWN_TYPE, "unknown message type");
+	ck_assert_int_eq(
+	    proto_decode(sb.data, sb.size, &m, &code, err, sizeof err), -1);
+	ck_assert_uint_eq(m.id, unknown_cases[_i].id);
+	msgpack_sbuffer_destroy(&sb);
+}
+END_TEST
+
+/* proto_peek_type reads the head that proto_pack_* write, in any of
+ * msgpack's map and str sizes, and refuses anything else. */
+static const struct peek_case {
+	const char *text;
+	int type; /* an enum proto_type, or -1: refused */
+} peek_cases[] = {
+    {"{type:request,id:1,op:ping}", PROTO_REQUEST},
+    {"{type:response}", PROTO_RESPONSE},
+    {"{type:event,seq:1}", PROTO_EVENT},
+    {"{type:data,stream:out,offset:0,data:b'x'}", PROTO_DATA},
+    {"#81d90474797065 request", PROTO_REQUEST},
+    {"#81da000474797065 data", PROTO_DATA},
+    {"#81db0000000474797065 event", PROTO_EVENT},
+    {"#de0001a474797065 response", PROTO_RESPONSE},
+    {"#df00000001a474797065 event", PROTO_EVENT},
+    {"#81a474797065d90472657175", -1},
+    {"#81a474797065d9ff72", -1},
+    {"#81a474797065dbffffffff72", -1},
+    {"#de0000a474797065 event", -1},
+    {"#df00000000a474797065 event", -1},
+    {"#80", -1},
+    {"{}", -1},
+    {"{id:1,type:request}", -1},
+    {"{typ:request}", -1},
+    {"{types:request}", -1},
+    {"{type:7}", -1},
+    {"{type:b'request'}", -1},
+    {"{type:nil}", -1},
+    {"{type:bogus}", -1},
+    {"{type:Request}", -1},
+    {"{type:requests}", -1},
+    {"{type:reques}", -1},
+    {"{type:''}", -1},
+    {"[type,request]", -1},
+    {"nil", -1},
+    {"request", -1},
+    {"#c1", -1},
+};
+
+/* Peeks at an exact-size copy, so that a read past the end is caught. */
+static int
+peek_copy(const void *buf, size_t len, enum proto_type *type)
+{
+	void *copy = malloc(len > 0 ? len : 1);
+	int r;
+
+	if (len > 0)
+		memcpy(copy, buf, len);
+	r = proto_peek_type(copy, len, type);
+	free(copy);
+	return r;
+}
+
+START_TEST(test_peek_type)
+{
+	msgpack_sbuffer sb;
+	enum proto_type t = PROTO_DATA;
+	int r;
+
+	mp_build(&sb, peek_cases[_i].text);
+	r = peek_copy(sb.data, sb.size, &t);
+	if (peek_cases[_i].type < 0)
+		ck_assert_int_eq(r, -1);
+	else {
+		ck_assert_int_eq(r, 0);
+		ck_assert_int_eq(t, peek_cases[_i].type);
+	}
+	msgpack_sbuffer_destroy(&sb);
+}
+END_TEST
+
+/* What proto_pack_* write peeks as what proto_decode finds; cut short
+ * before the type's name ends, it is refused without a read past the
+ * end. */
+START_TEST(test_peek_packed)
+{
+	msgpack_sbuffer sb;
+	msgpack_packer pk;
+	struct proto_msg m;
+	enum proto_type t;
+	size_t cut, head;
+
+	msgpack_sbuffer_init(&sb);
+	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+	switch (_i) {
+	case 0:
+		proto_pack_request(&pk, 9, "ping");
+		msgpack_pack_map(&pk, 0);
+		break;
+	case 1:
+		proto_pack_result(&pk, 9);
+		msgpack_pack_nil(&pk);
+		break;
+	case 2: proto_pack_error(&pk, 0, PROTO_E_BAD_ID, "id 0"); break;
+	case 3:
+		proto_pack_event(&pk, 1, 2, "k");
+		msgpack_pack_map(&pk, 0);
+		break;
+	case 4: proto_pack_data(&pk, "out", 0, "x", 1); break;
+	default: proto_pack_data_end(&pk, "out", 1); break;
+	}
+	decode_ok(sb.data, sb.size, &m);
+	ck_assert_int_eq(peek_copy(sb.data, sb.size, &t), 0);
+	ck_assert_int_eq(t, m.type);
+	proto_msg_free(&m);
+	/* map header, fixstr "type", the fixstr head of the type's name */
+	head = 1 + 5 + 1 + (size_t)(((const uint8_t *)sb.data)[6] & 0x1f);
+	for (cut = 0; cut < sb.size; cut++)
+		ck_assert_int_eq(
+		    peek_copy(sb.data, cut, &t), cut < head ? -1 : 0);
 	msgpack_sbuffer_destroy(&sb);
 }
 END_TEST
@@ -1133,6 +1278,11 @@ proto_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(
 	    tc, test_bad_message, 0, sizeof bad_cases / sizeof bad_cases[0]);
+	tcase_add_loop_test(tc, test_unknown_type, 0,
+	    sizeof unknown_cases / sizeof unknown_cases[0]);
+	tcase_add_loop_test(
+	    tc, test_peek_type, 0, sizeof peek_cases / sizeof peek_cases[0]);
+	tcase_add_loop_test(tc, test_peek_packed, 0, 6);
 	tcase_add_loop_test(tc, test_truncated_everywhere, 0,
 	    sizeof whole_cases / sizeof whole_cases[0]);
 	tcase_add_test(tc, test_too_large_unread);
