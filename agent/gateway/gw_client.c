@@ -3,6 +3,7 @@
  * owned by gw_upstream and only borrowed here. */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,7 +46,7 @@ gw_client_close(struct gw_client *c, int code, const char *reason, int now)
 	if (c->close_code != 0)
 		return;
 	c->close_code = code;
-	c->close_reason = reason;
+	snprintf(c->close_reason, sizeof c->close_reason, "%s", reason);
 	c->close_now = now;
 	if (now)
 		gw_queue_clear(&c->out);
@@ -65,13 +66,20 @@ gw_client_close(struct gw_client *c, int code, const char *reason, int now)
 }
 
 /* Queues a message for the client, or drops the client if it is too far
- * behind. */
+ * behind. answer marks berthd's responses, which end a request in flight
+ * once written. */
 static void
-gw_client_queue(struct gw_client *c, const void *msg, size_t len)
+gw_client_queue(struct gw_client *c, const void *msg, size_t len, int answer)
 {
+	struct gw_queue_msg *m;
+
 	if (c->close_code != 0)
 		return;
-	if (gw_queue_push_copy(&c->out, msg, len) < 0) {
+	m = gw_queue_msg_new(len);
+	memcpy(gw_queue_payload(m), msg, len);
+	m->mark = answer;
+	if (gw_queue_push(&c->out, m) < 0) {
+		free(m);
 		log_warn("client %s too slow: %zu bytes waiting; dropped",
 		    c->peer, c->out.bytes);
 		gw_metrics.slow_consumer_drops++;
@@ -101,7 +109,7 @@ gw_client_error(
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
 	proto_pack_error(&pk, id, code, "%s", message);
 	PACKCHECK_SENT(sb.data, sb.size, NULL);
-	gw_client_queue(c, sb.data, sb.size);
+	gw_client_queue(c, sb.data, sb.size, 0);
 	msgpack_sbuffer_destroy(&sb);
 }
 
@@ -233,6 +241,24 @@ gw_client_established(struct gw_client *c, struct lws *wsi)
 	explicit_bzero(cred, sizeof cred);
 }
 
+/* A request past PROTO_MAX_IN_FLIGHT unanswered ones: the client is not
+ * reading its answers, or does not wait for them. What is queued still
+ * goes out before the close; the answers still at berthd are lost. */
+static void
+gw_client_too_many(struct gw_client *c)
+{
+	char reason[GW_CLIENT_REASON_MAX];
+
+	log_warn("client %s: %zu requests in flight; dropped", c->peer,
+	    c->in_flight + 1);
+	gw_metrics.slow_consumer_drops++;
+	snprintf(reason, sizeof reason,
+	    "slow consumer: %zu requests in flight; resume with from_seq and "
+	    "resend unanswered requests",
+	    c->in_flight + 1);
+	gw_client_close(c, GW_CLIENT_CLOSE_SLOW, reason, 0);
+}
+
 /* One whole message from the client: checked, then forwarded as is. */
 static void
 gw_client_message(struct gw_client *c, const unsigned char *buf, size_t len)
@@ -244,6 +270,11 @@ gw_client_message(struct gw_client *c, const unsigned char *buf, size_t len)
 	gw_metrics.messages_in++;
 	gw_metrics.bytes_in += len;
 	if (proto_decode(buf, len, &m, &code, err, sizeof err) < 0) {
+		/* A newer client's message: refused, the connection kept. */
+		if (strcmp(code, PROTO_E_UNKNOWN_TYPE) == 0) {
+			gw_client_error(c, m.id, code, "%s", err);
+			return;
+		}
 		log_info("client %s sent a bad message: %s", c->peer, err);
 		gw_client_error(c, 0, code, "%s", err);
 		if (strcmp(code, PROTO_E_TOO_LARGE) == 0)
@@ -255,10 +286,12 @@ gw_client_message(struct gw_client *c, const unsigned char *buf, size_t len)
 		return;
 	}
 	if (m.type != PROTO_REQUEST) {
-		gw_client_error(
-		    c, 0, PROTO_E_BAD_MESSAGE, "clients send requests only");
-		gw_client_close(
-		    c, LWS_CLOSE_STATUS_POLICY_VIOLATION, "bad message", 0);
+		gw_client_error(c, m.id, PROTO_E_UNKNOWN_TYPE,
+		    "clients send requests only");
+		goto out;
+	}
+	if (c->in_flight >= PROTO_MAX_IN_FLIGHT) {
+		gw_client_too_many(c);
 		goto out;
 	}
 	/* Local ops are refused by berthd, which knows this connection is
@@ -266,6 +299,7 @@ gw_client_message(struct gw_client *c, const unsigned char *buf, size_t len)
 	if (c->up == NULL)
 		goto out;
 	gw_upstream_send(c->up, buf, len);
+	c->in_flight++;
 	if (c->up->out.bytes > GW_UPSTREAM_HIGH_WATER && !c->rx_paused) {
 		lws_rx_flow_control(c->wsi, 0);
 		c->rx_paused = 1;
@@ -301,9 +335,13 @@ gw_client_receive(struct gw_client *c, const unsigned char *in, size_t len)
 	if (announced > PROTO_MAX_MSG) {
 		log_info(
 		    "client %s: message over %u bytes", c->peer, PROTO_MAX_MSG);
-		lws_close_reason(c->wsi, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE,
-		    (unsigned char *)"message too large", 17);
-		return -1;
+		/* The rest of it is not read: reading stops with the close. */
+		gw_client_error(c, 0, PROTO_E_TOO_LARGE,
+		    "message of at least %zu bytes exceeds the limit of %u",
+		    announced, PROTO_MAX_MSG);
+		gw_client_close(c, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE,
+		    "message too large", 0);
+		return 0;
 	}
 	if (!lws_is_final_fragment(c->wsi) || c->rxlen != 0) {
 		need = c->rxlen + len;
@@ -355,6 +393,8 @@ gw_client_writeable(struct gw_client *c)
 		        LWS_WRITE_BINARY) < (int)m->len)
 			return -1;
 		burst += m->len;
+		if (m->mark && c->in_flight > 0)
+			c->in_flight--;
 		gw_metrics.messages_out++;
 		gw_metrics.bytes_out += m->len;
 		gw_queue_pop(&c->out);
@@ -400,10 +440,29 @@ gw_client_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 	}
 }
 
+/* Whether a message of berthd's is a response: from its head, as berthd
+ * packs them, else (never, so far) decoded whole. */
+static int
+gw_client_is_answer(const void *msg, size_t len)
+{
+	enum proto_type type;
+	struct proto_msg m;
+	const char *code;
+	char err[128];
+
+	if (proto_peek_type(msg, len, &type) == 0)
+		return type == PROTO_RESPONSE;
+	if (proto_decode(msg, len, &m, &code, err, sizeof err) < 0)
+		return 0;
+	type = m.type;
+	proto_msg_free(&m);
+	return type == PROTO_RESPONSE;
+}
+
 void
 gw_client_deliver(struct gw_client *c, const void *msg, size_t len)
 {
-	gw_client_queue(c, msg, len);
+	gw_client_queue(c, msg, len, gw_client_is_answer(msg, len));
 }
 
 void

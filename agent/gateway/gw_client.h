@@ -15,6 +15,9 @@
 
 struct gw_upstream;
 
+/* The longest close reason RFC 6455 lets a close frame carry, and a NUL. */
+#define GW_CLIENT_REASON_MAX 124
+
 /*
  * lws allocates this as the WebSocket connection's user data and frees it
  * after LWS_CALLBACK_CLOSED; what it points to (queue, rx buffer) is
@@ -35,12 +38,15 @@ struct gw_client {
 	lws_sorted_usec_list_t sul_connect;
 	struct backoff connect_backoff;
 	lws_usec_t connect_deadline;
-	char *cred; /* the credential for the delayed attach; wiped */
+	char *cred;       /* the credential for the delayed attach; wiped */
 	const char *door; /* GW_CHECK_V1, or GW_CHECK_PTY for /v1/pty/ID */
+	/* Requests forwarded to berthd whose answers have not yet been
+	 * written to the client; at most PROTO_MAX_IN_FLIGHT. */
+	size_t in_flight;
 	/* A pending close: its code and reason, and whether it waits for
 	 * the queue to drain first. */
 	int close_code;
-	const char *close_reason;
+	char close_reason[GW_CLIENT_REASON_MAX];
 	int close_now;
 	char peer[GATEWAY_PEER_MAX];
 };

@@ -22,6 +22,7 @@ gw_queue_msg_new(size_t len)
 
 	m = xmalloc(sizeof *m + LWS_PRE + len);
 	m->len = len;
+	m->mark = 0;
 	return m;
 }
 

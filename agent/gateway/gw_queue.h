@@ -13,6 +13,7 @@
 struct gw_queue_msg {
 	STAILQ_ENTRY(gw_queue_msg) entry;
 	size_t len;
+	int mark;            /* the owner's to set; 0 from gw_queue_msg_new */
 	unsigned char buf[]; /* LWS_PRE headroom, then len bytes */
 };
 
