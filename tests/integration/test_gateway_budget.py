@@ -70,16 +70,23 @@ def at_the_limit():
 def past_the_limit():
     with Sandbox() as sb:
         c = sb.ws()
+        c.subscribe()
         pids = sleepers(c)
         waits(c, pids, IN_FLIGHT)
+        # Events written to the client meanwhile answer nothing.
+        other = sb.ws()
+        for _ in range(5):
+            other.call("proc.start", {"argv": ["true"]})
+        time.sleep(1)
         c.send_request("ping")
         code, reason, seen = close_of(c)
         note("close %s %r after %d messages" % (code, reason, len(seen)))
         expect_eq(code, 4008, "close code")
         expect_eq(reason, REASON, "close reason")
         expect_eq(sb.metrics()["berth_gateway_slow_consumer_drops_total"], 1, "slow consumer drops")
-        # Nothing was answered: no pong slipped through.
+        # Nothing was answered: no pong slipped through; the events did.
         expect_eq([m for m in seen if m.get("type") == "response"], [], "responses before the close")
+        expect(any(m.get("type") == "event" for m in seen), "no event came before the close")
         kill(sb, pids)
 
 
