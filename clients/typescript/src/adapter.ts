@@ -54,7 +54,7 @@ export interface SandboxProvider {
   execStream(cmd: string | string[], opts?: ExecOptions & { stdin?: boolean }): Promise<ExecStream>;
   files: {
     read(path: string): Promise<Uint8Array>;
-    write(path: string, data: Uint8Array | string, opts?: { mode?: number; onProgress?: (sent: number, total: number) => void }): Promise<void>;
+    write(path: string, data: Uint8Array | string, opts?: { mode?: number; onProgress?: (sent: number, total: number) => void | Promise<unknown> }): Promise<void>;
     list(path: string): Promise<FileInfo[]>;
     remove(path: string, opts?: { recursive?: boolean }): Promise<void>;
     mkdir(path: string, opts?: { parents?: boolean }): Promise<void>;

@@ -31,8 +31,8 @@ function concat(parts: Uint8Array[]): Uint8Array {
 
 /** Options of `fs.write`. */
 export interface WriteOptions {
-  /** Called after each chunk: bytes the partial holds, of `total`. */
-  onProgress?: (sent: number, total: number) => void;
+  /** Called after each chunk: bytes the partial holds, of `total`. A promise it returns is awaited before the next chunk. */
+  onProgress?: (sent: number, total: number) => void | Promise<unknown>;
   /** Bytes per chunk (1 MiB; at most 4 MiB). */
   chunkSize?: number;
   mode?: number;
@@ -333,7 +333,7 @@ export class Sandbox {
         const r = await this.request("fs.write", last ? { ...common, ...finish, path, offset, data: piece, done: true } : { ...common, path, offset, data: piece });
         started = true;
         offset += piece.length;
-        opts.onProgress?.(offset, total);
+        await opts.onProgress?.(offset, total);
         if (last) return r;
       } catch (e) {
         if (!(e instanceof BerthError)) throw e;
