@@ -133,7 +133,7 @@ export interface ConnectionStats {
   requestsResent: number;
 }
 
-interface Listeners {
+export interface ConnectionListeners {
   event: (ev: EventMessage) => void;
   data: (d: DataMessage) => void;
   /** A new connection finished its hello (not the first one). */
@@ -240,7 +240,7 @@ export class Connection {
   private lastHeard = 0;
   private pinging = false;
   private closedErr: BerthError | null = null;
-  private readonly listeners: { [K in keyof Listeners]: Set<Listeners[K]> } = {
+  private readonly listeners: { [K in keyof ConnectionListeners]: Set<ConnectionListeners[K]> } = {
     event: new Set(),
     data: new Set(),
     reconnect: new Set(),
@@ -295,7 +295,7 @@ export class Connection {
     return this._hello?.limits?.max_in_flight ?? DEFAULT_MAX_IN_FLIGHT;
   }
 
-  on<K extends keyof Listeners>(what: K, fn: Listeners[K]): () => void {
+  on<K extends keyof ConnectionListeners>(what: K, fn: ConnectionListeners[K]): () => void {
     this.listeners[what].add(fn);
     return () => this.listeners[what].delete(fn);
   }

@@ -5,6 +5,7 @@ export { Connection, randomKey, safeToRepeat } from "./connection.js";
 export type {
   BootChange,
   BufferReporter,
+  ConnectionListeners,
   ConnectionState,
   ConnectionStats,
   ConnectOptions,
