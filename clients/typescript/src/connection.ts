@@ -153,6 +153,8 @@ interface Pending {
   onResult?: (result: unknown, resent: boolean) => void;
   /** Sent again on a later connection after the first was lost. */
   resent?: boolean;
+  /** Its id on the connection it was last sent on. */
+  id?: number;
   /** The connection generation this request is bound to, if bound. */
   epoch?: number;
   timer?: ReturnType<typeof setTimeout>;
@@ -348,11 +350,26 @@ export class Connection {
         p.epoch = this.epoch;
       }
       if (ro.timeoutMs !== undefined) {
-        p.timer = setTimeout(() => this.settle(p, new BerthError("timeout", `${op}: no answer within ${ro.timeoutMs} ms`, { op })), ro.timeoutMs);
+        p.timer = setTimeout(() => this.timedOut(p, ro.timeoutMs as number), ro.timeoutMs);
       }
       this.queue.push(p);
       this.pump();
     });
+  }
+
+  /**
+   * A request that took too long fails with `timeout`; one that waits
+   * (proc.wait, record.stop, ...) is cancelled on the server too, where
+   * the server has `request.cancel`. It counts against the in-flight
+   * budget until its answer comes.
+   */
+  private timedOut(p: Pending, ms: number): void {
+    const id = p.id;
+    const waits = (OPS as Record<string, { waits: boolean } | undefined>)[p.op]?.waits === true;
+    this.settle(p, new BerthError("timeout", `${p.op}: no answer within ${ms} ms`, { op: p.op }));
+    if (id !== undefined && waits && this.inflight.get(id) === p && this._hello?.capabilities.includes("request.cancel")) {
+      this.request("request.cancel", { id }, { connectionBound: true }).catch(() => {});
+    }
   }
 
   /** Closes for good: every request still waiting fails with `closed`. */
@@ -494,6 +511,10 @@ export class Connection {
         this.settle(p, new BerthError("disconnected", `${p.op}: the connection dropped before the answer (${reason})`, { op: p.op }));
       }
     }
+    const bound = (p: Pending) => p.epoch !== undefined;
+    for (const p of this.queue) {
+      if (bound(p)) this.settle(p, new BerthError("disconnected", `${p.op}: the connection it belonged to dropped (${reason})`, { op: p.op }));
+    }
     this.queue = [...again, ...this.queue.filter((p) => !p.done)];
     for (const fn of this.listeners.drop) fn(reason);
     if (this.closedErr !== null) return;
@@ -565,6 +586,7 @@ export class Connection {
       this.settle(p, new BerthError("too_large", `${p.op}: the request is ${bytes.length} bytes, over max_message ${max}`, { op: p.op, retryable: false }));
       return;
     }
+    p.id = id;
     this.inflight.set(id, p);
     this.sent++;
     ws.send(bytes);

@@ -4,7 +4,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { randomBytes, createHash } from "node:crypto";
 
-import { boot } from "./live.mjs";
+import { boot, waitFor } from "./live.mjs";
 import { connect, BerthError, BerthProvider } from "../dist/index.js";
 
 let sb;
@@ -231,8 +231,8 @@ test("services, runtimes, tasks, ports, grants: what the minimal image has", asy
   await assert.rejects(sb.runtime.status("nope"), (e) => e.code === "not_found");
   assert.ok(Array.isArray((await sb.task.list()).tasks));
   await assert.rejects(sb.task.run({ runtime: "nope", prompt: "x" }), (e) => e.code === "not_found");
-  const ports = await sb.ports.list();
-  assert.ok(ports.ports.some((p) => p.port === box.port), "the gateway's port is listed");
+  // The gateway is a service: its listener is found by a poll (every second).
+  await waitFor("the gateway's port in port.list", async () => (await sb.ports.list()).ports.some((p) => p.port === box.port), 5000);
   await assert.rejects(sb.grants.create({ scope: "preview:3000" }), (e) => e.code === "unavailable");
   assert.deepEqual((await sb.grants.list()).grants, []);
 });
@@ -287,4 +287,51 @@ test("adapter: exec, execStream, files, pty, preview, lifecycle", async () => {
   await assert.rejects(pv.preview.url(8080), (e) => e.code === "unavailable");
   assert.equal(await pv.lifecycle.health(), true);
   assert.deepEqual(await pv.lifecycle.ready(), { ready: true, reasons: [] });
+});
+
+test("lost output is told, never skipped: a command's ring overrun before anyone read it", async () => {
+  const r = await sb.request("proc.start", { argv: ["seq", "1", "100000"], ring: 65536 });
+  await sb.request("proc.wait", { id: r.id });
+  const p = sb.process.attach(r.id);
+  const it = p.stdout[Symbol.asyncIterator]();
+  await assert.rejects(it.next(), (e) => e instanceof BerthError && e.code === "lost" && e.details.offset === 0 && e.details.bytes > 0);
+  const total = (await sb.process.list()).procs.find((x) => x.id === r.id).stdout_bytes;
+  let rest = 0;
+  for (let c = await it.next(); !c.done; c = await it.next()) rest += c.value.length;
+  assert.ok(rest > 0 && rest <= 65536, `rest ${rest}`);
+  assert.equal(p.stdout.taken, total);
+});
+
+test("a terminal's slow consumer: the SDK lets go past maxBuffered, and what the ring lost is a lost item", async () => {
+  const { terminal: t } = await sb.pty.open({ argv: ["sh", "-c", "seq 1 300000; sleep 30"], ring: 65536 }, { maxBuffered: 16384 });
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.ok(sb.stats().bytesBuffered < 16384 + 2 * 65536, `buffered ${sb.stats().bytesBuffered}`);
+  let lost = 0;
+  let at = 0;
+  let tail = "";
+  for await (const item of t.output.items()) {
+    // Items tile the stream: each starts where the one before ended.
+    assert.equal(item.offset, at);
+    if (item.type === "lost") {
+      assert.ok(item.bytes > 0);
+      lost += item.bytes;
+      at += item.bytes;
+    } else {
+      at += item.data.length;
+      tail = (tail + Buffer.from(item.data).toString()).slice(-64);
+      if (tail.includes("300000")) break;
+    }
+  }
+  assert.ok(lost > 0, "lost items");
+  await t.close();
+});
+
+test("a request's timeout: timeout error, the connection goes on", async () => {
+  const p = await sb.process.start({ argv: ["sleep", "100"] });
+  const t0 = Date.now();
+  await assert.rejects(sb.request("proc.wait", { id: p.id }, { timeoutMs: 200 }), (e) => e instanceof BerthError && e.code === "timeout" && e.retryable);
+  assert.ok(Date.now() - t0 >= 190);
+  assert.equal((await sb.lifecycle.health()).ok, true);
+  await p.signal("KILL");
+  assert.equal((await p.wait()).exit.signal, 9);
 });
