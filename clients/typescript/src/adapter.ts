@@ -2,7 +2,7 @@
 // Cube's sandboxes expose) and berth's implementation of it over Sandbox.
 import type { Sandbox } from "./sandbox.js";
 import type { OutputStream } from "./streams.js";
-import type { Terminal } from "./process.js";
+import type { Process, Terminal } from "./process.js";
 
 export interface ExecOptions {
   cwd?: string;
@@ -104,20 +104,23 @@ export class BerthProvider implements SandboxProvider {
   constructor(readonly sandbox: Sandbox) {}
 
   async exec(cmd: string | string[], opts: ExecOptions = {}): Promise<ExecResult> {
-    const s = await this.execStream(cmd, opts);
-    const proc = s as ExecStream & { texts: () => Promise<[string, string]> };
-    const [[stdout, stderr], done] = await Promise.all([proc.texts(), s.wait()]);
-    return { exitCode: done.exitCode, stdout, stderr, timedOut: done.timedOut };
+    const p = await this.start(cmd, opts);
+    const [stdout, stderr, w] = await Promise.all([p.stdout.text(), p.stderr.text(), p.wait()]);
+    return { exitCode: exitCode(w.exit as { code?: number; signal?: number } | null), stdout, stderr, timedOut: w.timed_out };
   }
 
-  async execStream(cmd: string | string[], opts: ExecOptions & { stdin?: boolean } = {}): Promise<ExecStream> {
+  private start(cmd: string | string[], opts: ExecOptions & { stdin?: boolean }): Promise<Process> {
     const args: Parameters<Sandbox["process"]["start"]>[0] = { ...command(cmd) };
     if (opts.cwd !== undefined) args.cwd = opts.cwd;
     if (opts.env !== undefined) args.env = opts.env;
     if (opts.user !== undefined) args.user = opts.user;
     if (opts.timeoutMs !== undefined) args.timeout_ms = opts.timeoutMs;
     if (opts.stdin === true) args.stdin = "pipe";
-    const p = await this.sandbox.process.start(args);
+    return this.sandbox.process.start(args);
+  }
+
+  async execStream(cmd: string | string[], opts: ExecOptions & { stdin?: boolean } = {}): Promise<ExecStream> {
+    const p = await this.start(cmd, opts);
     return {
       id: p.id,
       stdout: p.stdout,
@@ -129,8 +132,7 @@ export class BerthProvider implements SandboxProvider {
         return { exitCode: exitCode(w.exit as { code?: number; signal?: number } | null), timedOut: w.timed_out };
       },
       kill: () => p.signal("KILL"),
-      texts: () => Promise.all([p.stdout.text(), p.stderr.text()]),
-    } as ExecStream;
+    };
   }
 
   readonly files: SandboxProvider["files"] = {

@@ -65,6 +65,12 @@ export interface ConnectOptions {
   keepaliveMs?: number;
   /** A connection whose ping is not answered within this is dropped (ms, 10000). */
   keepaliveTimeoutMs?: number;
+  /**
+   * The first connection must be made within this (ms), else `connect`
+   * rejects with `timeout` and gives up. Default: no limit (a sandbox
+   * may still be booting). Later reconnects go on until `close()`.
+   */
+  connectTimeoutMs?: number;
   /** Called at every change of state: connecting, open, reconnecting, closed. */
   onStateChange?: (change: StateChange) => void;
 }
@@ -269,6 +275,12 @@ export class Connection {
     return new Promise((resolve, reject) => {
       c.firstOpen = { resolve: () => resolve(c), reject };
       c.setState({ state: "connecting", reconnects: 0 });
+      if (opts.connectTimeoutMs !== undefined) {
+        const ms = opts.connectTimeoutMs;
+        setTimeout(() => {
+          if (c.firstOpen !== null) c.shutdown(new BerthError("timeout", `${opts.url}: no connection within ${ms} ms`, { retryable: true }));
+        }, ms);
+      }
       c.dial();
     });
   }

@@ -258,8 +258,11 @@ export class EventHub {
   private run(step: () => Promise<void>): void {
     this.syncing = true;
     step()
-      .catch(() => {
-        // A drop: the reconnect syncs again.
+      .catch((e: BerthError) => {
+        // A drop: the reconnect syncs again. Anything else the followers
+        // waiting for this subscription are told, rather than wait forever.
+        if (e.code === "disconnected" || e.code === "closed") return;
+        for (const f of this.followers) if (f.active && !f.covered) f.fail(e);
       })
       .finally(() => {
         this.syncing = false;

@@ -335,3 +335,9 @@ test("a request's timeout: timeout error, the connection goes on", async () => {
   await p.signal("KILL");
   assert.equal((await p.wait()).exit.signal, 9);
 });
+
+test("connectTimeoutMs: nothing listening gives up with timeout", async () => {
+  const t0 = Date.now();
+  await assert.rejects(connect({ url: "ws://127.0.0.1:9/v1", token: box.token, connectTimeoutMs: 500 }), (e) => e instanceof BerthError && e.code === "timeout");
+  assert.ok(Date.now() - t0 < 5000);
+});
