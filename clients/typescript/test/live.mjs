@@ -58,9 +58,10 @@ async function waitFor(what, fn, timeoutMs = START_TIMEOUT_MS, everyMs = 20) {
 
 /**
  * Boots a berthd. opts.extra: config text appended to the minimal
- * image's. Returns {url, token, port, dir, stop(), restart({freshState}),
- * berthdPid(), gatewayPid(), log()}. stop() fails if the log holds a
- * sanitizer's report.
+ * image's; opts.edit: a function of the config's text, to change it.
+ * Returns {url, token, port, dir, stateDir, stop(), restart({freshState}),
+ * killGateway(), berthdPid(), gatewayPid(), log()}. stop() fails if the
+ * log holds a sanitizer's report.
  */
 export async function boot(opts = {}) {
   for (const p of [BERTHD, GATEWAY]) accessSync(p, constants.X_OK);
@@ -74,6 +75,7 @@ export async function boot(opts = {}) {
   let stateDir = join(dir, "state");
   let text = readFileSync(MINIMAL_CONF, "utf8");
   if (opts.extra) text = text.replace(/\n*$/, "\n\n") + opts.extra;
+  if (opts.edit) text = opts.edit(text);
   writeFileSync(configPath, text.replaceAll("@STATE_DIR@", stateDir));
   const token = randomBytes(32).toString("hex");
   writeFileSync(tokenFile, token, { mode: 0o600 });
