@@ -1,11 +1,21 @@
-// Runtimes and tasks through the SDK, with a runtime of the test's own:
-// python3 as `nobody`, its task the prompt run as a program. Needs
-// `npm run build` first.
+// Runtimes and tasks through the SDK, with a runtime of the test's own
+// (python3 as `nobody`, its task the prompt run as a program), and grants
+// with the preview proxy on. Needs `npm run build` first.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 
 import { boot, waitFor } from "./live.mjs";
-import { connect, BerthError } from "../dist/index.js";
+import { connect, BerthError, BerthProvider } from "../dist/index.js";
+import { createServer } from "node:net";
+
+const freePort = () =>
+  new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
 
 let box;
 let sb;
@@ -19,7 +29,8 @@ task = -c {prompt}
 `;
 
 before(async () => {
-  box = await boot({ extra: RUNTIME });
+  const preview = await freePort();
+  box = await boot({ extra: RUNTIME, edit: (t) => t.replace(/^\[gateway\]\n/m, `[gateway]\npreview_listen = 127.0.0.1:${preview}\n`) });
   sb = await connect({ url: box.url, token: box.token });
 });
 
@@ -71,4 +82,22 @@ test("task: run, attach (its output whole), show, list; cancel of an ended one i
   await assert.rejects(sb.task.cancel(r.id), (e) => e.code === "conflict");
   const again = await sb.task.attach(r.id, { fromOffset: 500 }).text();
   assert.equal(again, out.slice(500));
+});
+
+test("grants: a public preview link reaches an app in the sandbox; list, revoke", async () => {
+  const port = await freePort();
+  const app = await sb.process.start({ argv: ["python3", "-m", "http.server", "--bind", "127.0.0.1", String(port)], cwd: "/" });
+  await waitFor("the app's port", async () => (await sb.ports.list()).ports.some((p) => p.port === port), 10000);
+  const pv = new BerthProvider(sb);
+  const link = await pv.preview.url(port, { public: true, ttlSeconds: 600 });
+  assert.match(link.token, /^[0-9a-f]{40}$/);
+  const res = await fetch(link.url);
+  assert.equal(res.status, 200);
+  assert.match(await res.text(), /Directory listing/);
+  const grants = (await sb.grants.list()).grants;
+  const g = grants.find((x) => x.scope === `preview:${port}`);
+  assert.ok(g, JSON.stringify(grants));
+  await sb.grants.revoke(g.id);
+  assert.equal((await fetch(link.url)).status, 401);
+  await app.signal("KILL");
 });
