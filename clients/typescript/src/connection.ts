@@ -482,23 +482,60 @@ export class Connection {
     this.pump();
   }
 
+  /**
+   * Notices a dead peer: after `keepaliveMs` of silence it pings, and a
+   * connection silent for `keepaliveTimeoutMs` more is dropped. Where the
+   * WebSocket can (ws), the ping is a WebSocket ping, which no request
+   * queue or in-flight budget can hold up; elsewhere it is a `ping`
+   * request, sent only while the budget has room (a full budget of
+   * waiting requests is not silence of the peer's making).
+   */
   private startKeepalive(ws: WebSocketLike): void {
     this.stopKeepalive();
     const every = this.opts.keepaliveMs ?? 15000;
     if (every <= 0) return;
     const timeout = this.opts.keepaliveTimeoutMs ?? 10000;
+    const nws = ws as unknown as { ping?: () => void; on?: (ev: string, fn: () => void) => void };
+    const native = typeof nws.ping === "function" && typeof nws.on === "function";
+    if (native) nws.on?.("pong", () => (this.lastHeard = Date.now()));
+    let pingedAt = 0;
     this.keepTimer = setInterval(() => {
-      if (this.ws !== ws || this.pinging || Date.now() - this.lastHeard < every) return;
-      this.pinging = true;
-      this.request("ping", {}, { connectionBound: true, timeoutMs: timeout }).then(
-        () => (this.pinging = false),
-        (e: BerthError) => {
-          this.pinging = false;
-          if (e.code === "timeout" && this.ws === ws) ws.close(4000, "keepalive: no answer to ping");
-        },
-      );
-    }, Math.min(every, 1000));
+      if (this.ws !== ws) return;
+      const now = Date.now();
+      // Anything heard since the ping answers it.
+      if (pingedAt !== 0 && this.lastHeard >= pingedAt) pingedAt = 0;
+      if (now - this.lastHeard < every) return;
+      if (pingedAt !== 0) {
+        if (now - pingedAt >= timeout) this.abandon(ws, `keepalive: nothing heard for ${now - this.lastHeard} ms`);
+        return;
+      }
+      if (native) {
+        pingedAt = now;
+        nws.ping?.();
+      } else if (!this.pinging && this.inflight.size < this.maxInFlight) {
+        pingedAt = now;
+        this.pinging = true;
+        this.request("ping", {}, { connectionBound: true }).then(
+          () => (this.pinging = false),
+          () => (this.pinging = false),
+        );
+      }
+    }, Math.min(every, timeout, 1000));
     (this.keepTimer as { unref?: () => void }).unref?.();
+  }
+
+  /**
+   * Drops a connection whose peer is silent at once: a close handshake
+   * would wait for that peer too (ws waits 30 s).
+   */
+  private abandon(ws: WebSocketLike, reason: string): void {
+    if (this.ws !== ws) return;
+    ws.onclose = null;
+    ws.onmessage = null;
+    const nws = ws as unknown as { terminate?: () => void };
+    if (typeof nws.terminate === "function") nws.terminate();
+    else ws.close(4000, reason);
+    this.dropped(reason);
   }
 
   private stopKeepalive(): void {

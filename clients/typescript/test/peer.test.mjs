@@ -38,7 +38,12 @@ async function peer({ maxInFlight, bootIds = ["b".repeat(32)], onPing }) {
     });
   });
   const url = `ws://127.0.0.1:${wss.address().port}/v1`;
-  return { url, state, close: () => new Promise((r) => wss.close(r)), wss };
+  const close = () =>
+    new Promise((r) => {
+      for (const c of wss.clients) c.terminate();
+      wss.close(r);
+    });
+  return { url, state, close, wss };
 }
 
 test("hello's max_in_flight is obeyed: never more requests in flight", async () => {
@@ -99,5 +104,24 @@ test("a request not safe to repeat fails disconnected (retryable) when the conne
   await assert.rejects(sb.request("pty.input", { id: "00000000", data: new Uint8Array([1]) }), (e) => e instanceof BerthError && e.code === "disconnected" && e.retryable);
   await sb.close();
   await assert.rejects(sb.request("ping", {}), (e) => e.code === "closed");
+  await p.close();
+});
+
+test("keepalive: a peer that stops answering is dropped and reconnected", async () => {
+  const p = await peer({ onPing: (_ws, answer) => answer() });
+  const sb = await connect({ url: p.url, token: "t", keepaliveMs: 200, keepaliveTimeoutMs: 300, backoffInitialMs: 10, backoffMaxMs: 20 });
+  // The first connection's socket stops reading: no pong, no answer.
+  const [first] = p.wss.clients;
+  first._socket.pause();
+  const t0 = Date.now();
+  let timer;
+  await Promise.race([
+    new Promise((r) => sb.connection.on("reconnect", r)),
+    new Promise((_, j) => (timer = setTimeout(() => j(new Error("no reconnect within 5 s")), 5000))),
+  ]);
+  clearTimeout(timer);
+  assert.ok(Date.now() - t0 < 5000);
+  assert.equal((await sb.request("ping", {})).boot_id.length, 32);
+  await sb.close();
   await p.close();
 });
