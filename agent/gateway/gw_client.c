@@ -71,15 +71,9 @@ gw_client_close(struct gw_client *c, int code, const char *reason, int now)
 static void
 gw_client_queue(struct gw_client *c, const void *msg, size_t len, int answer)
 {
-	struct gw_queue_msg *m;
-
 	if (c->close_code != 0)
 		return;
-	m = gw_queue_msg_new(len);
-	memcpy(gw_queue_payload(m), msg, len);
-	m->mark = answer;
-	if (gw_queue_push(&c->out, m) < 0) {
-		free(m);
+	if (gw_queue_push_copy(&c->out, msg, len, answer) < 0) {
 		log_warn("client %s too slow: %zu bytes waiting; dropped",
 		    c->peer, c->out.bytes);
 		gw_metrics.slow_consumer_drops++;
@@ -440,23 +434,15 @@ gw_client_cb(struct lws *wsi, enum lws_callback_reasons reason, void *user,
 	}
 }
 
-/* Whether a message of berthd's is a response: from its head, as berthd
- * packs them, else (never, so far) decoded whole. */
+/* Whether a message of berthd's is a response, from its head: berthd
+ * packs every message with proto_pack_*, whose heads proto_peek_type
+ * reads (test_proto holds the two to each other). */
 static int
 gw_client_is_answer(const void *msg, size_t len)
 {
 	enum proto_type type;
-	struct proto_msg m;
-	const char *code;
-	char err[128];
 
-	if (proto_peek_type(msg, len, &type) == 0)
-		return type == PROTO_RESPONSE;
-	if (proto_decode(msg, len, &m, &code, err, sizeof err) < 0)
-		return 0;
-	type = m.type;
-	proto_msg_free(&m);
-	return type == PROTO_RESPONSE;
+	return proto_peek_type(msg, len, &type) == 0 && type == PROTO_RESPONSE;
 }
 
 void

@@ -359,7 +359,7 @@ gw_novnc_ws_receive(struct gw_novnc *n, const void *in, size_t len)
 		if (gw_novnc_view(n, in, len) < 0)
 			return 0;
 	} else
-		gw_queue_push_copy(&n->to_vnc, in, len);
+		gw_queue_push_copy(&n->to_vnc, in, len, 0);
 	if (n->connected)
 		lws_callback_on_writable(n->vnc);
 	if (n->to_vnc.bytes > GW_NOVNC_HIGH_WATER && !n->ws_paused) {
@@ -488,7 +488,7 @@ gw_novnc_vnc_rx(struct gw_novnc *n, const void *in, size_t len)
 			return 0;
 		}
 	}
-	gw_queue_push_copy(&n->to_ws, in, len);
+	gw_queue_push_copy(&n->to_ws, in, len, 0);
 	lws_callback_on_writable(n->ws);
 	if (n->to_ws.bytes > GW_NOVNC_HIGH_WATER && !n->vnc_paused) {
 		lws_rx_flow_control(n->vnc, 0);

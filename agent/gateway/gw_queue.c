@@ -45,11 +45,12 @@ gw_queue_push(struct gw_queue *q, struct gw_queue_msg *m)
 }
 
 int
-gw_queue_push_copy(struct gw_queue *q, const void *data, size_t len)
+gw_queue_push_copy(struct gw_queue *q, const void *data, size_t len, int mark)
 {
 	struct gw_queue_msg *m = gw_queue_msg_new(len);
 
 	memcpy(gw_queue_payload(m), data, len);
+	m->mark = mark;
 	if (gw_queue_push(q, m) < 0) {
 		free(m);
 		return -1;

@@ -33,8 +33,10 @@ unsigned char *gw_queue_payload(struct gw_queue_msg *m);
  * is refused: returns -1 and m stays the caller's. An empty queue takes
  * any one message, so a limit below the largest message still moves. */
 int gw_queue_push(struct gw_queue *q, struct gw_queue_msg *m);
-/* Copies len bytes into a new message and pushes it; -1 as above. */
-int gw_queue_push_copy(struct gw_queue *q, const void *data, size_t len);
+/* Copies len bytes into a new message marked mark and pushes it; -1 as
+ * above. */
+int gw_queue_push_copy(
+    struct gw_queue *q, const void *data, size_t len, int mark);
 /* The oldest message, or NULL. */
 struct gw_queue_msg *gw_queue_first(struct gw_queue *q);
 /* Removes and frees the oldest message. */
