@@ -19,8 +19,8 @@
 #define PROTO_MAX_OBJECTS 65536
 /* The longest op, kind, stream id or error code. */
 #define PROTO_MAX_NAME 64
-/* requests a WebSocket client may have unanswered; hello's limits.max_in_flight
- */
+/* The requests a WebSocket client may have unanswered (the gateway
+ * counts them); hello's limits.max_in_flight. */
 #define PROTO_MAX_IN_FLIGHT 256
 
 /* Stable error codes: part of the protocol, never renamed. */
@@ -47,10 +47,7 @@
 #define PROTO_E_NO_SPACE "no_space"
 #define PROTO_E_IO "io_error"
 #define PROTO_E_SYMLINK "symlink"
-#define PROTO_E_DUPLICATE_ID "duplicate_id"
-#define PROTO_E_BAD_ID "bad_id"
 #define PROTO_E_UNKNOWN_TYPE "unknown_type"
-#define PROTO_E_CANCELLED "cancelled"
 
 enum proto_type {
 	PROTO_REQUEST,

@@ -146,9 +146,10 @@ ops_hello(struct server_conn *c, const struct proto_msg *m)
 	proto_pack_str(pk, "capabilities");
 	ops_pack_capabilities(pk, c);
 	proto_pack_str(pk, "limits");
-	msgpack_pack_map(pk, 2);
+	msgpack_pack_map(pk, 3);
 	proto_pack_kv_u64(pk, "max_message", PROTO_MAX_MSG);
 	proto_pack_kv_u64(pk, "max_depth", PROTO_MAX_DEPTH);
+	proto_pack_kv_u64(pk, "max_in_flight", PROTO_MAX_IN_FLIGHT);
 	proto_pack_kv_u64(pk, "pid", (uint64_t)getpid());
 	proto_pack_kv_u64(pk, "started_at", ops_started_at);
 	server_reply_end(c);

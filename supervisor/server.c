@@ -297,18 +297,23 @@ server_read_cb(struct bufferevent *bev, void *arg)
 		payload = server_frame(in, FRAME_HDR + plen, &copy);
 		if (proto_decode(payload + FRAME_HDR, plen, &m, &code, err,
 		        sizeof err) < 0) {
-			server_reply_error(c, 0, code, "%s", err);
 			server_consume(in, FRAME_HDR + plen, copy);
+			/* A newer peer's message, not a broken one: refused,
+			 * the connection kept (as the gateway does). */
+			if (strcmp(code, PROTO_E_UNKNOWN_TYPE) == 0) {
+				server_reply_error(c, m.id, code, "%s", err);
+				continue;
+			}
+			server_reply_error(c, 0, code, "%s", err);
 			c->closing = true;
 			break;
 		}
 		if (m.type == PROTO_RESPONSE && provider_is(c))
 			provider_answer(c, &m);
-		else if (m.type != PROTO_REQUEST) {
-			server_reply_error(c, 0, PROTO_E_BAD_MESSAGE,
+		else if (m.type != PROTO_REQUEST)
+			server_reply_error(c, m.id, PROTO_E_UNKNOWN_TYPE,
 			    "clients send requests only");
-			c->closing = true;
-		} else {
+		else {
 			server_serving = m.op;
 			ops_dispatch(c, &m);
 			server_serving = NULL;

@@ -51,7 +51,7 @@ def check_hello(h, capabilities):
     expect(re.fullmatch(r"\d+\.\d+\.\d+.*", h["agent_version"]), "agent_version: %r" % h["agent_version"])
     expect_eq(h["labels"], {"image": "minimal"}, "labels")
     expect_eq(sorted(h["capabilities"]), sorted(capabilities), "capabilities")
-    expect_eq(h["limits"], {"max_message": MAX_MSG, "max_depth": 32}, "limits")
+    expect_eq(h["limits"], {"max_message": MAX_MSG, "max_depth": 32, "max_in_flight": 256}, "limits")
     expect_eq(h["pid"], 1, "pid")
     now = time.time() * 1000
     expect(now - 3600e3 < h["started_at"] <= now + 1000, "started_at is not a recent ms time: %r" % h["started_at"])

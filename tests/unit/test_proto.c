@@ -749,7 +749,10 @@ START_TEST(test_peek_packed)
 		proto_pack_result(&pk, 9);
 		msgpack_pack_nil(&pk);
 		break;
-	case 2: proto_pack_error(&pk, 0, PROTO_E_BAD_ID, "id 0"); break;
+	case 2:
+		proto_pack_error(
+		    &pk, 0, PROTO_E_UNKNOWN_TYPE, "unknown message type");
+		break;
 	case 3:
 		proto_pack_event(&pk, 1, 2, "k");
 		msgpack_pack_map(&pk, 0);
