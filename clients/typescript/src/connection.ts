@@ -5,7 +5,7 @@ import { decode, encode } from "@msgpack/msgpack";
 import NodeWebSocket from "ws";
 
 import { BerthError } from "./errors.js";
-import { OPS, PROTOCOL_VERSION } from "./protocol.js";
+import { PROTOCOL_VERSION } from "./protocol.js";
 import type { Args, HelloResult, OpName, Result } from "./protocol.js";
 
 /** The part of a WebSocket the SDK uses: the browser's and `ws` both have it. */
@@ -188,17 +188,8 @@ const OPEN = 1;
 export function safeToRepeat(op: string, args: unknown): boolean {
   if (SAFE_TO_REPEAT.has(op)) return true;
   const a = (args ?? {}) as Record<string, unknown>;
-  const info = (OPS as Record<string, { idempotent: boolean } | undefined>)[op];
-  if (info?.idempotent && typeof a.key === "string") return true;
   // proc.input with offset is taken once, however often it is sent.
   return op === "proc.input" && typeof a.offset === "number";
-}
-
-/** A random idempotency key (128 bits, hex). */
-export function randomKey(): string {
-  const b = new Uint8Array(16);
-  globalThis.crypto.getRandomValues(b);
-  return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
 }
 
 function toBytes(data: unknown): Uint8Array | null {
@@ -223,7 +214,7 @@ function toBytes(data: unknown): Uint8Array | null {
  *
  * Requests are queued and at most `limits.max_in_flight` (hello; 256 if
  * absent) are in flight. When the connection drops, a request in flight
- * whose op is safe to repeat (reads; idempotent ops with a `key`) is sent
+ * whose op is safe to repeat (reads, `proc.input` with its offset) is sent
  * again on the next connection; any other fails with `disconnected`
  * (retryable: it may or may not have been done).
  */
@@ -370,18 +361,12 @@ export class Connection {
   }
 
   /**
-   * A request that took too long fails with `timeout`; one that waits
-   * (proc.wait, record.stop, ...) is cancelled on the server too, where
-   * the server has `request.cancel`. It counts against the in-flight
-   * budget until its answer comes.
+   * A request that took too long fails with `timeout`. berth has no way
+   * to call off a request, so it counts against the in-flight budget
+   * until its answer comes.
    */
   private timedOut(p: Pending, ms: number): void {
-    const id = p.id;
-    const waits = (OPS as Record<string, { waits: boolean } | undefined>)[p.op]?.waits === true;
     this.settle(p, new BerthError("timeout", `${p.op}: no answer within ${ms} ms`, { op: p.op }));
-    if (id !== undefined && waits && this.inflight.get(id) === p && this._hello?.capabilities.includes("request.cancel")) {
-      this.request("request.cancel", { id }, { connectionBound: true }).catch(() => {});
-    }
   }
 
   /** Closes for good: every request still waiting fails with `closed`. */

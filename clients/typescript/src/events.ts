@@ -4,6 +4,7 @@
 import type { BootChange, Connection, EventMessage } from "./connection.js";
 import { BerthError } from "./errors.js";
 import type { BerthEvent, EventsGapData } from "./protocol.js";
+import { Wakeup } from "./wakeup.js";
 
 /** `events.gap`: the journal no longer held the seqs asked for; `lost` of them are gone. */
 export interface GapEvent {
@@ -56,7 +57,7 @@ class Follower {
   ended = false;
   ready: Promise<void>;
   readonly queue: FollowItem[] = [];
-  private wake: (() => void) | null = null;
+  private readonly wakeup = new Wakeup();
   private failure: BerthError | null = null;
   private markReady!: () => void;
 
@@ -77,7 +78,7 @@ class Follower {
     this.markReady();
   }
 
-  /** Queues an event the stream delivered; false when it had no room. */
+  /** Queues an event the stream delivered; with no room, pauses the follower (it resubscribes once its queue is half drained). */
   offer(ev: FollowItem): void {
     if (ev.seq !== 0 && ev.seq <= this.last) return;
     if (this.queue.length >= this.max) {
@@ -91,19 +92,14 @@ class Follower {
 
   push(ev: FollowItem): void {
     this.queue.push(ev);
-    this.notify();
+    this.wakeup.notify();
   }
 
   fail(err: BerthError): void {
     this.failure = err;
-    this.notify();
+    this.wakeup.notify();
   }
 
-  private notify(): void {
-    const w = this.wake;
-    this.wake = null;
-    w?.();
-  }
 
   async next(): Promise<IteratorResult<FollowItem>> {
     await this.ready;
@@ -118,13 +114,13 @@ class Follower {
         return { done: false, value: ev };
       }
       if (this.failure !== null) throw this.failure;
-      await new Promise<void>((r) => (this.wake = r));
+      await this.wakeup.wait();
     }
   }
 
   end(): void {
     this.ended = true;
-    this.notify();
+    this.wakeup.notify();
     this.hub.remove(this);
   }
 }

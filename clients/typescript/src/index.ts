@@ -1,7 +1,7 @@
 // The SDK's public names.
 export { connect, Sandbox } from "./sandbox.js";
 export type { Readiness, ReadOptions, WriteOptions } from "./sandbox.js";
-export { Connection, randomKey, safeToRepeat } from "./connection.js";
+export { Connection, safeToRepeat } from "./connection.js";
 export type {
   BootChange,
   BufferReporter,

@@ -2,7 +2,6 @@
 // command (proc.*), a terminal session (pty.*), a task's stream. Each owns
 // its attachment and streams.
 import type { Connection } from "./connection.js";
-import { randomKey } from "./connection.js";
 import { BerthError } from "./errors.js";
 import type { ProcAttachResult, ProcStartArgs, ProcWaitResult, PtyAttachResult, PtyOpenArgs, SignalArg, TaskAttachResult } from "./protocol.js";
 import { Acker, Attachment, OutputStream } from "./streams.js";
@@ -85,7 +84,7 @@ export class Process {
   /** Starts a command, attached to its output from its first byte. */
   static async start(conn: Connection, args: ProcStartArgs, opts: StartOptions = {}): Promise<Process> {
     let proc: Process | null = null;
-    const a: ProcStartArgs = { key: randomKey(), ...args, attach: true, ack: true };
+    const a: ProcStartArgs = { ...args, attach: true, ack: true };
     const r = await conn.request("proc.start", a, {
       // Streams exist before the first data message after the answer is read.
       onResult: (res, resent) => {
@@ -234,7 +233,7 @@ export class Terminal {
 
   /** Opens a session and attaches to it from its first byte. */
   static async open(conn: Connection, args: PtyOpenArgs = {}, opts: Omit<AttachTerminalOptions, "fromOffset"> = {}): Promise<{ terminal: Terminal; id: string; pid: number; cols: number; rows: number }> {
-    const r = await conn.request("pty.open", { key: randomKey(), ...args });
+    const r = await conn.request("pty.open", args);
     const terminal = await Terminal.attach(conn, r.id, { ...opts, fromOffset: 0 });
     return { terminal, ...r };
   }

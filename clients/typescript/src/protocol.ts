@@ -1,6 +1,5 @@
-// The types of berth.v1. This file is replaced by the one generated from
-// protocol/berth.v1.json; it exports the same names, for the ops the SDK
-// uses.
+// The types of berth.v1, written from docs/protocol.md, for the ops the
+// SDK uses.
 
 export const PROTOCOL_VERSION = "berth.v1";
 
@@ -26,17 +25,14 @@ export type ErrorCode =
   | "no_space"
   | "io_error"
   | "symlink"
-  | "duplicate_id"
-  | "bad_id"
-  | "unknown_type"
-  | "cancelled";
+  | "unknown_type";
 
 export const ERROR_CODES: readonly ErrorCode[] = [
   "bad_message", "too_large", "unsupported_version", "hello_required",
   "unknown_op", "bad_args", "forbidden", "unauthorized", "not_found",
   "conflict", "unavailable", "git_failed", "internal", "permission_denied",
   "exists", "not_a_directory", "is_a_directory", "not_empty", "no_space",
-  "io_error", "symlink", "duplicate_id", "bad_id", "unknown_type", "cancelled",
+  "io_error", "symlink", "unknown_type",
 ];
 
 type Empty = Record<string, never>;
@@ -58,8 +54,7 @@ export interface HelloResult {
   boot_id: string;
   labels: Record<string, string>;
   capabilities: string[];
-  limits: { max_message: number; max_depth: number; max_in_flight?: number; client_queue?: number };
-  features?: { desktop: boolean; recording: boolean; runtimes: string[]; previews: boolean; ports: boolean };
+  limits: { max_message: number; max_depth: number; max_in_flight?: number };
   pid: number;
   started_at: number;
 }
@@ -82,7 +77,6 @@ export interface CheckInfo { ok: boolean; reason: string; since: number }
 export interface StateResult {
   boot_id: string;
   version: string;
-  agent_version?: string;
   pid: number;
   started_at: number;
   uptime_ms: number;
@@ -95,8 +89,6 @@ export interface EventsSubscribeArgs { from_seq?: number }
 export interface EventsSubscribeResult { first_seq: number; last_seq: number; from_seq: number }
 export type EventsUnsubscribeArgs = Empty;
 export type EventsUnsubscribeResult = Empty;
-export interface RequestCancelArgs { id: number }
-export interface RequestCancelResult { cancelled: boolean }
 
 export type ServiceListArgs = Empty;
 export interface ServiceListResult { services: ServiceInfo[] }
@@ -132,7 +124,6 @@ export interface PtyOpenArgs extends SecretsAndLimits {
   rows?: number;
   ttl_detached?: number;
   ring?: number;
-  key?: string;
 }
 export interface PtyOpenResult { id: string; pid: number; cols: number; rows: number }
 export interface PtyAttachArgs { id: string; from_offset?: number; mode?: "bytes" | "screen"; readonly?: boolean }
@@ -185,7 +176,6 @@ export interface ProcStartArgs extends SecretsAndLimits {
   ttl?: number;
   attach?: boolean;
   ack?: boolean;
-  key?: string;
 }
 export interface ProcStartResult { id: string; pid: number }
 export interface StreamPlace { offset: number; lost: number; end: number }
@@ -292,7 +282,6 @@ export interface ArtifactPublishArgs {
   follow_symlinks?: boolean;
   name?: string;
   media_type?: string;
-  key?: string;
 }
 export interface ArtifactPublishResult extends ArtifactRef { created: number; preview: Uint8Array | null }
 export interface ArtifactReadArgs { id: string; offset?: number; length?: number }
@@ -362,7 +351,6 @@ export interface TaskRunArgs {
   timeout_s?: number;
   env?: Record<string, string>;
   limits?: LimitsArg;
-  key?: string;
 }
 export interface TaskRunResult { id: string; state: string; position?: number }
 export interface TaskShowArgs { id: string }
@@ -427,7 +415,6 @@ export interface GrantCreateArgs {
   expires_at?: number;
   label?: string;
   visibility?: "private" | "public";
-  key?: string;
 }
 export interface GrantCreateResult extends GrantInfo { token: string; url: string }
 export type GrantListArgs = Empty;
@@ -494,7 +481,6 @@ export interface RecordStartArgs {
   max_seconds?: number;
   max_bytes?: number;
   quality?: number;
-  key?: string;
 }
 export interface RecordStartResult { id: string; started: number; fps: number; region: Region; encoder: string }
 export interface RecordStopArgs { id: string }
@@ -531,7 +517,6 @@ export interface Ops {
   "state": { args: StateArgs; result: StateResult };
   "events.subscribe": { args: EventsSubscribeArgs; result: EventsSubscribeResult };
   "events.unsubscribe": { args: EventsUnsubscribeArgs; result: EventsUnsubscribeResult };
-  "request.cancel": { args: RequestCancelArgs; result: RequestCancelResult };
   "service.list": { args: ServiceListArgs; result: ServiceListResult };
   "service.status": { args: ServiceStatusArgs; result: ServiceStatusResult };
   "service.start": { args: ServiceStartArgs; result: ServiceStartResult };
@@ -606,11 +591,10 @@ export interface OpInfo {
   server: "berthd" | "berth-desktop";
   access: "any" | "local";
   waits: boolean;
-  idempotent: boolean;
 }
 
-const B = (waits = false, idempotent = false): OpInfo => ({ server: "berthd", access: "any", waits, idempotent });
-const D = (waits = false, idempotent = false): OpInfo => ({ server: "berth-desktop", access: "any", waits, idempotent });
+const B = (waits = false): OpInfo => ({ server: "berthd", access: "any", waits });
+const D = (waits = false): OpInfo => ({ server: "berth-desktop", access: "any", waits });
 
 export const OPS: { readonly [O in OpName]: OpInfo } = {
   "hello": B(),
@@ -618,14 +602,13 @@ export const OPS: { readonly [O in OpName]: OpInfo } = {
   "state": B(),
   "events.subscribe": B(),
   "events.unsubscribe": B(),
-  "request.cancel": B(),
   "service.list": B(),
   "service.status": B(),
   "service.start": B(),
   "service.stop": B(),
   "service.restart": B(),
   "service.signal": B(),
-  "pty.open": B(false, true),
+  "pty.open": B(),
   "pty.attach": B(),
   "pty.detach": B(),
   "pty.input": B(),
@@ -633,7 +616,7 @@ export const OPS: { readonly [O in OpName]: OpInfo } = {
   "pty.signal": B(),
   "pty.close": B(),
   "pty.list": B(),
-  "proc.start": B(false, true),
+  "proc.start": B(),
   "proc.attach": B(),
   "proc.ack": B(),
   "proc.detach": B(),
@@ -653,10 +636,10 @@ export const OPS: { readonly [O in OpName]: OpInfo } = {
   "fs.watch": B(),
   "fs.unwatch": B(),
   "fs.watches": B(),
-  "secrets.set": B(false, true),
+  "secrets.set": B(),
   "secrets.unset": B(),
   "secrets.list": B(),
-  "artifact.publish": B(true, true),
+  "artifact.publish": B(true),
   "artifact.read": B(),
   "artifact.list": B(),
   "runtime.list": B(),
@@ -665,13 +648,13 @@ export const OPS: { readonly [O in OpName]: OpInfo } = {
   "runtime.status": B(),
   "runtime.pause": B(),
   "runtime.resume": B(),
-  "task.run": B(false, true),
+  "task.run": B(),
   "task.show": B(),
   "task.list": B(),
   "task.attach": B(),
   "task.cancel": B(),
   "task.deliver": B(true),
-  "grant.create": B(false, true),
+  "grant.create": B(),
   "grant.list": B(),
   "grant.revoke": B(),
   "port.list": B(),
@@ -681,7 +664,7 @@ export const OPS: { readonly [O in OpName]: OpInfo } = {
   "desktop.info": D(),
   "desktop.windows": D(),
   "desktop.wait_change": D(true),
-  "record.start": D(false, true),
+  "record.start": D(),
   "record.stop": D(true),
   "record.status": D(),
 };

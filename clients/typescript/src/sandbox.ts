@@ -1,6 +1,7 @@
 // sandbox: the SDK's face: one connection and its namespaces of ops.
-import { Connection, randomKey } from "./connection.js";
+import { Connection } from "./connection.js";
 import type { ConnectOptions, ConnectionStats, RequestOptions } from "./connection.js";
+import { concat } from "./bytes.js";
 import { BerthError } from "./errors.js";
 import { EventHub } from "./events.js";
 import type { EventStream, FollowItem, FollowOptions } from "./events.js";
@@ -16,18 +17,6 @@ const UPLOAD_CHUNK = 1024 * 1024;
 const UPLOAD_CONFLICT_RETRIES = 3;
 
 const encoder = new TextEncoder();
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  let n = 0;
-  for (const p of parts) n += p.length;
-  const out = new Uint8Array(n);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
 
 /** Options of `fs.write`. */
 export interface WriteOptions {
@@ -110,11 +99,6 @@ export class Sandbox {
     return this.connection.hello.labels;
   }
 
-  /** hello's `features`, when the server tells them. */
-  get features(): P.HelloResult["features"] {
-    return this.connection.hello.features;
-  }
-
   readonly process = {
     /** Runs a command; its output is read from its first byte, acknowledged as you take it. */
     start: (args: P.ProcStartArgs, opts?: StartOptions): Promise<Process> => Process.start(this.connection, args, opts),
@@ -188,13 +172,13 @@ export class Sandbox {
   };
 
   readonly record = {
-    start: (args: P.RecordStartArgs = {}) => this.request("record.start", { key: randomKey(), ...args }),
+    start: (args: P.RecordStartArgs = {}) => this.request("record.start", args),
     stop: (id: string) => this.request("record.stop", { id }),
     status: (id?: string) => this.request("record.status", id === undefined ? {} : { id }),
   };
 
   readonly artifacts = {
-    publish: (path: string, opts: Omit<P.ArtifactPublishArgs, "path"> = {}) => this.request("artifact.publish", { key: randomKey(), ...opts, path }),
+    publish: (path: string, opts: Omit<P.ArtifactPublishArgs, "path"> = {}) => this.request("artifact.publish", { ...opts, path }),
     /** An artifact's bytes, whole or a range, in chunks of at most 4 MiB. */
     read: (id: string, opts: { offset?: number; length?: number } = {}) => this.readChunks((offset, length) => this.request("artifact.read", { id, offset, length }), opts.offset ?? 0, opts.length),
     list: () => this.request("artifact.list", {}),
@@ -225,7 +209,7 @@ export class Sandbox {
   };
 
   readonly task = {
-    run: (args: P.TaskRunArgs) => this.request("task.run", { key: randomKey(), ...args }),
+    run: (args: P.TaskRunArgs) => this.request("task.run", args),
     show: (id: string) => this.request("task.show", { id }),
     list: (args: P.TaskListArgs = {}) => this.request("task.list", args),
     /** A task's stream (`agent` by default) from an offset, followed to its end, resumed after reconnects. */
@@ -235,7 +219,7 @@ export class Sandbox {
   };
 
   readonly grants = {
-    create: (args: P.GrantCreateArgs) => this.request("grant.create", { key: randomKey(), ...args }),
+    create: (args: P.GrantCreateArgs) => this.request("grant.create", args),
     list: () => this.request("grant.list", {}),
     revoke: (id: string) => this.request("grant.revoke", { id }),
   };

@@ -3,7 +3,9 @@
 // Owns each stream's queue of chunks and its places: what arrived, what
 // the consumer took.
 import type { Connection, DataMessage } from "./connection.js";
+import { concat } from "./bytes.js";
 import { BerthError } from "./errors.js";
+import { Wakeup } from "./wakeup.js";
 
 /** One item of a stream, in order: bytes at an offset, or bytes that are gone. */
 export type StreamItem =
@@ -11,7 +13,6 @@ export type StreamItem =
   /** `bytes` bytes from `offset` were overwritten in berthd's ring before they could be read. */
   | { type: "lost"; offset: number; bytes: number };
 
-const EMPTY = new Uint8Array(0);
 
 /**
  * An output stream, by absolute byte offset. Iterate it for its chunks:
@@ -35,7 +36,7 @@ export class OutputStream implements AsyncIterable<Uint8Array> {
   private readonly items_: StreamItem[] = [];
   private ended = false;
   private failure: BerthError | null = null;
-  private wake: (() => void) | null = null;
+  private readonly wakeup = new Wakeup();
 
   constructor(
     /** The stream id, as in `data` messages: `proc/ID/stdout`, `pty/ID`, `task/ID/agent`. */
@@ -60,7 +61,7 @@ export class OutputStream implements AsyncIterable<Uint8Array> {
       this.pos = end;
     }
     if (d.eof && this.pos >= d.offset) this.ended = true;
-    this.notify();
+    this.wakeup.notify();
   }
 
   /** Records that bytes [offset, offset + n) are gone. */
@@ -68,27 +69,22 @@ export class OutputStream implements AsyncIterable<Uint8Array> {
     if (n <= 0) return;
     this.items_.push({ type: "lost", offset, bytes: n });
     this.pos = offset + n;
-    this.notify();
+    this.wakeup.notify();
   }
 
   /** Ends the stream with an error (after what is queued). */
   fail(err: BerthError): void {
     if (this.done) return;
     this.failure = err;
-    this.notify();
+    this.wakeup.notify();
   }
 
   /** Ends the stream without error (after what is queued). */
   finish(): void {
     this.ended = true;
-    this.notify();
+    this.wakeup.notify();
   }
 
-  private notify(): void {
-    const w = this.wake;
-    this.wake = null;
-    w?.();
-  }
 
   /** The next item; null at the end. */
   async nextItem(): Promise<StreamItem | null> {
@@ -106,7 +102,7 @@ export class OutputStream implements AsyncIterable<Uint8Array> {
       }
       if (this.failure !== null) throw this.failure;
       if (this.ended) return null;
-      await new Promise<void>((r) => (this.wake = r));
+      await this.wakeup.wait();
     }
   }
 
@@ -139,15 +135,7 @@ export class OutputStream implements AsyncIterable<Uint8Array> {
   async bytesAll(): Promise<Uint8Array> {
     const parts: Uint8Array[] = [];
     for await (const c of this) parts.push(c);
-    let n = 0;
-    for (const p of parts) n += p.length;
-    const out = new Uint8Array(n);
-    let at = 0;
-    for (const p of parts) {
-      out.set(p, at);
-      at += p.length;
-    }
-    return parts.length === 0 ? EMPTY : out;
+    return concat(parts);
   }
 
   /** Every byte to the end, as UTF-8 text. */
