@@ -10,34 +10,20 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import SRCDIR, case, expect, run  # noqa: E402
 
 
-def read(rel):
-    with open(os.path.join(SRCDIR, rel)) as f:
-        return f.read()
-
-
-def c_code(text):
-    """C text without its comments."""
-    return re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+sys.path.insert(0, os.path.join(SRCDIR, "protocol"))
+import schema_check  # noqa: E402
 
 
 def catalog_ops():
-    """The op names: the name of each CATALOG_OP line of the ops' list."""
-    return re.findall(r'^CATALOG_OP\(\s*\w+\s*,\s*"([^"]+)"', c_code(read("protocol/catalog_ops.def")), re.M)
+    return [row["name"] for row in schema_check.catalog_ops(SRCDIR)]
 
 
 def catalog_events():
-    """The event kinds: each catalog_events[] entry names an EV_ macro of
-    catalog.h (or a string)."""
-    defines = dict(re.findall(r'#define\s+(EV_\w+)\s+"([^"]+)"', read("protocol/catalog.h")))
-    table = re.search(r"catalog_events\[\]\s*=\s*\{(.*?)\n\};", c_code(read("protocol/catalog.c")), re.S)
-    kinds = []
-    for name in re.findall(r"\{\s*(EV_\w+|\"[^\"]+\")\s*,", table.group(1)):
-        kinds.append(name.strip('"') if name.startswith('"') else defines[name])
-    return kinds
+    return schema_check.catalog_events(SRCDIR)
 
 
 def error_codes():
-    return re.findall(r'#define\s+PROTO_E_\w+\s+"([^"]+)"', read("protocol/proto.h"))
+    return schema_check.error_codes(SRCDIR)
 
 
 DOC_PATH = os.path.join(SRCDIR, "docs", "protocol.md")

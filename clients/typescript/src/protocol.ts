@@ -755,7 +755,7 @@ export interface RuntimeResumeArgs {
   name: string;
 }
 export type RuntimeResumeResult = Empty;
-/** what bounds a runtime, command or session, by which mechanism, and its usage */
+/** what bounds a runtime, command, session or task, by which mechanism, and its usage */
 export interface LimitsStatusArgs {
   target: string;
 }
