@@ -10,6 +10,7 @@ import copy
 import os
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import SRCDIR, Sandbox, case, expect, expect_eq, note, run, scratch  # noqa: E402
@@ -262,17 +263,32 @@ def live():
         call("fs.stat", {"path": path})
         call("fs.list", {"path": d})
         call("fs.read", {"path": path})
+        call("proc.attach", {"id": proc["id"]})
+        call("limits.status", {"target": "proc/" + proc["id"]})
+        call("fs.mkdir", {"path": os.path.join(d, "sub")})
+        watch = call("fs.watch", {"path": d, "recursive": True})
+        call("fs.watches")
+        call("fs.write", {"path": os.path.join(d, "sub", "g.txt"), "offset": 0, "data": b"x", "done": True})
+        call("fs.move", {"from": os.path.join(d, "sub", "g.txt"), "to": os.path.join(d, "g.txt")})
+        call("fs.chmod", {"path": os.path.join(d, "g.txt"), "mode": 0o600})
+        call("fs.remove", {"path": os.path.join(d, "sub"), "recursive": True})
         call("secrets.set", {"SCHEMA_TEST": "v"})
         call("secrets.list")
-        call("artifact.publish", {"path": path}, timeout=15)
+        call("secrets.unset", {"names": ["SCHEMA_TEST"]})
+        art = call("artifact.publish", {"path": path}, timeout=15)
+        call("artifact.read", {"id": art["id"]})
         call("artifact.list")
+        for op in ("grant.list", "port.list", "runtime.list", "task.list"):
+            call(op)
+        time.sleep(0.5)  # fs.changed is coalesced over 100 ms
+        call("fs.unwatch", {"id": watch["id"]})
         call("events.unsubscribe")
         c.subscribe(1)
         last = sb.state()["last_seq"]
         events = c.events_until(lambda ev: ev["seq"] >= last, timeout=15)
         kinds = {ev["kind"] for ev in events}
         for kind in ("berthd.started", "service.started", "proc.started", "proc.exited", "pty.opened",
-                     "secrets.changed", "artifact.published"):
+                     "secrets.changed", "artifact.published", "fs.changed"):
             expect(kind in kinds, "no %s among the events: %s" % (kind, sorted(kinds)))
         expect(sub["first_seq"] >= 1, "events.subscribe: %r" % sub)
         problems = []
