@@ -110,7 +110,7 @@ def doc_ops(doc):
             "summary": unquote(r[col["what"]]),
         }
         if wait_col is not None:
-            row["waits"] = r[wait_col].strip().lower() in ("yes", "true", "waits")
+            row["waits"] = unquote(r[wait_col]).lower() not in ("", "no", "-", "\u2014", "false")
         out.append(row)
     return out
 

@@ -192,6 +192,10 @@ def one_side_changes():
     expect(any("op nothing.new: in catalog, not in berth.v1.json" in p
                for p in schema_check.compare_ops(SCHEMA["ops"], rows + [dict(rows[0], name="nothing.new")], "catalog")),
            "an op only in the catalog is not reported")
+    table = ("## Ops\n\n| op | served by | who may call | waits | what |\n|---|---|---|---|---|\n"
+             "| `proc.wait` | berthd | any | no | answer when a command has exited |\n\n## Next\n")
+    problems = schema_check.compare_ops([OPS["proc.wait"]], schema_check.doc_ops(table), "docs")
+    expect(any("op proc.wait: waits" in p for p in problems), "a waits column that disagrees: %r" % problems)
     s = copy.deepcopy(SCHEMA)
     del s["events"]["pty.opened"]
     s["events"]["proc.started"]["extra_field"] = "string"
