@@ -25,14 +25,17 @@ export type ErrorCode =
   | "no_space"
   | "io_error"
   | "symlink"
-  | "unknown_type";
+  | "unknown_type"
+  | "bad_id"
+  | "duplicate_id"
+  | "cancelled";
 
 export const ERROR_CODES: readonly ErrorCode[] = [
   "bad_message", "too_large", "unsupported_version", "hello_required",
   "unknown_op", "bad_args", "forbidden", "unauthorized", "not_found",
   "conflict", "unavailable", "git_failed", "internal", "permission_denied",
   "exists", "not_a_directory", "is_a_directory", "not_empty", "no_space",
-  "io_error", "symlink", "unknown_type",
+  "io_error", "symlink", "unknown_type", "bad_id", "duplicate_id", "cancelled",
 ];
 
 type Empty = Record<string, never>;
@@ -55,6 +58,7 @@ export interface HelloResult {
   labels: Record<string, string>;
   capabilities: string[];
   limits: { max_message: number; max_depth: number; max_in_flight?: number };
+  features?: { desktop: boolean; recording: boolean; runtimes: string[]; previews: boolean; idempotency_keys: number };
   pid: number;
   started_at: number;
 }
@@ -89,6 +93,8 @@ export interface EventsSubscribeArgs { from_seq?: number }
 export interface EventsSubscribeResult { first_seq: number; last_seq: number; from_seq: number }
 export type EventsUnsubscribeArgs = Empty;
 export type EventsUnsubscribeResult = Empty;
+export interface RequestCancelArgs { id: number }
+export interface RequestCancelResult { cancelled: boolean }
 
 export type ServiceListArgs = Empty;
 export interface ServiceListResult { services: ServiceInfo[] }
@@ -110,7 +116,9 @@ export type ServiceRestartResult = ServiceStatusResult;
 export interface ServiceSignalArgs { name: string; signal: SignalArg }
 export interface ServiceSignalResult { name: string; signal: number }
 
-interface SecretsAndLimits {
+/** An idempotency key: a repeat within the boot answers the first result. */
+interface Keyed { key?: string }
+interface SecretsAndLimits extends Keyed {
   secrets?: "all" | string[] | null;
   redact?: boolean;
   limits?: LimitsArg;
@@ -276,7 +284,7 @@ export type SecretsListArgs = Empty;
 export interface SecretsListResult { names: string[] }
 
 export interface ArtifactRef { id: string; sha256: string; size: number; media_type: string; name: string }
-export interface ArtifactPublishArgs {
+export interface ArtifactPublishArgs extends Keyed {
   path: string;
   as?: string;
   follow_symlinks?: boolean;
@@ -344,7 +352,7 @@ export interface RuntimePauseResult { frozen: boolean }
 export interface RuntimeResumeArgs { name: string }
 export type RuntimeResumeResult = Empty;
 
-export interface TaskRunArgs {
+export interface TaskRunArgs extends Keyed {
   runtime: string;
   prompt: string;
   checks?: string[][];
@@ -409,7 +417,7 @@ export interface GrantInfo {
   expires_at: number;
   redeemed: boolean;
 }
-export interface GrantCreateArgs {
+export interface GrantCreateArgs extends Keyed {
   scope: string;
   ttl_s?: number;
   expires_at?: number;
@@ -475,7 +483,7 @@ export interface DesktopWindowsResult { windows: DesktopWindow[] }
 export interface DesktopWaitChangeArgs { region?: Region; timeout_ms?: number }
 export interface DesktopWaitChangeResult { changed: boolean; waited_ms: number; area?: Region }
 
-export interface RecordStartArgs {
+export interface RecordStartArgs extends Keyed {
   fps?: number;
   region?: Region;
   max_seconds?: number;
@@ -517,6 +525,7 @@ export interface Ops {
   "state": { args: StateArgs; result: StateResult };
   "events.subscribe": { args: EventsSubscribeArgs; result: EventsSubscribeResult };
   "events.unsubscribe": { args: EventsUnsubscribeArgs; result: EventsUnsubscribeResult };
+  "request.cancel": { args: RequestCancelArgs; result: RequestCancelResult };
   "service.list": { args: ServiceListArgs; result: ServiceListResult };
   "service.status": { args: ServiceStatusArgs; result: ServiceStatusResult };
   "service.start": { args: ServiceStartArgs; result: ServiceStartResult };
@@ -602,6 +611,7 @@ export const OPS: { readonly [O in OpName]: OpInfo } = {
   "state": B(),
   "events.subscribe": B(),
   "events.unsubscribe": B(),
+  "request.cancel": B(),
   "service.list": B(),
   "service.status": B(),
   "service.start": B(),
