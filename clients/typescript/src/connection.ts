@@ -88,6 +88,13 @@ export interface RequestOptions {
   /** Resend after a reconnect even if the op is not known as safe to repeat. */
   resend?: boolean;
   /**
+   * Calls the request off: it rejects with `cancelled` at once, and a
+   * request still in flight is cancelled on berth's side too
+   * (`request.cancel`), so that a waiting op stops holding a slot of the
+   * in-flight budget. Nothing it already did is undone.
+   */
+  signal?: AbortSignal;
+  /**
    * Called with the result as the response is read, before any message
    * that follows it: what follows a subscribe or an attach is then seen
    * knowing its answer.
@@ -161,6 +168,8 @@ interface Pending {
   resent?: boolean;
   /** Its id on the connection it was last sent on. */
   id?: number;
+  /** Sent with an idempotency key (`args.key`). */
+  keyed?: boolean;
   /** The connection generation this request is bound to, if bound. */
   epoch?: number;
   timer?: ReturnType<typeof setTimeout>;
@@ -178,6 +187,32 @@ const SAFE_TO_REPEAT: ReadonlySet<string> = new Set([
   "task.list", "grant.list", "port.list", "desktop.screenshot", "desktop.cursor", "desktop.info",
   "desktop.windows", "record.status",
 ]);
+
+/**
+ * Ops that create things. Each is sent with an idempotency key (the
+ * caller's `key`, or a fresh one), so that after a drop it is sent again
+ * with the same key and berth answers the first result instead of
+ * creating a second thing; where berth does not say it keeps keys
+ * (`hello`'s `features.idempotency_keys`), it fails `disconnected` instead.
+ * `secrets.set` is not among them: its args are the secrets themselves,
+ * and setting the same values again makes nothing new, so it is resent
+ * as a repeatable op.
+ */
+const KEYED: ReadonlySet<string> = new Set([
+  "proc.start", "pty.open", "artifact.publish", "record.start", "task.run", "grant.create",
+]);
+
+/** A fresh idempotency key: 32 hex digits, random. */
+function freshKey(): string {
+  return globalThis.crypto.randomUUID().replace(/-/g, "");
+}
+
+/** args with an idempotency key: the caller's, or a fresh one. */
+function withKey(args: unknown): Record<string, unknown> {
+  const a = { ...((args ?? {}) as Record<string, unknown>) };
+  if (typeof a.key !== "string") a.key = freshKey();
+  return a;
+}
 
 const DEFAULT_MAX_IN_FLIGHT = 256;
 const CLOSE_SLOW_CONSUMER = 4008;
@@ -214,9 +249,13 @@ function toBytes(data: unknown): Uint8Array | null {
  *
  * Requests are queued and at most `limits.max_in_flight` (hello; 256 if
  * absent) are in flight. When the connection drops, a request in flight
- * whose op is safe to repeat (reads, `proc.input` with its offset) is sent
- * again on the next connection; any other fails with `disconnected`
- * (retryable: it may or may not have been done).
+ * whose op is safe to repeat (reads, `proc.input` with its offset, and
+ * the ops that create things, sent with an idempotency key) is sent again
+ * on the next connection; any other fails with `disconnected` (retryable:
+ * it may or may not have been done). A keyed request is not sent again to
+ * a new boot: it fails with `boot`, since what it made went with the old
+ * one. A request that times out or is aborted is cancelled on berth's
+ * side (`request.cancel`) when berth has that op.
  */
 export class Connection {
   readonly url: string;
@@ -335,15 +374,18 @@ export class Connection {
   /** Sends a request and resolves with its result (rejects with a BerthError). */
   request<O extends OpName>(op: O, args: Args<O>, ro: RequestOptions = {}): Promise<Result<O>> {
     if (this.closedErr !== null) return Promise.reject(this.closedErr);
+    if (ro.signal?.aborted) return Promise.reject(new BerthError("cancelled", `${op}: aborted before it was sent`, { op }));
     return new Promise<Result<O>>((resolve, reject) => {
+      const keyed = KEYED.has(op);
       const p: Pending = {
         op,
-        args,
+        args: keyed ? withKey(args) : args,
         resolve: resolve as (v: unknown) => void,
         reject,
         resend: ro.resend ?? safeToRepeat(op, args),
         done: false,
       };
+      if (keyed) p.keyed = true;
       if (ro.onResult !== undefined) p.onResult = ro.onResult;
       if (ro.connectionBound) {
         if (this._state !== "open") {
@@ -355,18 +397,32 @@ export class Connection {
       if (ro.timeoutMs !== undefined) {
         p.timer = setTimeout(() => this.timedOut(p, ro.timeoutMs as number), ro.timeoutMs);
       }
+      ro.signal?.addEventListener("abort", () => this.callOff(p, new BerthError("cancelled", `${op}: aborted`, { op, retryable: false })), { once: true });
       this.queue.push(p);
       this.pump();
     });
   }
 
-  /**
-   * A request that took too long fails with `timeout`. berth has no way
-   * to call off a request, so it counts against the in-flight budget
-   * until its answer comes.
-   */
+  /** A request that took too long fails with `timeout`, and is called off. */
   private timedOut(p: Pending, ms: number): void {
-    this.settle(p, new BerthError("timeout", `${p.op}: no answer within ${ms} ms`, { op: p.op }));
+    this.callOff(p, new BerthError("timeout", `${p.op}: no answer within ${ms} ms`, { op: p.op }));
+  }
+
+  /**
+   * Fails p with err and, if it is in flight on the open connection, asks
+   * berth to cancel it: its slot of the in-flight budget is freed when the
+   * `cancelled` answer comes. Without `request.cancel` (an older berth)
+   * the slot is held until the answer comes.
+   */
+  private callOff(p: Pending, err: BerthError): void {
+    if (p.done) return;
+    this.settle(p, err);
+    const id = p.id;
+    if (id === undefined || this.inflight.get(id) !== p || this._state !== "open") return;
+    if (!(this._hello?.capabilities ?? []).includes("request.cancel")) return;
+    this.request("request.cancel", { id }, { connectionBound: true }).catch(() => {
+      /* the answer came first, or the connection dropped: nothing to call off */
+    });
   }
 
   /** Closes for good: every request still waiting fails with `closed`. */
@@ -461,6 +517,7 @@ export class Connection {
       this.firstOpen = null;
     } else {
       const boot = previous !== h.boot_id ? { previous, boot_id: h.boot_id } : null;
+      if (boot !== null) this.failKeyedResends(boot);
       if (boot !== null) for (const fn of this.listeners.boot) fn(boot);
       for (const fn of this.listeners.reconnect) fn(h, boot);
     }
@@ -535,9 +592,10 @@ export class Connection {
     const lost = [...this.inflight.values()];
     this.inflight.clear();
     const again: Pending[] = [];
+    const keysKept = (this._hello?.features?.idempotency_keys ?? 0) > 0;
     for (const p of lost) {
       if (p.done) continue;
-      if (p.resend && p.epoch === undefined) {
+      if ((p.resend || (p.keyed === true && keysKept)) && p.epoch === undefined) {
         p.resent = true;
         again.push(p);
         this.resent++;
@@ -589,6 +647,19 @@ export class Connection {
     if (p.timer !== undefined) clearTimeout(p.timer);
     if (err !== null) p.reject(err);
     else p.resolve(result);
+  }
+
+  /**
+   * A keyed request sent before a new boot may have made its thing on the
+   * old boot, whose keys are gone: sent again it would make a second one
+   * there, so it fails with `boot` instead.
+   */
+  private failKeyedResends(b: BootChange): void {
+    for (const p of this.queue) {
+      if (p.keyed === true && p.resent === true && !p.resend) {
+        this.settle(p, new BerthError("boot", `${p.op}: the sandbox rebooted (boot ${b.boot_id}) before the answer came`, { op: p.op, retryable: false }));
+      }
+    }
   }
 
   /** Sends queued requests while the in-flight budget allows. */

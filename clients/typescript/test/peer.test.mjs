@@ -9,8 +9,11 @@ import { decode, encode } from "@msgpack/msgpack";
 
 import { connect, BerthError } from "../dist/index.js";
 
-/** A server answering hello and ping; onPing decides when each ping is answered. */
-async function peer({ maxInFlight, bootIds = ["b".repeat(32)], onPing }) {
+/**
+ * A server answering hello and every other request through onPing, which
+ * decides when each is answered (and sees the request itself).
+ */
+async function peer({ maxInFlight, bootIds = ["b".repeat(32)], features, capabilities = ["hello", "ping"], onPing }) {
   const wss = new WebSocketServer({ port: 0, host: "127.0.0.1", handleProtocols: () => "berth.v1" });
   await new Promise((r) => wss.once("listening", r));
   const state = { conns: 0, outstanding: 0, maxOutstanding: 0, auth: [] };
@@ -24,7 +27,9 @@ async function peer({ maxInFlight, bootIds = ["b".repeat(32)], onPing }) {
       if (m.op === "hello") {
         const limits = { max_message: 8 << 20, max_depth: 32 };
         if (maxInFlight !== undefined) limits.max_in_flight = maxInFlight;
-        reply({ version: "berth.v1", agent_version: "0", boot_id: boot, labels: { image: "peer" }, capabilities: ["hello", "ping"], limits, pid: 1, started_at: 0 });
+        const h = { version: "berth.v1", agent_version: "0", boot_id: boot, labels: { image: "peer" }, capabilities, limits, pid: 1, started_at: 0 };
+        if (features !== undefined) h.features = features;
+        reply(h);
         // A message type of a newer protocol: a client ignores it.
         ws.send(encode({ type: "notice", text: "hi" }));
         return;
@@ -34,7 +39,7 @@ async function peer({ maxInFlight, bootIds = ["b".repeat(32)], onPing }) {
       onPing(ws, () => {
         state.outstanding--;
         reply({ ts: Date.now(), boot_id: boot });
-      }, state);
+      }, state, m, reply);
     });
   });
   const url = `ws://127.0.0.1:${wss.address().port}/v1`;
@@ -122,6 +127,121 @@ test("keepalive: a peer that stops answering is dropped and reconnected", async 
   clearTimeout(timer);
   assert.ok(Date.now() - t0 < 5000);
   assert.equal((await sb.request("ping", {})).boot_id.length, 32);
+  await sb.close();
+  await p.close();
+});
+
+const KEYS = { desktop: false, recording: false, runtimes: [], previews: false, idempotency_keys: 4096 };
+
+test("a creating op is sent with a key, and after a drop sent again with the same key", async () => {
+  const seen = [];
+  const p = await peer({
+    features: KEYS,
+    onPing: (ws, _answer, state, m, reply) => {
+      state.outstanding--;
+      seen.push(m);
+      if (seen.length === 1) ws.terminate();
+      else reply({ id: "p1", pid: 42 });
+    },
+  });
+  const sb = await connect({ url: p.url, token: "t", backoffInitialMs: 10, backoffMaxMs: 20 });
+  const r = await sb.request("proc.start", { argv: ["true"] });
+  assert.deepEqual(r, { id: "p1", pid: 42 });
+  assert.equal(seen.length, 2);
+  assert.match(seen[0].args.key, /^[0-9a-f]{32}$/);
+  assert.equal(seen[1].args.key, seen[0].args.key);
+  assert.notEqual(seen[1].id, undefined);
+  assert.equal(sb.stats().requestsResent, 1);
+  await sb.close();
+  await p.close();
+});
+
+test("the caller's own key is kept; without features.idempotency_keys a creating op fails disconnected", async () => {
+  const seen = [];
+  const p = await peer({
+    onPing: (ws, _answer, state, m) => {
+      state.outstanding--;
+      seen.push(m);
+      ws.terminate();
+    },
+  });
+  const sb = await connect({ url: p.url, token: "t", backoffInitialMs: 10, backoffMaxMs: 20 });
+  await assert.rejects(sb.request("pty.open", { argv: ["sh"], key: "mine-1" }), (e) => e.code === "disconnected" && e.retryable);
+  assert.equal(seen.length, 1);
+  assert.equal(seen[0].args.key, "mine-1");
+  await sb.close();
+  await p.close();
+});
+
+test("a keyed request is not resent to a new boot: it fails with boot", async () => {
+  const seen = [];
+  const p = await peer({
+    features: KEYS,
+    bootIds: ["1".repeat(32), "2".repeat(32)],
+    onPing: (ws, _answer, state, m, reply) => {
+      state.outstanding--;
+      seen.push(m);
+      if (seen.length === 1) ws.terminate();
+      else reply({ id: "p2", pid: 43 });
+    },
+  });
+  const sb = await connect({ url: p.url, token: "t", backoffInitialMs: 10, backoffMaxMs: 20 });
+  await assert.rejects(sb.request("proc.start", { argv: ["true"] }), (e) => e.code === "boot" && !e.retryable);
+  assert.equal(seen.length, 1, "not sent to the new boot");
+  await sb.close();
+  await p.close();
+});
+
+test("a timed-out or aborted request is cancelled on berth's side with request.cancel", async () => {
+  const held = new Map();
+  const cancels = [];
+  const p = await peer({
+    capabilities: ["hello", "ping", "proc.wait", "request.cancel"],
+    onPing: (ws, _answer, state, m, reply) => {
+      state.outstanding--;
+      if (m.op === "request.cancel") {
+        cancels.push(m.args.id);
+        const waiting = held.get(m.args.id);
+        if (waiting !== undefined) {
+          held.delete(m.args.id);
+          ws.send(encode({ type: "response", id: m.args.id, ok: false, error: { code: "cancelled", message: "cancelled by request.cancel" } }));
+        }
+        reply({ cancelled: waiting !== undefined });
+        return;
+      }
+      held.set(m.id, m);
+    },
+  });
+  const sb = await connect({ url: p.url, token: "t" });
+  await assert.rejects(sb.request("proc.wait", { id: "x" }, { timeoutMs: 50 }), (e) => e.code === "timeout");
+  const ac = new AbortController();
+  const aborted = sb.request("proc.wait", { id: "y" }, { signal: ac.signal });
+  await new Promise((r) => setTimeout(r, 50));
+  ac.abort();
+  await assert.rejects(aborted, (e) => e.code === "cancelled" && !e.retryable);
+  const deadline = Date.now() + 2000;
+  while ((held.size > 0 || sb.stats().inFlight > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  assert.equal(cancels.length, 2);
+  assert.equal(held.size, 0, "both waits were cancelled at the peer");
+  assert.equal(sb.stats().inFlight, 0, "their slots are free again");
+  await assert.rejects(sb.request("ping", {}, { signal: AbortSignal.abort() }), (e) => e.code === "cancelled");
+  await sb.close();
+  await p.close();
+});
+
+test("without request.cancel in capabilities, a timeout sends nothing more", async () => {
+  const ops = [];
+  const p = await peer({
+    onPing: (_ws, _answer, state, m) => {
+      state.outstanding--;
+      ops.push(m.op);
+    },
+  });
+  const sb = await connect({ url: p.url, token: "t" });
+  await assert.rejects(sb.request("proc.wait", { id: "x" }, { timeoutMs: 30 }), (e) => e.code === "timeout");
+  await new Promise((r) => setTimeout(r, 100));
+  assert.deepEqual(ops, ["proc.wait"]);
+  assert.equal(sb.stats().inFlight, 1, "its slot is held until an answer comes");
   await sb.close();
   await p.close();
 });
