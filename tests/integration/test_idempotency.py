@@ -216,6 +216,23 @@ def t_artifact_first_gone():
         expect_eq(sb.ws().call("artifact.publish", args), r, "a repeat after the answer")
 
 
+@case("a request reusing the id of a keyed first still waiting does not answer for the key", timeout=120)
+def t_reused_id():
+    path = big_file(scratch(), 256 * MIB)
+    with Sandbox() as sb:
+        a = sb.unix(timeout=60)
+        key = new_key()
+        args = {"path": path, "key": key}
+        a.send({"type": "request", "id": 1000, "op": "artifact.publish", "args": args})
+        wait_under_way(sb)
+        a.send({"type": "request", "id": 1000, "op": "ping", "args": {}})
+        reuse = a.response(1000)
+        expect("sha256" not in (reuse.get("result") or {}), "the first answer under id 1000 was the ping's: %r" % reuse)
+        first = a.response(1000)
+        expect_in("sha256", first["result"], "the publication's answer")
+        expect_eq(sb.ws().call("artifact.publish", args), first["result"], "a repeat of the key")
+
+
 @case("a key used for one op is a conflict for another, which does nothing")
 def t_conflict():
     with Sandbox() as sb:
