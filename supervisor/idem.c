@@ -126,6 +126,9 @@ idem_remove(struct idem_key *k)
 		idem_unpend(k);
 	idem_nkeys--;
 	free(k->waiters);
+	/* grant.create's result holds the grant's token. */
+	if (k->result != NULL)
+		explicit_bzero(k->result, k->len);
 	free(k->result);
 	free(k);
 }
