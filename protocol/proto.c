@@ -431,11 +431,24 @@ void
 proto_pack_error_path(msgpack_packer *pk, uint64_t id, const char *code,
     const char *path, const char *message)
 {
+	proto_pack_error_head(pk, id);
+	proto_pack_error_map(pk, code, path, message);
+}
+
+void
+proto_pack_error_head(msgpack_packer *pk, uint64_t id)
+{
 	msgpack_pack_map(pk, 4);
 	proto_pack_kv_str(pk, "type", "response");
 	proto_pack_kv_u64(pk, "id", id);
 	proto_pack_kv_bool(pk, "ok", false);
 	proto_pack_str(pk, "error");
+}
+
+void
+proto_pack_error_map(
+    msgpack_packer *pk, const char *code, const char *path, const char *message)
+{
 	msgpack_pack_map(pk, path != NULL ? 3 : 2);
 	proto_pack_kv_str(pk, "code", code);
 	proto_pack_kv_str(pk, "message", message);

@@ -135,6 +135,11 @@ void proto_pack_error(msgpack_packer *pk, uint64_t id, const char *code,
 /* The same, naming the path it is about (NULL: none). */
 void proto_pack_error_path(msgpack_packer *pk, uint64_t id, const char *code,
     const char *path, const char *message);
+/* The two halves of an error response: the head, then the error map
+ * (what proto_pack_error_path packs is the one after the other). */
+void proto_pack_error_head(msgpack_packer *pk, uint64_t id);
+void proto_pack_error_map(msgpack_packer *pk, const char *code,
+    const char *path, const char *message);
 /* Head of an event; the caller packs the data map next. */
 void proto_pack_event(
     msgpack_packer *pk, uint64_t seq, uint64_t ts, const char *kind);

@@ -897,7 +897,7 @@ static void
 artifact_req_done(void *arg, const struct artifact_done *d)
 {
 	struct artifact_req *r = arg;
-	struct server_conn *c = server_conn_find(r->serial);
+	struct server_conn *c = server_conn_answer(r->serial, r->id);
 
 	if (c != NULL && d->err != 0)
 		fserr_reply(c, r->id, d->err, d->what, d->path);

@@ -17,6 +17,7 @@
 #include "fs.h"
 #include "fswatch.h"
 #include "grant.h"
+#include "idem.h"
 #include "ports.h"
 #include "limit_op.h"
 #include "proc.h"
@@ -696,5 +697,7 @@ ops_dispatch(struct server_conn *c, const struct proto_msg *m)
 		    c, m->id, PROTO_E_HELLO_REQUIRED, "send hello first");
 		return;
 	}
+	if (idem_begin(c, id, m))
+		return;
 	fn(c, m);
 }

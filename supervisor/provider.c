@@ -55,7 +55,8 @@ provider_fail_all(const char *why)
 	size_t i;
 
 	for (i = 0; i < provider_nreqs; i++)
-		if ((c = server_conn_find(provider_reqs[i].serial)) != NULL)
+		if ((c = server_conn_answer(
+		         provider_reqs[i].serial, provider_reqs[i].id)) != NULL)
 			server_reply_error(c, provider_reqs[i].id,
 			    PROTO_E_UNAVAILABLE, "%s: %s", provider_reqs[i].op,
 			    why);
@@ -148,7 +149,7 @@ provider_forward(struct server_conn *c, const struct proto_msg *m)
 void
 provider_answer(struct server_conn *c, const struct proto_msg *m)
 {
-	const msgpack_object *err;
+	const msgpack_object *obj; /* its result, or its error map */
 	struct server_conn *to;
 	size_t i;
 
@@ -162,25 +163,17 @@ provider_answer(struct server_conn *c, const struct proto_msg *m)
 		    (unsigned long long)m->id);
 		return;
 	}
-	if ((to = server_conn_find(provider_reqs[i].serial)) != NULL) {
+	to = server_conn_answer(provider_reqs[i].serial, provider_reqs[i].id);
+	if (to != NULL) {
 		msgpack_sbuffer_clear(&provider_sb);
-		if (m->ok) {
-			proto_pack_result(&provider_pk, provider_reqs[i].id);
-			msgpack_pack_object(&provider_pk, *m->result);
-		} else {
-			err = proto_map_get(&m->unpacked.data, "error");
-			msgpack_pack_map(&provider_pk, 4);
-			proto_pack_kv_str(&provider_pk, "type", "response");
-			proto_pack_kv_u64(
-			    &provider_pk, "id", provider_reqs[i].id);
-			proto_pack_kv_bool(&provider_pk, "ok", false);
-			proto_pack_str(&provider_pk, "error");
-			if (err != NULL)
-				msgpack_pack_object(&provider_pk, *err);
-			else
-				msgpack_pack_nil(&provider_pk);
-		}
-		server_send(to, provider_sb.data, provider_sb.size);
+		obj = m->ok ? m->result
+		            : proto_map_get(&m->unpacked.data, "error");
+		if (obj != NULL)
+			msgpack_pack_object(&provider_pk, *obj);
+		else
+			msgpack_pack_nil(&provider_pk);
+		server_reply_packed(to, provider_reqs[i].id, m->ok,
+		    provider_sb.data, provider_sb.size);
 	}
 	provider_reqs[i] = provider_reqs[--provider_nreqs];
 }

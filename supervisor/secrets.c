@@ -197,8 +197,7 @@ secrets_drop(const bool *drop)
 	secrets_n = kept;
 }
 
-/* Wipes every string and bin under o, in place. */
-static void
+void
 secrets_wipe_object(const msgpack_object *o)
 {
 	uint32_t i;
@@ -224,6 +223,15 @@ secrets_wipe_object(const msgpack_object *o)
 	}
 }
 
+/* Whether the map key o is "key": secrets.set's idempotency key (idem.c),
+ * which is not a secret. */
+static bool
+secrets_idem_key(const msgpack_object *o)
+{
+	return o->type == MSGPACK_OBJECT_STR && o->via.str.size == 3 &&
+	    memcmp(o->via.str.ptr, "key", 3) == 0;
+}
+
 /*
  * Checks the request of secrets.set into nv[]; returns how many, or -1
  * with *code and *why (naming no value). Nothing is stored yet: the
@@ -235,18 +243,21 @@ secrets_parse_set(const msgpack_object *args, struct secrets_new *nv,
 {
 	const msgpack_object_kv *kv;
 	struct secrets_entry *e;
-	size_t n, i, j, total = 0, kept = 0, held = secrets_used, count;
+	size_t n, i, j, k = 0, total = 0, kept = 0, held = secrets_used, count;
 
 	*code = PROTO_E_BAD_ARGS;
-	n = args->via.map.size;
+	for (n = 0, i = 0; i < args->via.map.size; i++)
+		n += !secrets_idem_key(&args->via.map.ptr[i].key);
 	if (n == 0 || n > SECRETS_MAX) {
 		*why = xasprintf(
 		    "secrets.set takes 1 to %u NAME: value pairs", SECRETS_MAX);
 		return -1;
 	}
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < args->via.map.size; i++) {
 		kv = &args->via.map.ptr[i];
-		if (!secrets_name_arg(&kv->key, nv[i].name)) {
+		if (secrets_idem_key(&kv->key))
+			continue;
+		if (!secrets_name_arg(&kv->key, nv[k].name)) {
 			*why =
 			    xasprintf("key %zu is not a secret name (letters, "
 			              "digits and _, not starting with a "
@@ -254,39 +265,40 @@ secrets_parse_set(const msgpack_object *args, struct secrets_new *nv,
 			        i + 1, SECRETS_NAME_MAX);
 			return -1;
 		}
-		for (j = 0; j < i; j++)
-			if (strcmp(nv[j].name, nv[i].name) == 0) {
+		for (j = 0; j < k; j++)
+			if (strcmp(nv[j].name, nv[k].name) == 0) {
 				*why =
-				    xasprintf("%s is given twice", nv[i].name);
+				    xasprintf("%s is given twice", nv[k].name);
 				return -1;
 			}
 		if (kv->val.type == MSGPACK_OBJECT_STR) {
-			nv[i].value = (const uint8_t *)kv->val.via.str.ptr;
-			nv[i].len = kv->val.via.str.size;
+			nv[k].value = (const uint8_t *)kv->val.via.str.ptr;
+			nv[k].len = kv->val.via.str.size;
 		} else if (kv->val.type == MSGPACK_OBJECT_BIN) {
-			nv[i].value = (const uint8_t *)kv->val.via.bin.ptr;
-			nv[i].len = kv->val.via.bin.size;
+			nv[k].value = (const uint8_t *)kv->val.via.bin.ptr;
+			nv[k].len = kv->val.via.bin.size;
 		} else {
 			*why =
 			    xasprintf("the value of %s must be a string or bin",
-			        nv[i].name);
+			        nv[k].name);
 			return -1;
 		}
-		if (nv[i].len > SECRETS_VALUE_MAX) {
+		if (nv[k].len > SECRETS_VALUE_MAX) {
 			*why = xasprintf("the value of %s is over %u bytes",
-			    nv[i].name, SECRETS_VALUE_MAX);
+			    nv[k].name, SECRETS_VALUE_MAX);
 			return -1;
 		}
-		if (memchr(nv[i].value, '\0', nv[i].len) != NULL) {
+		if (memchr(nv[k].value, '\0', nv[k].len) != NULL) {
 			*why = xasprintf(
-			    "the value of %s holds a NUL byte", nv[i].name);
+			    "the value of %s holds a NUL byte", nv[k].name);
 			return -1;
 		}
-		total += nv[i].len;
-		if ((e = secrets_find(nv[i].name)) != NULL) {
+		total += nv[k].len;
+		if ((e = secrets_find(nv[k].name)) != NULL) {
 			held -= e->len;
 			kept++;
 		}
+		k++;
 	}
 	if (total > SECRETS_TOTAL_MAX) {
 		*why = xasprintf("the values total %zu bytes, over %u", total,

@@ -35,6 +35,9 @@ void secrets_shutdown(void);
 void secrets_op_set(struct server_conn *c, const struct proto_msg *m);
 void secrets_op_unset(struct server_conn *c, const struct proto_msg *m);
 void secrets_op_list(struct server_conn *c, const struct proto_msg *m);
+/* Wipes every string and bin under o, in place: what a request of
+ * secrets.set held, once answered (by secrets_op_set or not). */
+void secrets_wipe_object(const msgpack_object *o);
 
 /*
  * Resolves a "secrets" argument of proc.start or pty.open: absent or nil

@@ -17,6 +17,7 @@
 #include "catalog.h"
 #include "events.h"
 #include "frame.h"
+#include "idem.h"
 #include "journal.h"
 #include "log.h"
 #include "ops.h"
@@ -38,6 +39,17 @@ static uint64_t server_serial;
 /* The op of the request being dispatched, to name it if its answer was
  * packed wrong. */
 static const char *server_serving;
+/* Requests dispatched so far, and the one being dispatched (connection
+ * serial and id): tells idem a request's own answer from a late one. */
+static uint64_t server_dispatches, server_dispatch_serial, server_dispatch_id;
+static bool server_dispatching;
+/* The answer being packed with server_reply_begin: its id, and where its
+ * result starts in server_sb. */
+static uint64_t server_reply_id;
+static size_t server_reply_head;
+/* Where the answer to a request whose connection has gone goes when a
+ * key still waits for it (server_conn_answer): it is recorded, not sent. */
+static struct server_conn server_sink;
 
 static void server_free(struct server_conn *c);
 
@@ -56,10 +68,34 @@ server_send(struct server_conn *c, const void *msg, size_t len)
 	struct evbuffer *out;
 
 	PACKCHECK_SENT(msg, len, server_serving);
+	if (c == &server_sink)
+		return;
 	out = bufferevent_get_output(c->bev);
 	frame_header(hdr, (uint32_t)len);
 	evbuffer_add(out, hdr, sizeof hdr);
 	evbuffer_add(out, msg, len);
+}
+
+uint64_t
+server_dispatch_no(void)
+{
+	return server_dispatching ? server_dispatches : 0;
+}
+
+/* Sends the answer to id packed in server_sb, whose result or error map
+ * starts at head, and shows it to idem, which may answer repeats of it
+ * (reusing server_sb, so after the send). */
+static void
+server_reply_sent(struct server_conn *c, uint64_t id, bool ok, size_t head)
+{
+	uint64_t dispatch = server_dispatching &&
+	        c->serial == server_dispatch_serial && id == server_dispatch_id
+	    ? server_dispatches
+	    : 0;
+
+	server_send(c, server_sb.data, server_sb.size);
+	idem_answered(c->serial, id, dispatch, ok, server_sb.data + head,
+	    server_sb.size - head);
 }
 
 msgpack_packer *
@@ -68,13 +104,31 @@ server_reply_begin(struct server_conn *c, uint64_t id)
 	(void)c;
 	msgpack_sbuffer_clear(&server_sb);
 	proto_pack_result(&server_pk, id);
+	server_reply_id = id;
+	server_reply_head = server_sb.size;
 	return &server_pk;
 }
 
 void
 server_reply_end(struct server_conn *c)
 {
-	server_send(c, server_sb.data, server_sb.size);
+	server_reply_sent(c, server_reply_id, true, server_reply_head);
+}
+
+void
+server_reply_packed(
+    struct server_conn *c, uint64_t id, bool ok, const void *obj, size_t len)
+{
+	size_t head;
+
+	msgpack_sbuffer_clear(&server_sb);
+	if (ok)
+		proto_pack_result(&server_pk, id);
+	else
+		proto_pack_error_head(&server_pk, id);
+	head = server_sb.size;
+	msgpack_sbuffer_write(&server_sb, obj, len);
+	server_reply_sent(c, id, ok, head);
 }
 
 void
@@ -89,11 +143,14 @@ server_reply_failure(struct server_conn *c, uint64_t id, const char *code,
     const char *path, const char *fmt, va_list ap)
 {
 	char msg[512];
+	size_t head;
 
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	msgpack_sbuffer_clear(&server_sb);
-	proto_pack_error_path(&server_pk, id, code, path, msg);
-	server_send(c, server_sb.data, server_sb.size);
+	proto_pack_error_head(&server_pk, id);
+	head = server_sb.size;
+	proto_pack_error_map(&server_pk, code, path, msg);
+	server_reply_sent(c, id, false, head);
 }
 
 void
@@ -315,7 +372,12 @@ server_read_cb(struct bufferevent *bev, void *arg)
 			    "clients send requests only");
 		else {
 			server_serving = m.op;
+			server_dispatches++;
+			server_dispatch_serial = c->serial;
+			server_dispatch_id = m.id;
+			server_dispatching = true;
 			ops_dispatch(c, &m);
+			server_dispatching = false;
 			server_serving = NULL;
 		}
 		proto_msg_free(&m);
@@ -395,6 +457,17 @@ server_conn_find(uint64_t serial)
 		if (c->serial == serial)
 			return c;
 	return NULL;
+}
+
+struct server_conn *
+server_conn_answer(uint64_t serial, uint64_t id)
+{
+	struct server_conn *c = server_conn_find(serial);
+
+	if (c != NULL || !idem_awaits(serial, id))
+		return c;
+	server_sink.serial = serial;
+	return &server_sink;
 }
 
 /* Who the peer is: 1 for berthd's own user (root), 2 for the gateway's,

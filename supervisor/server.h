@@ -82,6 +82,12 @@ void server_reply_empty(struct server_conn *c, uint64_t id);
 void server_reply_error(struct server_conn *c, uint64_t id, const char *code,
     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
+/* An answer whose result map (ok) or error map (!ok) is packed already,
+ * len bytes at obj: a repeat answered the first's (idem.c), another
+ * process's answer passed on. */
+void server_reply_packed(
+    struct server_conn *c, uint64_t id, bool ok, const void *obj, size_t len);
+
 /* The same, about a file: the error map also names path. */
 void server_reply_error_path(struct server_conn *c, uint64_t id,
     const char *code, const char *path, const char *fmt, ...)
@@ -90,6 +96,14 @@ void server_reply_error_path(struct server_conn *c, uint64_t id,
  * answers later (proc.wait, artifact.publish) keeps the serial, not the
  * pointer, and looks it up when the answer is ready. */
 struct server_conn *server_conn_find(uint64_t serial);
+/* Where a late answer to request id of connection serial goes: that
+ * connection; or, once it is gone, if an idempotency key still waits for
+ * the answer (the repeats of the request do), a stand-in that sends
+ * nothing, so that the answer is recorded for them; else NULL. */
+struct server_conn *server_conn_answer(uint64_t serial, uint64_t id);
+/* The number of the request being dispatched (every request dispatched
+ * counts), or 0 outside a dispatch. */
+uint64_t server_dispatch_no(void);
 
 /* How many more bytes c's output takes before it is full (0 if full or
  * closing): producers that can wait (journal, PTY rings) stop there. */

@@ -703,16 +703,11 @@ task_reply_busy(
 	    b->rec.runtime, b->rec.id);
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	msgpack_pack_map(&pk, 4);
-	proto_pack_kv_str(&pk, "type", "response");
-	proto_pack_kv_u64(&pk, "id", m->id);
-	proto_pack_kv_bool(&pk, "ok", false);
-	proto_pack_str(&pk, "error");
 	msgpack_pack_map(&pk, 3);
 	proto_pack_kv_str(&pk, "code", PROTO_E_CONFLICT);
 	proto_pack_kv_str(&pk, "message", msg);
 	proto_pack_kv_str(&pk, "task", b->rec.id);
-	server_send(c, sb.data, sb.size);
+	server_reply_packed(c, m->id, false, sb.data, sb.size);
 	msgpack_sbuffer_destroy(&sb);
 }
 
