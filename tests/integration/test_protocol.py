@@ -35,12 +35,13 @@ REMOTE_OPS = ["hello", "ping", "state", "events.subscribe", "events.unsubscribe"
               "fs.stat", "fs.list", "fs.read", "fs.write", "fs.mkdir", "fs.move", "fs.remove",
               "fs.chmod", "fs.watch", "fs.unwatch", "fs.watches",
               "artifact.publish", "artifact.read", "artifact.list",
-              "desktop.screenshot", "desktop.input", "desktop.cursor", "desktop.info", "desktop.windows",
-              "desktop.wait_change", "record.start", "record.stop", "record.status",
               "runtime.list", "runtime.start", "runtime.stop", "runtime.status",
               "runtime.pause", "runtime.resume", "limits.status", "workspace.prepare",
               "task.run", "task.show", "task.list", "task.attach", "task.cancel", "task.deliver",
               "grant.create", "grant.list", "grant.revoke", "port.list"]
+# Served only where there is a desktop, so not listed by the minimal sandbox's hello.
+DESKTOP_OPS = ["desktop.screenshot", "desktop.input", "desktop.cursor", "desktop.info", "desktop.windows",
+               "desktop.wait_change", "record.start", "record.stop", "record.status"]
 LOCAL_OPS = ["check.report", "gateway.attach", "gateway.auth_failed", "gateway.check", "gateway.redeem",
              "desktop.provide", "desktop.emit"]
 
@@ -51,6 +52,8 @@ def check_hello(h, capabilities):
     expect(re.fullmatch(r"\d+\.\d+\.\d+.*", h["agent_version"]), "agent_version: %r" % h["agent_version"])
     expect_eq(h["labels"], {"image": "minimal"}, "labels")
     expect_eq(sorted(h["capabilities"]), sorted(capabilities), "capabilities")
+    expect_eq(h["features"], {"desktop": False, "recording": False, "runtimes": [], "previews": False,
+                              "idempotency_keys": 4096}, "features")
     expect_eq(h["limits"], {"max_message": MAX_MSG, "max_depth": 32, "max_in_flight": 256}, "limits")
     expect_eq(h["pid"], 1, "pid")
     now = time.time() * 1000
