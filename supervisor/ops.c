@@ -206,9 +206,10 @@ ops_state(struct server_conn *c, const struct proto_msg *m)
 {
 	msgpack_packer *pk = server_reply_begin(c, m->id);
 
-	msgpack_pack_map(pk, 9);
+	msgpack_pack_map(pk, 10);
 	proto_pack_kv_str(pk, "boot_id", boot_id());
-	proto_pack_kv_str(pk, "version", BERTH_VERSION);
+	proto_pack_kv_str(pk, "version", PROTO_VERSION);
+	proto_pack_kv_str(pk, "agent_version", BERTH_VERSION);
 	proto_pack_kv_u64(pk, "pid", (uint64_t)getpid());
 	proto_pack_kv_u64(pk, "started_at", ops_started_at);
 	proto_pack_kv_u64(pk, "uptime_ms", clock_mono_ms() - ops_started_mono);

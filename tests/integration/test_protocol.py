@@ -63,6 +63,8 @@ def check_hello(h, capabilities):
 def check_state(st, boot_id):
     expect_eq(st["boot_id"], boot_id, "state's boot_id")
     expect_eq(st["pid"], 1, "state's pid")
+    expect_eq(st["version"], "berth.v1", "state's version (the protocol's)")
+    expect(re.fullmatch(r"\d+\.\d+\.\d+.*", st["agent_version"]), "state's agent_version: %r" % st["agent_version"])
     expect_eq(st["checks"], {}, "checks")
     expect_eq(st["first_seq"], 1, "first_seq")
     expect(st["last_seq"] >= 2, "last_seq below 2 (berthd.started, service.started): %r" % st["last_seq"])
