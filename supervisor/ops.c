@@ -249,7 +249,10 @@ ops_subscribe(struct server_conn *c, const struct proto_msg *m)
 	msgpack_pack_map(pk, 3);
 	proto_pack_kv_u64(pk, "first_seq", events_first_seq());
 	proto_pack_kv_u64(pk, "last_seq", events_last_seq());
-	proto_pack_kv_u64(pk, "from_seq", from);
+	/* The first seq sent: a seq trimmed away is not, and the gap event
+	 * (which server_subscribe sends from what was asked) says so. */
+	proto_pack_kv_u64(pk, "from_seq",
+	    from < events_first_seq() ? events_first_seq() : from);
 	server_reply_end(c);
 	server_subscribe(c, from);
 }

@@ -341,7 +341,7 @@ def subscribe_bad_args():
         c.call("ping")
 
 
-@case("a from_seq older than the journal gets events.gap first")
+@case("a from_seq older than the journal gets events.gap first, and from_seq answers the first seq sent")
 def gap():
     extra = "[journal]\nmax_bytes = 64K\nsegment_bytes = 16K\n"
     with Sandbox(extra=extra) as sb:
@@ -358,6 +358,7 @@ def gap():
             expect_eq(g["data"], {"requested": 1, "first_seq": first, "lost": first - 1}, "the gap's data")
             evs = c.events_until(lambda e: e["seq"] >= last, timeout=15)
             expect_contiguous([e["seq"] for e in evs], first, last)
+            expect_eq(sub["from_seq"], evs[0]["seq"], "subscribe's from_seq: the first event sent")
         expect(event_kinds(evs)[-1] == "auth.failed", "the last event: %r" % evs[-1])
 
 
