@@ -1,15 +1,11 @@
 /* opargs: a desktop op's arguments, read with their limits (see
- * opargs.h). Messages quote only our own key names, or a client's key
- * when it is short printable ASCII. */
+ * opargs.h). Messages quote only our own key names, never a client's. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "opargs.h"
 #include "xmalloc.h"
-
-/* The longest unknown key quoted back in a message. */
-#define OPARGS_QUOTE_MAX 32
 
 /* The value of key in args; NULL if absent or nil. */
 static const msgpack_object *
@@ -31,19 +27,6 @@ opargs_get(const msgpack_object *args, const char *key)
 		return &args->via.map.ptr[i].val;
 	}
 	return NULL;
-}
-
-static bool
-opargs_quotable(const msgpack_object_str *s)
-{
-	uint32_t i;
-
-	if (s->size == 0 || s->size > OPARGS_QUOTE_MAX)
-		return false;
-	for (i = 0; i < s->size; i++)
-		if (s->ptr[i] < 0x20 || s->ptr[i] > 0x7e || s->ptr[i] == '"')
-			return false;
-	return true;
 }
 
 static bool
@@ -70,43 +53,45 @@ opargs_list(const char *const *keys)
 	return list;
 }
 
+/* Whether key i of args is a string key named before it. */
+static bool
+opargs_repeated(const msgpack_object *args, uint32_t i)
+{
+	const msgpack_object_str *s = &args->via.map.ptr[i].key.via.str, *t;
+	uint32_t j;
+
+	for (j = 0; j < i; j++) {
+		if (args->via.map.ptr[j].key.type != MSGPACK_OBJECT_STR)
+			continue;
+		t = &args->via.map.ptr[j].key.via.str;
+		if (t->size == s->size && memcmp(t->ptr, s->ptr, s->size) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Unknown keys, strings or not, are ignored as the envelope promises (a
+ * newer client may send what this berth-desktop does not read); a known
+ * one given twice is refused, since which value counts is not said. */
 int
 opargs_known(const msgpack_object *args, const char *const *keys, char **cause)
 {
-	const msgpack_object_str *s, *t;
-	uint32_t i, j;
-	char *list;
+	const msgpack_object *k;
+	uint32_t i;
 
 	if (args->type != MSGPACK_OBJECT_MAP) {
 		*cause = xstrdup("args must be a map");
 		return -1;
 	}
 	for (i = 0; i < args->via.map.size; i++) {
-		if (args->via.map.ptr[i].key.type != MSGPACK_OBJECT_STR) {
-			*cause = xstrdup("args' keys must be strings");
+		k = &args->via.map.ptr[i].key;
+		if (k->type != MSGPACK_OBJECT_STR ||
+		    !opargs_listed(&k->via.str, keys))
+			continue;
+		if (opargs_repeated(args, i)) {
+			*cause = xasprintf("\"%.*s\" is given twice",
+			    (int)k->via.str.size, k->via.str.ptr);
 			return -1;
-		}
-		s = &args->via.map.ptr[i].key.via.str;
-		if (!opargs_listed(s, keys)) {
-			list = opargs_list(keys);
-			if (opargs_quotable(s))
-				*cause = xasprintf("unknown argument \"%.*s\" "
-				                   "(known: %s)",
-				    (int)s->size, s->ptr, list);
-			else
-				*cause = xasprintf(
-				    "an unknown argument (known: %s)", list);
-			free(list);
-			return -1;
-		}
-		for (j = 0; j < i; j++) {
-			t = &args->via.map.ptr[j].key.via.str;
-			if (t->size == s->size &&
-			    memcmp(t->ptr, s->ptr, s->size) == 0) {
-				*cause = xasprintf("\"%.*s\" is given twice",
-				    (int)s->size, s->ptr);
-				return -1;
-			}
 		}
 	}
 	return 0;

@@ -24,8 +24,8 @@ struct opargs_rect {
  * it) naming the key and what it must be.
  */
 
-/* Every key of args is a string, named in keys (NULL-terminated), and
- * given once: 0, or -1 with *cause. */
+/* args is a map in which no key of keys (NULL-terminated) is given
+ * twice: 0, or -1 with *cause. Every other key is ignored. */
 int opargs_known(
     const msgpack_object *args, const char *const *keys, char **cause);
 /* An integer in [lo, hi]. */

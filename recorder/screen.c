@@ -203,7 +203,8 @@ screen_monitors(Display *dpy, int *n)
 	    (sc)->xc->cause != NULL ? (sc)->xc->cause                          \
 	                            : "it stopped answering")
 
-/* The start of every op: no arguments, and a live connection. */
+/* The start of every op: its args read (none; any key is ignored), and
+ * a live connection. */
 static Display *
 screen_begin(struct screen *sc, struct serve *sv, uint64_t id, const char *op,
     const msgpack_object *args)
@@ -213,7 +214,7 @@ screen_begin(struct screen *sc, struct serve *sv, uint64_t id, const char *op,
 
 	if (opargs_known(args, screen_no_keys, &cause) < 0) {
 		serve_reply_error(
-		    sv, id, PROTO_E_BAD_ARGS, "%s takes no arguments", op);
+		    sv, id, PROTO_E_BAD_ARGS, "%s: %s", op, cause);
 		free(cause);
 		return NULL;
 	}

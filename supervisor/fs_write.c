@@ -465,7 +465,9 @@ fs_write_chunk(
 		return;
 	}
 	if ((fd = fs_write_open(u, fresh, &st)) < 0) {
-		if (errno != ENOENT)
+		/* A fresh partial that cannot be made is the directory's
+		 * fault, whatever errno: no upload is in question. */
+		if (errno != ENOENT || fresh)
 			fserr_reply(c, m->id, errno, "write", u->path);
 		else if (!u->has_offset)
 			server_reply_error_path(c, m->id, PROTO_E_NOT_FOUND,

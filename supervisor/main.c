@@ -527,7 +527,7 @@ main(int argc, char **argv)
 	berthd_pdeathsig(berthd_pdeathsig_sig);
 	ops_init(&cfg);
 	stream_setup(berthd_base);
-	provider_init();
+	provider_init(&cfg);
 	berthd_limits(&cfg);
 	pty_init(berthd_base);
 	proc_init(berthd_base);

@@ -31,6 +31,9 @@
 #include "task.h"
 #include "workspace.h"
 
+/* The idempotency keys berthd remembers, the most recent (berth.v1). */
+#define OPS_IDEMPOTENCY_KEYS 4096
+
 static const struct config *ops_cfg;
 static uint64_t ops_started_at; /* wall ms */
 static uint64_t ops_started_mono;
@@ -104,19 +107,49 @@ ops_may(const struct server_conn *c, enum catalog_op_id id)
 	return !c->remote || catalog_ops[id].access == CATALOG_ANY;
 }
 
-/* The ops this connection may call. */
+/* Whether hello lists op id to c: c may call it, and this sandbox
+ * serves it (the desktop's ops only where there is a desktop). */
+static bool
+ops_listed(const struct server_conn *c, enum catalog_op_id id)
+{
+	if (catalog_ops[id].server == CATALOG_DESKTOP && !provider_available())
+		return false;
+	return ops_may(c, id);
+}
+
+/* The ops this connection may call and this sandbox serves. */
 static void
 ops_pack_capabilities(msgpack_packer *pk, const struct server_conn *c)
 {
 	size_t i, n = 0;
 
 	for (i = 0; i < CATALOG_NOPS; i++)
-		if (ops_may(c, (enum catalog_op_id)i))
+		if (ops_listed(c, (enum catalog_op_id)i))
 			n++;
 	msgpack_pack_array(pk, n);
 	for (i = 0; i < CATALOG_NOPS; i++)
-		if (ops_may(c, (enum catalog_op_id)i))
+		if (ops_listed(c, (enum catalog_op_id)i))
 			proto_pack_str(pk, catalog_ops[i].name);
+}
+
+/* What this sandbox offers beyond the ops' names: a desktop (and its
+ * recordings, berth-desktop's too), the runtimes configured, previews
+ * (the gateway's preview_listen), how many idempotency keys are kept. */
+static void
+ops_pack_features(msgpack_packer *pk)
+{
+	bool desktop = provider_available();
+	size_t i;
+
+	msgpack_pack_map(pk, 5);
+	proto_pack_kv_bool(pk, "desktop", desktop);
+	proto_pack_kv_bool(pk, "recording", desktop);
+	proto_pack_str(pk, "runtimes");
+	msgpack_pack_array(pk, ops_cfg->nruntimes);
+	for (i = 0; i < ops_cfg->nruntimes; i++)
+		proto_pack_str(pk, ops_cfg->runtimes[i].name);
+	proto_pack_kv_bool(pk, "previews", ops_cfg->preview_listen != NULL);
+	proto_pack_kv_u64(pk, "idempotency_keys", OPS_IDEMPOTENCY_KEYS);
 }
 
 static void
@@ -138,7 +171,7 @@ ops_hello(struct server_conn *c, const struct proto_msg *m)
 	}
 	c->hello = true;
 	pk = server_reply_begin(c, m->id);
-	msgpack_pack_map(pk, 8);
+	msgpack_pack_map(pk, 9);
 	proto_pack_kv_str(pk, "version", PROTO_VERSION);
 	proto_pack_kv_str(pk, "agent_version", BERTH_VERSION);
 	proto_pack_kv_str(pk, "boot_id", boot_id());
@@ -146,6 +179,8 @@ ops_hello(struct server_conn *c, const struct proto_msg *m)
 	ops_pack_labels(pk);
 	proto_pack_str(pk, "capabilities");
 	ops_pack_capabilities(pk, c);
+	proto_pack_str(pk, "features");
+	ops_pack_features(pk);
 	proto_pack_str(pk, "limits");
 	msgpack_pack_map(pk, 3);
 	proto_pack_kv_u64(pk, "max_message", PROTO_MAX_MSG);
@@ -172,9 +207,10 @@ ops_state(struct server_conn *c, const struct proto_msg *m)
 {
 	msgpack_packer *pk = server_reply_begin(c, m->id);
 
-	msgpack_pack_map(pk, 9);
+	msgpack_pack_map(pk, 10);
 	proto_pack_kv_str(pk, "boot_id", boot_id());
-	proto_pack_kv_str(pk, "version", BERTH_VERSION);
+	proto_pack_kv_str(pk, "version", PROTO_VERSION);
+	proto_pack_kv_str(pk, "agent_version", BERTH_VERSION);
 	proto_pack_kv_u64(pk, "pid", (uint64_t)getpid());
 	proto_pack_kv_u64(pk, "started_at", ops_started_at);
 	proto_pack_kv_u64(pk, "uptime_ms", clock_mono_ms() - ops_started_mono);
@@ -214,7 +250,10 @@ ops_subscribe(struct server_conn *c, const struct proto_msg *m)
 	msgpack_pack_map(pk, 3);
 	proto_pack_kv_u64(pk, "first_seq", events_first_seq());
 	proto_pack_kv_u64(pk, "last_seq", events_last_seq());
-	proto_pack_kv_u64(pk, "from_seq", from);
+	/* The first seq sent: a seq trimmed away is not, and the gap event
+	 * (which server_subscribe sends from what was asked) says so. */
+	proto_pack_kv_u64(pk, "from_seq",
+	    from < events_first_seq() ? events_first_seq() : from);
 	server_reply_end(c);
 	server_subscribe(c, from);
 }

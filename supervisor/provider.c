@@ -18,6 +18,7 @@ struct provider_req {
 };
 
 static uint64_t provider_serial; /* 0: no provider */
+static bool provider_configured; /* a service is berth-desktop */
 static struct provider_req provider_reqs[PROVIDER_PENDING_MAX];
 static size_t provider_nreqs;
 static uint64_t provider_next_id = 1;
@@ -29,8 +30,13 @@ static const char *const provider_kinds[] = {
     EV_RECORD_STARTED, EV_RECORD_PUBLISHED, EV_RECORD_FAILED};
 
 void
-provider_init(void)
+provider_init(const struct config *cfg)
 {
+	size_t i;
+
+	for (i = 0; i < cfg->nservices; i++)
+		if (cfg->services[i].desktop_check != NULL)
+			provider_configured = true;
 	msgpack_sbuffer_init(&provider_sb);
 	msgpack_packer_init(&provider_pk, &provider_sb, msgpack_sbuffer_write);
 }
@@ -39,6 +45,12 @@ void
 provider_shutdown(void)
 {
 	msgpack_sbuffer_destroy(&provider_sb);
+}
+
+bool
+provider_available(void)
+{
+	return provider_configured || provider_serial != 0;
 }
 
 bool
@@ -123,6 +135,13 @@ provider_forward(struct server_conn *c, const struct proto_msg *m)
 	    provider_serial != 0 ? server_conn_find(provider_serial) : NULL;
 	struct provider_req *r;
 
+	if (p == NULL && !provider_configured) {
+		server_reply_error(c, m->id, PROTO_E_UNAVAILABLE,
+		    "%s: this sandbox has no desktop (no service of its "
+		    "configuration is berth-desktop)",
+		    m->op);
+		return;
+	}
 	if (p == NULL) {
 		server_reply_error(c, m->id, PROTO_E_UNAVAILABLE,
 		    "%s: the desktop's server (berth-desktop) is not running",

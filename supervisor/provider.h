@@ -12,6 +12,7 @@
 #ifndef BERTH_PROVIDER_H
 #define BERTH_PROVIDER_H
 
+#include "config.h"
 #include "proto.h"
 #include "server.h"
 
@@ -21,8 +22,13 @@
  * event is a few hundred bytes). */
 #define PROVIDER_EMIT_MAX 16384
 
-void provider_init(void);
+/* cfg says whether the sandbox has a desktop: a service of it is
+ * berth-desktop (desktop_check). */
+void provider_init(const struct config *cfg);
 void provider_shutdown(void);
+/* Whether the desktop ops are served here: a desktop is configured, or
+ * a provider has said desktop.provide. */
+bool provider_available(void);
 
 /* desktop.provide (local): c serves the desktop ops from now on. */
 void provider_op_provide(struct server_conn *c, const struct proto_msg *m);

@@ -343,7 +343,7 @@ cli_print_state(const msgpack_object *result, bool json)
 	now = cli_print_u64(result, "started_at") +
 	    cli_print_u64(result, "uptime_ms");
 	boot = cli_print_text(proto_map_get(result, "boot_id"));
-	version = cli_print_text(proto_map_get(result, "version"));
+	version = cli_print_text(proto_map_get(result, "agent_version"));
 	up = cli_print_duration(cli_print_u64(result, "uptime_ms"));
 	last = cli_print_u64(result, "last_seq");
 	printf("berthd %s  pid %" PRIu64 "  boot %s  up %s  ", version,

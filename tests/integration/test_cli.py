@@ -72,6 +72,7 @@ def state_json():
         rc, text, _ = berth("--socket", sb.socket, "state")
         expect_eq(rc, 0, "exit status (text)")
         expect("sleeper" in text and "gateway" in text, "the text does not list the services: %r" % text)
+        expect(text.startswith("berthd %s " % doc["agent_version"]), "the text's build: %r" % text[:60])
 
 
 @case("events --from 1 prints the journal, berthd.started first, and exits")

@@ -35,12 +35,13 @@ REMOTE_OPS = ["hello", "ping", "state", "events.subscribe", "events.unsubscribe"
               "fs.stat", "fs.list", "fs.read", "fs.write", "fs.mkdir", "fs.move", "fs.remove",
               "fs.chmod", "fs.watch", "fs.unwatch", "fs.watches",
               "artifact.publish", "artifact.read", "artifact.list",
-              "desktop.screenshot", "desktop.input", "desktop.cursor", "desktop.info", "desktop.windows",
-              "desktop.wait_change", "record.start", "record.stop", "record.status",
               "runtime.list", "runtime.start", "runtime.stop", "runtime.status",
               "runtime.pause", "runtime.resume", "limits.status", "workspace.prepare",
               "task.run", "task.show", "task.list", "task.attach", "task.cancel", "task.deliver",
               "grant.create", "grant.list", "grant.revoke", "port.list"]
+# Served only where there is a desktop, so not listed by the minimal sandbox's hello.
+DESKTOP_OPS = ["desktop.screenshot", "desktop.input", "desktop.cursor", "desktop.info", "desktop.windows",
+               "desktop.wait_change", "record.start", "record.stop", "record.status"]
 LOCAL_OPS = ["check.report", "gateway.attach", "gateway.auth_failed", "gateway.check", "gateway.redeem",
              "desktop.provide", "desktop.emit"]
 
@@ -51,6 +52,8 @@ def check_hello(h, capabilities):
     expect(re.fullmatch(r"\d+\.\d+\.\d+.*", h["agent_version"]), "agent_version: %r" % h["agent_version"])
     expect_eq(h["labels"], {"image": "minimal"}, "labels")
     expect_eq(sorted(h["capabilities"]), sorted(capabilities), "capabilities")
+    expect_eq(h["features"], {"desktop": False, "recording": False, "runtimes": [], "previews": False,
+                              "idempotency_keys": 4096}, "features")
     expect_eq(h["limits"], {"max_message": MAX_MSG, "max_depth": 32, "max_in_flight": 256}, "limits")
     expect_eq(h["pid"], 1, "pid")
     now = time.time() * 1000
@@ -60,6 +63,8 @@ def check_hello(h, capabilities):
 def check_state(st, boot_id):
     expect_eq(st["boot_id"], boot_id, "state's boot_id")
     expect_eq(st["pid"], 1, "state's pid")
+    expect_eq(st["version"], "berth.v1", "state's version (the protocol's)")
+    expect(re.fullmatch(r"\d+\.\d+\.\d+.*", st["agent_version"]), "state's agent_version: %r" % st["agent_version"])
     expect_eq(st["checks"], {}, "checks")
     expect_eq(st["first_seq"], 1, "first_seq")
     expect(st["last_seq"] >= 2, "last_seq below 2 (berthd.started, service.started): %r" % st["last_seq"])
@@ -336,7 +341,7 @@ def subscribe_bad_args():
         c.call("ping")
 
 
-@case("a from_seq older than the journal gets events.gap first")
+@case("a from_seq older than the journal gets events.gap first, and from_seq answers the first seq sent")
 def gap():
     extra = "[journal]\nmax_bytes = 64K\nsegment_bytes = 16K\n"
     with Sandbox(extra=extra) as sb:
@@ -353,6 +358,7 @@ def gap():
             expect_eq(g["data"], {"requested": 1, "first_seq": first, "lost": first - 1}, "the gap's data")
             evs = c.events_until(lambda e: e["seq"] >= last, timeout=15)
             expect_contiguous([e["seq"] for e in evs], first, last)
+            expect_eq(sub["from_seq"], evs[0]["seq"], "subscribe's from_seq: the first event sent")
         expect(event_kinds(evs)[-1] == "auth.failed", "the last event: %r" % evs[-1])
 
 

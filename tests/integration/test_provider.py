@@ -44,14 +44,24 @@ def answer(p, req, result=None, error=None):
     p.send(msg)
 
 
-@case("without a server, the desktop ops are unavailable and say why")
+@case("without a desktop, the desktop ops are unavailable, say why, and hello lists none")
 def no_server():
     with Sandbox() as sb:
         c = sb.ws()
         r = c.request("desktop.info")
         expect_eq(r["error"]["code"], "unavailable", "the code")
-        expect("berth-desktop" in r["error"]["message"], "the message: %r" % r["error"]["message"])
-        expect("desktop.screenshot" in c.hello_result["capabilities"], "desktop ops in the capabilities")
+        expect("has no desktop" in r["error"]["message"], "the message: %r" % r["error"]["message"])
+        expect("desktop.screenshot" not in c.hello_result["capabilities"], "desktop ops in the capabilities")
+        expect_eq(c.hello_result["features"]["desktop"], False, "features.desktop")
+
+
+@case("once a server says desktop.provide, hello lists the desktop ops")
+def provided_hello():
+    with Sandbox() as sb:
+        provider(sb)
+        h = sb.ws().hello_result
+        expect("desktop.screenshot" in h["capabilities"], "desktop ops in the capabilities: %r" % h["capabilities"])
+        expect_eq((h["features"]["desktop"], h["features"]["recording"]), (True, True), "features")
 
 
 @case("requests reach the server under berthd's ids; answers come back under the client's")
