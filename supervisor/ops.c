@@ -31,9 +31,6 @@
 #include "task.h"
 #include "workspace.h"
 
-/* The idempotency keys berthd remembers, the most recent (berth.v1). */
-#define OPS_IDEMPOTENCY_KEYS 4096
-
 static const struct config *ops_cfg;
 static uint64_t ops_started_at; /* wall ms */
 static uint64_t ops_started_mono;
@@ -149,7 +146,7 @@ ops_pack_features(msgpack_packer *pk)
 	for (i = 0; i < ops_cfg->nruntimes; i++)
 		proto_pack_str(pk, ops_cfg->runtimes[i].name);
 	proto_pack_kv_bool(pk, "previews", ops_cfg->preview_listen != NULL);
-	proto_pack_kv_u64(pk, "idempotency_keys", OPS_IDEMPOTENCY_KEYS);
+	proto_pack_kv_u64(pk, "idempotency_keys", IDEM_MAX);
 }
 
 static void
