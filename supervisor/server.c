@@ -298,9 +298,11 @@ server_read_cb(struct bufferevent *bev, void *arg)
 		if (proto_decode(payload + FRAME_HDR, plen, &m, &code, err,
 		        sizeof err) < 0) {
 			server_consume(in, FRAME_HDR + plen, copy);
-			/* A newer peer's message, not a broken one: refused,
-			 * the connection kept (as the gateway does). */
-			if (strcmp(code, PROTO_E_UNKNOWN_TYPE) == 0) {
+			/* A newer peer's message, or a request without an id
+			 * to answer under, not a broken one: refused, the
+			 * connection kept (as the gateway does). */
+			if (strcmp(code, PROTO_E_UNKNOWN_TYPE) == 0 ||
+			    strcmp(code, PROTO_E_BAD_ID) == 0) {
 				server_reply_error(c, m.id, code, "%s", err);
 				continue;
 			}
