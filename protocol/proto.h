@@ -51,6 +51,10 @@
 /* A request's id is missing, not a uint, or 0: answered under id 0, the
  * connection kept. */
 #define PROTO_E_BAD_ID "bad_id"
+/* A request's id is that of a waiting one of its connection. */
+#define PROTO_E_DUPLICATE_ID "duplicate_id"
+/* A waiting request let go by request.cancel. */
+#define PROTO_E_CANCELLED "cancelled"
 
 enum proto_type {
 	PROTO_REQUEST,

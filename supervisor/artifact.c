@@ -21,6 +21,7 @@
 #include "fserr.h"
 #include "fsopen.h"
 #include "fsuser.h"
+#include "inflight.h"
 #include "frame.h"
 #include "log.h"
 #include "mpcheck.h"
@@ -905,7 +906,20 @@ artifact_req_done(void *arg, const struct artifact_done *d)
 		artifact_pack_done(server_reply_begin(c, r->id), d);
 		server_reply_end(c);
 	}
+	inflight_end(r->serial, r->id);
 	free(r);
+}
+
+/* request.cancel of an artifact.publish: the copy goes on and is stored,
+ * unanswered (serials start at 1: 0 is no connection). */
+static void
+artifact_req_cancel(void *arg, uint64_t serial, uint64_t id)
+{
+	struct artifact_req *r = arg;
+
+	(void)serial;
+	(void)id;
+	r->serial = 0;
 }
 
 void
@@ -932,10 +946,12 @@ artifact_op_publish(struct server_conn *c, const struct proto_msg *m)
 	r = xcalloc(1, sizeof *r);
 	r->serial = c->serial;
 	r->id = m->id;
+	inflight_add(c, m->id, artifact_req_cancel, r);
 	if (artifact_pub_start(fd, (uint64_t)st.st_size, path, name,
 	        type[0] != '\0' ? type : NULL, artifact_req_done, r) == NULL) {
 		fserr_reply(
 		    c, m->id, errno, "cannot create a file in", artifact_dir);
+		inflight_end(c->serial, m->id);
 		free(r);
 	}
 }

@@ -34,6 +34,7 @@
 #include "artifact.h"
 #include "fswatch.h"
 #include "grant.h"
+#include "inflight.h"
 #include "ports.h"
 #include "proc.h"
 #include "procfs.h"
@@ -567,6 +568,7 @@ main(int argc, char **argv)
 	artifact_shutdown();
 	secrets_shutdown();
 	provider_shutdown();
+	inflight_shutdown();
 	service_free_all();
 	free(berthd_gateway.argv != NULL ? berthd_gateway.argv[0] : NULL);
 	if (berthd_deadline != NULL)

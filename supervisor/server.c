@@ -17,6 +17,7 @@
 #include "catalog.h"
 #include "events.h"
 #include "frame.h"
+#include "inflight.h"
 #include "journal.h"
 #include "log.h"
 #include "ops.h"
@@ -315,6 +316,10 @@ server_read_cb(struct bufferevent *bev, void *arg)
 		else if (m.type != PROTO_REQUEST)
 			server_reply_error(c, m.id, PROTO_E_UNKNOWN_TYPE,
 			    "clients send requests only");
+		else if (inflight_has(c, m.id))
+			server_reply_error(c, m.id, PROTO_E_DUPLICATE_ID,
+			    "request %llu of this connection still waits",
+			    (unsigned long long)m.id);
 		else {
 			server_serving = m.op;
 			ops_dispatch(c, &m);
@@ -370,6 +375,7 @@ server_free(struct server_conn *c)
 	stream_conn_gone(c);
 	taskout_conn_gone(c);
 	provider_conn_gone(c);
+	inflight_conn_gone(c);
 	bufferevent_free(c->bev);
 	free(c);
 }
