@@ -910,18 +910,6 @@ artifact_req_done(void *arg, const struct artifact_done *d)
 	free(r);
 }
 
-/* request.cancel of an artifact.publish: the copy goes on and is stored,
- * unanswered (serials start at 1: 0 is no connection). */
-static void
-artifact_req_cancel(void *arg, uint64_t serial, uint64_t id)
-{
-	struct artifact_req *r = arg;
-
-	(void)serial;
-	(void)id;
-	r->serial = 0;
-}
-
 void
 artifact_op_publish(struct server_conn *c, const struct proto_msg *m)
 {
@@ -946,7 +934,7 @@ artifact_op_publish(struct server_conn *c, const struct proto_msg *m)
 	r = xcalloc(1, sizeof *r);
 	r->serial = c->serial;
 	r->id = m->id;
-	inflight_add(c, m->id, artifact_req_cancel, r);
+	inflight_add(c, m->id, inflight_cancel_serial, &r->serial);
 	if (artifact_pub_start(fd, (uint64_t)st.st_size, path, name,
 	        type[0] != '\0' ? type : NULL, artifact_req_done, r) == NULL) {
 		fserr_reply(

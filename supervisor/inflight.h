@@ -24,6 +24,11 @@
  * else: the command keeps running, the copy may finish unheard. */
 typedef void (*inflight_cancel_fn)(void *arg, uint64_t serial, uint64_t id);
 
+/* The cancel of a waiter that finds its connection by serial when it
+ * answers (server_conn_find): arg points to that serial, which becomes 0,
+ * no connection's, so the answer goes nowhere. */
+void inflight_cancel_serial(void *arg, uint64_t serial, uint64_t id);
+
 /* Request id of c waits from now on; cancel(arg, ...) lets go of it. */
 void inflight_add(const struct server_conn *c, uint64_t id,
     inflight_cancel_fn cancel, void *arg);

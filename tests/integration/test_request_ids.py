@@ -7,11 +7,12 @@ drops the late answer of a forwarded desktop op, and keeps the gateway's
 count of requests in flight exact."""
 
 import os
+import pwd
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import Closed, Sandbox, Timeout, case, expect, expect_eq, run  # noqa: E402
+from harness import Closed, Sandbox, Timeout, case, expect, expect_eq, run, scratch, shfile, wait_for  # noqa: E402
 
 IN_FLIGHT = 256
 # berthd takes at most this many waits on one process.
@@ -172,6 +173,36 @@ def cancel_forwarded(transport):
         expect_eq(info["op"], "desktop.info", "the next request forwarded")
         p.send({"type": "response", "id": info["id"], "ok": True, "result": {"width": 640}})
         expect_eq(c.response(wid, 5)["result"], {"width": 640}, "the next answer")
+
+
+def agent_dir():
+    """A directory of the case's own, owned by the runtime user."""
+    d = scratch(0o755)
+    pw = pwd.getpwnam("agent")
+    os.chown(d, pw.pw_uid, pw.pw_gid)
+    return d
+
+
+@case("request.cancel of a runtime.stop waiting for a runtime that ignores SIGTERM: answered cancelled, "
+      "the stop goes on to runtime.stopped, and nothing more comes under its id", timeout=60)
+def cancel_runtime_stop():
+    armed = os.path.join(agent_dir(), "armed")
+    prog = shfile("trap '' TERM\ntouch %s\nwhile :; do sleep 1; done\n" % armed)
+    ws, home = agent_dir(), agent_dir()
+    conf = ("[runtime stubborn]\ncommand = %s\nuser = agent\nworkspace = %s\nenv = HOME=%s\nrpc =\n"
+            "stop_timeout_ms = 2000\n" % (prog, ws, home))
+    # Offline: the sandbox has a network of its own, so the socket, not the WebSocket.
+    with Sandbox(extra=conf, offline=True) as sb:
+        c = sb.unix()
+        c.call("runtime.start", {"name": "stubborn", "mode": "rpc"}, timeout=30)
+        wait_for(lambda: os.path.exists(armed), 10, "the runtime ignoring SIGTERM")
+        sid = c.send_request("runtime.stop", {"name": "stubborn"})
+        expect_eq(c.call("request.cancel", {"id": sid}), {"cancelled": True}, "cancel's result")
+        expect_cancelled(c.response(sid), sid)
+        stopped = sb.wait_event(lambda ev: ev["kind"] == "runtime.stopped" and ev["data"].get("name") == "stubborn", 20)
+        expect(stopped is not None, "runtime.stopped")
+        expect_silent(c, sid)
+        expect_eq(c.call("runtime.status", {"name": "stubborn"})["exit"]["signal"], 9, "the stop's SIGKILL")
 
 
 run()
