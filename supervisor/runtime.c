@@ -430,7 +430,8 @@ struct runtime_disk_wait {
 };
 
 /* request.cancel of a start waiting for its disk: the runtime still
- * starts, unanswered. */
+ * starts, unanswered. The serial goes too, so that the end of the wait
+ * ends no later request the client sends under the same id. */
 static void
 runtime_disk_cancel(void *arg, uint64_t serial, uint64_t id)
 {
@@ -439,6 +440,7 @@ runtime_disk_cancel(void *arg, uint64_t serial, uint64_t id)
 	(void)serial;
 	(void)id;
 	w->cancelled = true;
+	w->serial = 0;
 }
 
 static void
@@ -446,8 +448,7 @@ runtime_disk_done(int ok, const char *why, void *arg)
 {
 	struct runtime_disk_wait *w = arg;
 	struct runtime_run *rt = w->rt;
-	struct server_conn *c =
-	    w->cancelled ? NULL : server_conn_find(w->serial);
+	struct server_conn *c = server_conn_find(w->serial);
 	const char *how;
 	uint64_t used, size;
 
