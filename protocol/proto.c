@@ -93,6 +93,7 @@ struct proto_dec {
 	struct proto_msg *msg;
 	char *err;
 	size_t errlen;
+	const char **code; /* PROTO_E_BAD_MESSAGE unless a decoder says */
 };
 
 static int __attribute__((format(printf, 2, 3)))
@@ -161,9 +162,19 @@ static int
 proto_decode_request(struct proto_dec *d)
 {
 	struct proto_msg *m = d->msg;
+	int r = proto_arg_u64(&m->unpacked.data, "id", &m->id);
 
-	if (proto_field_u64(d, "id", &m->id) < 0 ||
-	    proto_field_str(
+	/* Told apart from a broken message, so the peer may go on; the
+	 * answer goes under id 0, which no request may therefore use. */
+	if (r <= 0 || m->id == 0) {
+		m->id = 0;
+		*d->code = PROTO_E_BAD_ID;
+		return proto_fail(d,
+		    r == 0 ? "missing field \"id\""
+		           : "field \"id\" must be an "
+		             "integer of at least 1");
+	}
+	if (proto_field_str(
 	        d, &m->unpacked.data, "op", PROTO_MAX_NAME, &m->op) < 0)
 		return -1;
 	return proto_field_map(d, "args", &m->args);
@@ -241,7 +252,7 @@ int
 proto_decode(const void *buf, size_t len, struct proto_msg *msg,
     const char **code, char *err, size_t errlen)
 {
-	struct proto_dec d = {msg, err, errlen};
+	struct proto_dec d = {msg, err, errlen, code};
 	const char *why, *type;
 	size_t off = 0, i;
 

@@ -48,6 +48,13 @@
 #define PROTO_E_IO "io_error"
 #define PROTO_E_SYMLINK "symlink"
 #define PROTO_E_UNKNOWN_TYPE "unknown_type"
+/* A request's id is missing, not a uint, or 0: answered under id 0, the
+ * connection kept. */
+#define PROTO_E_BAD_ID "bad_id"
+/* A request's id is that of a waiting one of its connection. */
+#define PROTO_E_DUPLICATE_ID "duplicate_id"
+/* A waiting request let go by request.cancel. */
+#define PROTO_E_CANCELLED "cancelled"
 
 enum proto_type {
 	PROTO_REQUEST,
@@ -91,7 +98,8 @@ struct proto_msg {
  * human reason in err; on -1 msg needs no free. A well-formed map whose
  * "type" is a string of no known type is PROTO_E_UNKNOWN_TYPE, not
  * bad_message (a newer peer, not a broken one), with msg->id its "id"
- * when that is a uint, else 0.
+ * when that is a uint, else 0. A request whose "id" is missing, not a
+ * uint, or 0 is PROTO_E_BAD_ID (msg->id 0): the peer may go on.
  */
 int proto_decode(const void *buf, size_t len, struct proto_msg *msg,
     const char **code, char *err, size_t errlen);

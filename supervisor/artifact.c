@@ -21,6 +21,7 @@
 #include "fserr.h"
 #include "fsopen.h"
 #include "fsuser.h"
+#include "inflight.h"
 #include "frame.h"
 #include "log.h"
 #include "mpcheck.h"
@@ -905,6 +906,7 @@ artifact_req_done(void *arg, const struct artifact_done *d)
 		artifact_pack_done(server_reply_begin(c, r->id), d);
 		server_reply_end(c);
 	}
+	inflight_end(r->serial, r->id);
 	free(r);
 }
 
@@ -932,10 +934,12 @@ artifact_op_publish(struct server_conn *c, const struct proto_msg *m)
 	r = xcalloc(1, sizeof *r);
 	r->serial = c->serial;
 	r->id = m->id;
+	inflight_add(c, m->id, inflight_cancel_serial, &r->serial);
 	if (artifact_pub_start(fd, (uint64_t)st.st_size, path, name,
 	        type[0] != '\0' ? type : NULL, artifact_req_done, r) == NULL) {
 		fserr_reply(
 		    c, m->id, errno, "cannot create a file in", artifact_dir);
+		inflight_end(c->serial, m->id);
 		free(r);
 	}
 }

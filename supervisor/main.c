@@ -35,6 +35,7 @@
 #include "fswatch.h"
 #include "grant.h"
 #include "idem.h"
+#include "inflight.h"
 #include "ports.h"
 #include "proc.h"
 #include "procfs.h"
@@ -569,6 +570,7 @@ main(int argc, char **argv)
 	secrets_shutdown();
 	provider_shutdown();
 	idem_shutdown();
+	inflight_shutdown();
 	service_free_all();
 	free(berthd_gateway.argv != NULL ? berthd_gateway.argv[0] : NULL);
 	if (berthd_deadline != NULL)

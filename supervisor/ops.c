@@ -18,6 +18,7 @@
 #include "fswatch.h"
 #include "grant.h"
 #include "idem.h"
+#include "inflight.h"
 #include "ports.h"
 #include "limit_op.h"
 #include "proc.h"
@@ -577,6 +578,7 @@ static const ops_handler ops_handlers[CATALOG_NOPS] = {
     [CATALOG_OP_STATE] = ops_state,
     [CATALOG_OP_EVENTS_SUBSCRIBE] = ops_subscribe,
     [CATALOG_OP_EVENTS_UNSUBSCRIBE] = ops_unsubscribe,
+    [CATALOG_OP_REQUEST_CANCEL] = inflight_op_cancel,
     [CATALOG_OP_SERVICE_LIST] = ops_service_list,
     [CATALOG_OP_SERVICE_STATUS] = ops_service_status,
     [CATALOG_OP_SERVICE_START] = ops_service_start,

@@ -16,6 +16,7 @@
 #include "child.h"
 #include "clock.h"
 #include "events.h"
+#include "inflight.h"
 #include "launch.h"
 #include "log.h"
 #include "proc.h"
@@ -185,8 +186,19 @@ proc_waiter_free(struct proc_waiter *w)
 		;
 	*pp = w->next;
 	w->p->nwaiters--;
+	inflight_end(w->serial, w->id);
 	event_free(w->timer);
 	free(w);
+}
+
+/* request.cancel of a proc.wait: the wait ends unanswered; the command
+ * runs on. */
+static void
+proc_waiter_cancel(void *arg, uint64_t serial, uint64_t id)
+{
+	(void)serial;
+	(void)id;
+	proc_waiter_free(arg);
 }
 
 /* Answers w (if its connection is still there) and frees it. */
@@ -1035,6 +1047,7 @@ proc_op_wait(struct server_conn *c, const struct proto_msg *m)
 	w->next = p->waiters;
 	p->waiters = w;
 	p->nwaiters++;
+	inflight_add(c, m->id, proc_waiter_cancel, w);
 }
 
 void

@@ -5,6 +5,7 @@
 
 #include "catalog.h"
 #include "events.h"
+#include "inflight.h"
 #include "log.h"
 #include "provider.h"
 #include "xmalloc.h"
@@ -66,12 +67,14 @@ provider_fail_all(const char *why)
 	struct server_conn *c;
 	size_t i;
 
-	for (i = 0; i < provider_nreqs; i++)
+	for (i = 0; i < provider_nreqs; i++) {
 		if ((c = server_conn_answer(
 		         provider_reqs[i].serial, provider_reqs[i].id)) != NULL)
 			server_reply_error(c, provider_reqs[i].id,
 			    PROTO_E_UNAVAILABLE, "%s: %s", provider_reqs[i].op,
 			    why);
+		inflight_end(provider_reqs[i].serial, provider_reqs[i].id);
+	}
 	provider_nreqs = 0;
 }
 
@@ -128,6 +131,22 @@ provider_op_emit(struct server_conn *c, const struct proto_msg *m)
 	server_reply_empty(c, m->id);
 }
 
+/* request.cancel of a forwarded request: berth-desktop is not told (no
+ * op of its own can be stopped halfway), its answer is dropped when it
+ * comes; the slot is held until then, as berth-desktop still works on
+ * it. */
+static void
+provider_cancel(void *arg, uint64_t serial, uint64_t id)
+{
+	size_t i;
+
+	(void)arg;
+	for (i = 0; i < provider_nreqs; i++)
+		if (provider_reqs[i].serial == serial &&
+		    provider_reqs[i].id == id)
+			provider_reqs[i].serial = 0;
+}
+
 void
 provider_forward(struct server_conn *c, const struct proto_msg *m)
 {
@@ -163,6 +182,7 @@ provider_forward(struct server_conn *c, const struct proto_msg *m)
 	proto_pack_request(&provider_pk, r->fwd_id, m->op);
 	msgpack_pack_object(&provider_pk, *m->args);
 	server_send(p, provider_sb.data, provider_sb.size);
+	inflight_add(c, m->id, provider_cancel, NULL);
 }
 
 void
@@ -194,6 +214,7 @@ provider_answer(struct server_conn *c, const struct proto_msg *m)
 		server_reply_packed(to, provider_reqs[i].id, m->ok,
 		    provider_sb.data, provider_sb.size);
 	}
+	inflight_end(provider_reqs[i].serial, provider_reqs[i].id);
 	provider_reqs[i] = provider_reqs[--provider_nreqs];
 }
 

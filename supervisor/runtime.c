@@ -10,6 +10,7 @@
 #include "base64.h"
 #include "child.h"
 #include "disk.h"
+#include "inflight.h"
 #include "launch.h"
 #include "log.h"
 #include "rand.h"
@@ -398,17 +399,24 @@ runtime_reply_status(struct server_conn *c, const struct proto_msg *m,
 	server_reply_end(c);
 }
 
+/* Spawns rt and answers request id of c, unless c is NULL (the start
+ * was cancelled while it waited: the runtime starts all the same). */
 static void
 runtime_start_spawn(struct server_conn *c, uint64_t id, struct runtime_run *rt)
 {
 	char *cause = NULL;
 
 	if (runtime_run_spawn(rt, &cause) < 0) {
-		server_reply_error(c, id, PROTO_E_UNAVAILABLE, "runtime %s: %s",
-		    rt->cfg->name, cause);
+		if (c != NULL)
+			server_reply_error(c, id, PROTO_E_UNAVAILABLE,
+			    "runtime %s: %s", rt->cfg->name, cause);
+		else
+			log_warn("runtime %s: %s", rt->cfg->name, cause);
 		free(cause);
 		return;
 	}
+	if (c == NULL)
+		return;
 	runtime_pack_status(server_reply_begin(c, id), rt, true);
 	server_reply_end(c);
 }
@@ -418,7 +426,22 @@ runtime_start_spawn(struct server_conn *c, uint64_t id, struct runtime_run *rt)
 struct runtime_disk_wait {
 	struct runtime_run *rt;
 	uint64_t serial, id;
+	bool cancelled; /* request.cancel let go of the answer */
 };
+
+/* request.cancel of a start waiting for its disk: the runtime still
+ * starts, unanswered. The serial goes too, so that the end of the wait
+ * ends no later request the client sends under the same id. */
+static void
+runtime_disk_cancel(void *arg, uint64_t serial, uint64_t id)
+{
+	struct runtime_disk_wait *w = arg;
+
+	(void)serial;
+	(void)id;
+	w->cancelled = true;
+	w->serial = 0;
+}
 
 static void
 runtime_disk_done(int ok, const char *why, void *arg)
@@ -430,6 +453,7 @@ runtime_disk_done(int ok, const char *why, void *arg)
 	uint64_t used, size;
 
 	rt->preparing = false;
+	inflight_end(w->serial, w->id);
 	if (ok != 0 && strncmp(why, "conflict: ", 10) == 0) {
 		/* Bounded to more already: a smaller bound would lose files. */
 		if (c != NULL)
@@ -451,7 +475,7 @@ runtime_disk_done(int ok, const char *why, void *arg)
 	if (ok != 0)
 		log_warn("runtime %s: its workspace is not bounded: %s",
 		    rt->cfg->name, why);
-	if (c != NULL)
+	if (c != NULL || w->cancelled)
 		runtime_start_spawn(c, w->id, rt);
 	else
 		log_info("runtime %s: not started: its client is gone",
@@ -479,6 +503,7 @@ runtime_start_disk(
 	w->serial = c->serial;
 	w->id = m->id;
 	rt->preparing = true;
+	inflight_add(c, m->id, runtime_disk_cancel, w);
 	disk_ensure(rt->workspace, rt->limits.v[LIMIT_DISK], pw->pw_uid,
 	    pw->pw_gid, runtime_disk_done, w);
 }

@@ -15,6 +15,7 @@
 #include "child.h"
 #include "clock.h"
 #include "events.h"
+#include "inflight.h"
 #include "launch.h"
 #include "log.h"
 #include "rand.h"
@@ -94,6 +95,7 @@ runtime_run_waiter_add(struct runtime_run_waiter **list, struct server_conn *c,
 	w->id = m->id;
 	w->next = *list;
 	*list = w;
+	inflight_add(c, m->id, inflight_cancel_serial, &w->serial);
 }
 
 void
@@ -103,6 +105,7 @@ runtime_run_waiters_free(struct runtime_run_waiter **list)
 
 	while ((w = *list) != NULL) {
 		*list = w->next;
+		inflight_end(w->serial, w->id);
 		free(w);
 	}
 }

@@ -18,6 +18,7 @@
 #include "events.h"
 #include "frame.h"
 #include "idem.h"
+#include "inflight.h"
 #include "journal.h"
 #include "log.h"
 #include "ops.h"
@@ -355,9 +356,11 @@ server_read_cb(struct bufferevent *bev, void *arg)
 		if (proto_decode(payload + FRAME_HDR, plen, &m, &code, err,
 		        sizeof err) < 0) {
 			server_consume(in, FRAME_HDR + plen, copy);
-			/* A newer peer's message, not a broken one: refused,
-			 * the connection kept (as the gateway does). */
-			if (strcmp(code, PROTO_E_UNKNOWN_TYPE) == 0) {
+			/* A newer peer's message, or a request without an id
+			 * to answer under, not a broken one: refused, the
+			 * connection kept (as the gateway does). */
+			if (strcmp(code, PROTO_E_UNKNOWN_TYPE) == 0 ||
+			    strcmp(code, PROTO_E_BAD_ID) == 0) {
 				server_reply_error(c, m.id, code, "%s", err);
 				continue;
 			}
@@ -370,6 +373,10 @@ server_read_cb(struct bufferevent *bev, void *arg)
 		else if (m.type != PROTO_REQUEST)
 			server_reply_error(c, m.id, PROTO_E_UNKNOWN_TYPE,
 			    "clients send requests only");
+		else if (inflight_has(c, m.id))
+			server_reply_error(c, m.id, PROTO_E_DUPLICATE_ID,
+			    "request %llu of this connection still waits",
+			    (unsigned long long)m.id);
 		else {
 			server_serving = m.op;
 			server_dispatches++;
@@ -430,6 +437,7 @@ server_free(struct server_conn *c)
 	stream_conn_gone(c);
 	taskout_conn_gone(c);
 	provider_conn_gone(c);
+	inflight_conn_gone(c);
 	bufferevent_free(c->bev);
 	free(c);
 }

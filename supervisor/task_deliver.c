@@ -12,6 +12,7 @@
 #include "catalog.h"
 #include "events.h"
 #include "fserr.h"
+#include "inflight.h"
 #include "log.h"
 #include "task_deliver.h"
 #include "wsbranch.h"
@@ -83,6 +84,7 @@ task_deliver_free(struct task_deliver_job *j)
 	free(j->message);
 	free(j->reason);
 	free(j->diffstat);
+	inflight_end(j->serial, j->req);
 	free(j);
 }
 
@@ -602,6 +604,7 @@ task_deliver_op(struct server_conn *c, const struct proto_msg *m,
 		return;
 	}
 	LIST_INSERT_HEAD(&task_deliver_jobs, j, entry);
+	inflight_add(c, m->id, inflight_cancel_serial, &j->serial);
 }
 
 void

@@ -10,6 +10,7 @@
 #include "clock.h"
 #include "disk.h"
 #include "events.h"
+#include "inflight.h"
 #include "log.h"
 #include "workspace.h"
 #include "wsbranch.h"
@@ -71,6 +72,7 @@ workspace_free(struct workspace_job *j)
 	free(j->repo);
 	free(j->branch);
 	free(j->reason);
+	inflight_end(j->serial, j->id);
 	free(j);
 }
 
@@ -427,6 +429,7 @@ workspace_op_prepare(struct server_conn *c, const struct proto_msg *m)
 	j->started = clock_mono_ms();
 	j->rt = rt;
 	LIST_INSERT_HEAD(&workspace_jobs, j, entry);
+	inflight_add(c, m->id, inflight_cancel_serial, &j->serial);
 	if (!workspace_bound(j))
 		workspace_begin(j);
 }

@@ -122,7 +122,9 @@ gw_client_attach(struct gw_client *c, const char *cred)
 	c->up->attach_pending = 1;
 	msgpack_sbuffer_init(&sb);
 	msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
-	proto_pack_request(&pk, 0, "gateway.attach");
+	/* Its answer is told by coming first (attach_pending), not by its
+	 * id; 0 is no request's. */
+	proto_pack_request(&pk, 1, "gateway.attach");
 	msgpack_pack_map(&pk, 3);
 	proto_pack_kv_str(&pk, "peer", c->peer);
 	proto_pack_kv_str(&pk, "door", c->door);
@@ -264,8 +266,11 @@ gw_client_message(struct gw_client *c, const unsigned char *buf, size_t len)
 	gw_metrics.messages_in++;
 	gw_metrics.bytes_in += len;
 	if (proto_decode(buf, len, &m, &code, err, sizeof err) < 0) {
-		/* A newer client's message: refused, the connection kept. */
-		if (strcmp(code, PROTO_E_UNKNOWN_TYPE) == 0) {
+		/* A newer client's message, or a request without an id to
+		 * answer under: refused here, where no answer of berthd's
+		 * will come to end it in flight; the connection kept. */
+		if (strcmp(code, PROTO_E_UNKNOWN_TYPE) == 0 ||
+		    strcmp(code, PROTO_E_BAD_ID) == 0) {
 			gw_client_error(c, m.id, code, "%s", err);
 			return;
 		}

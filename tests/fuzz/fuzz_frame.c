@@ -1,7 +1,7 @@
 /* fuzz_frame: libFuzzer target for the Unix socket's byte stream: frames
  * are cut from the input with frame_parse, as a reader would, and each
  * payload goes through proto_decode, which accepts it or refuses it as
- * bad_message or unknown_type, with a reason. Every answer frame_parse
+ * bad_message, unknown_type or bad_id, with a reason. Every answer frame_parse
  * gives is checked against the header bytes it read. */
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +37,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    0)
 			proto_msg_free(&m);
 		else if ((strcmp(code, PROTO_E_BAD_MESSAGE) != 0 &&
-		             strcmp(code, PROTO_E_UNKNOWN_TYPE) != 0) ||
+		             strcmp(code, PROTO_E_UNKNOWN_TYPE) != 0 &&
+		             strcmp(code, PROTO_E_BAD_ID) != 0) ||
 		    err[0] == '\0')
 			abort();
 		p += FRAME_HDR + plen;

@@ -175,7 +175,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (code == NULL || err[0] == '\0' ||
 		    (strcmp(code, PROTO_E_BAD_MESSAGE) != 0 &&
 		        strcmp(code, PROTO_E_TOO_LARGE) != 0 &&
-		        strcmp(code, PROTO_E_UNKNOWN_TYPE) != 0))
+		        strcmp(code, PROTO_E_UNKNOWN_TYPE) != 0 &&
+		        strcmp(code, PROTO_E_BAD_ID) != 0))
+			abort();
+		/* A bad id is a request's, answered under id 0. */
+		if (strcmp(code, PROTO_E_BAD_ID) == 0 &&
+		    (m.id != 0 || (peek == 0 && peeked != PROTO_REQUEST)))
 			abort();
 		/* A type the decoder does not know is not one peeked. */
 		if (strcmp(code, PROTO_E_UNKNOWN_TYPE) == 0 && peek == 0)

@@ -5,7 +5,8 @@ against a real X server (Xvfb, no window manager) on which a test client
 regions, scales, the pointer drawn in or not), desktop.info against
 xdpyinfo, desktop.cursor after xdotool moves the pointer, desktop.windows
 naming the test window, desktop.wait_change answering a change inside its
-region and timing out on one outside, bad arguments refused while
+region and timing out on one outside (and, cancelled by request.cancel,
+answered at once, its late answer dropped), bad arguments refused while
 berth-desktop lives on, and every op unavailable while the X server is
 down, then working again once it is back."""
 
@@ -378,6 +379,33 @@ def wait_change():
         r = c.call("desktop.wait_change", {"region": {"x": 100, "y": 200, "width": 200, "height": 150},
                                            "timeout_ms": 300}, timeout=15)
         expect_eq(r["changed"], False, "a change made before the request")
+
+
+@case("wait_change cancelled by request.cancel: answered cancelled at once, berth-desktop's answer at the "
+      "change dropped, and the next wait answers the next change", timeout=120)
+def wait_change_cancelled():
+    need("Xvfb", "xdpyinfo", "xdotool")
+    desk = Desk()
+    with desk as sb:
+        c, paint = setup(desk, sb)
+        rid = begin_wait(c, {"timeout_ms": 10000})
+        expect_eq(c.call("request.cancel", {"id": rid}), {"cancelled": True}, "cancel's result")
+        r = c.response(rid)
+        expect_eq((r["ok"], r["error"]["code"]), (False, "cancelled"), "the wait's answer")
+        # berth-desktop still waits, and answers this change to berthd.
+        paint.command("color 3 #ff00ff")
+        again = begin_wait(c, {"timeout_ms": 10000})
+        paint.command("color 3 #00ff00")
+        r = c.response(again, timeout=15)
+        expect_eq((r["ok"], r["result"]["changed"]), (True, True), "the next wait")
+        expect_eq(c.call("request.cancel", {"id": again}), {"cancelled": False}, "a cancel after the answer")
+        time.sleep(0.5)
+        try:
+            while True:
+                m = c.recv(0.5)
+                expect(m.get("id") != rid, "a second answer under the cancelled id: %r" % m)
+        except harness.Timeout:
+            pass
 
 
 @case("screenshot: an image past the largest answer is too_large, saying what to do instead", timeout=180)

@@ -25,7 +25,7 @@ from harness import (  # noqa: E402
     ws_upgrade,
 )
 
-REMOTE_OPS = ["hello", "ping", "state", "events.subscribe", "events.unsubscribe",
+REMOTE_OPS = ["hello", "ping", "state", "events.subscribe", "events.unsubscribe", "request.cancel",
               "service.list", "service.status", "service.start", "service.stop",
               "service.restart", "service.signal", "pty.open", "pty.attach", "pty.detach", "pty.input",
               "pty.resize", "pty.signal", "pty.close", "pty.list",

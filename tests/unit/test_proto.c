@@ -533,13 +533,6 @@ static const struct bad_case {
     {"{type:~65,id:1}", "at most 64 bytes"},
     {"{type:'request\\0',id:1,op:ping}", "\"type\" is not a valid string"},
     /* request */
-    {"{type:request,op:ping}", "missing field \"id\""},
-    {"{type:request,id:'1',op:ping}", "\"id\" must be a non-negative"},
-    {"{type:request,id:-1,op:ping}", "\"id\" must be a non-negative"},
-    {"{type:request,id:1.0,op:ping}", "\"id\" must be a non-negative"},
-    {"{type:request,id:nil,op:ping}", "\"id\" must be a non-negative"},
-    {"{type:request,id:true,op:ping}", "\"id\" must be a non-negative"},
-    {"{type:request,id:[1],op:ping}", "\"id\" must be a non-negative"},
     {"{type:request,id:1}", "missing field \"op\""},
     {"{type:request,id:1,op:7}", "\"op\" must be a string"},
     {"{type:request,id:1,op:nil}", "\"op\" must be a string"},
@@ -623,6 +616,52 @@ START_TEST(test_bad_message)
 }
 END_TEST
 
+/* A request whose id cannot be answered under is refused apart from a
+ * broken message, so the peer may go on, and its id is 0 for the answer. */
+static const struct bad_case bad_id_cases[] = {
+    {"{type:request,op:ping}", "missing field \"id\""},
+    {"{type:request,id:'1',op:ping}",
+        "\"id\" must be an integer of at least 1"},
+    {"{type:request,id:-1,op:ping}", "\"id\" must be an integer of at least 1"},
+    {"{type:request,id:1.0,op:ping}",
+        "\"id\" must be an integer of at least 1"},
+    {"{type:request,id:nil,op:ping}",
+        "\"id\" must be an integer of at least 1"},
+    {"{type:request,id:true,op:ping}",
+        "\"id\" must be an integer of at least 1"},
+    {"{type:request,id:0,op:ping}", "\"id\" must be an integer of at least 1"},
+    {"{type:request,id:0,op:7}", "\"id\""},
+    {"{type:request,id:'x'}", "\"id\""},
+    {"{type:request,id:[1],op:ping}",
+        "\"id\" must be an integer of at least 1"},
+};
+
+/* Decodes text, which must be refused with want and why, and leave id in
+ * the message for the answer. */
+static void
+decode_refused_id(
+    const char *text, const char *want, const char *why, uint64_t id)
+{
+	msgpack_sbuffer sb;
+	struct proto_msg m;
+	const char *code = NULL;
+	char err[256] = "";
+
+	mp_build(&sb, text);
+	decode_bad(sb.data, sb.size, want, why);
+	ck_assert_int_eq(
+	    proto_decode(sb.data, sb.size, &m, &code, err, sizeof err), -1);
+	ck_assert_uint_eq(m.id, id);
+	msgpack_sbuffer_destroy(&sb);
+}
+
+START_TEST(test_bad_id)
+{
+	decode_refused_id(
+	    bad_id_cases[_i].text, PROTO_E_BAD_ID, bad_id_cases[_i].why, 0);
+}
+END_TEST
+
 /* A type nobody knows yet is told apart from a broken message, and its
  * uint id is kept for the answer. */
 static const struct unknown_case {
@@ -641,18 +680,8 @@ static const struct unknown_case {
 
 START_TEST(test_unknown_type)
 {
-	msgpack_sbuffer sb;
-	struct proto_msg m;
-	const char *code = NULL;
-	char err[256] = "";
-
-	mp_build(&sb, unknown_cases[_i].text);
-	decode_bad(
-	    sb.data, sb.size, PROTO_E_UNKNOWN_TYPE, "unknown message type");
-	ck_assert_int_eq(
-	    proto_decode(sb.data, sb.size, &m, &code, err, sizeof err), -1);
-	ck_assert_uint_eq(m.id, unknown_cases[_i].id);
-	msgpack_sbuffer_destroy(&sb);
+	decode_refused_id(unknown_cases[_i].text, PROTO_E_UNKNOWN_TYPE,
+	    "unknown message type", unknown_cases[_i].id);
 }
 END_TEST
 
@@ -1264,7 +1293,7 @@ proto_suite(void)
 	TCase *tc;
 
 	tc = tcase_create("round trip");
-	tcase_add_loop_test(tc, test_request_round_trip, 0, NIDS);
+	tcase_add_loop_test(tc, test_request_round_trip, 1, NIDS);
 	tcase_add_test(tc, test_request_args_optional);
 	tcase_add_test(tc, test_request_name_limit);
 	tcase_add_loop_test(tc, test_result_round_trip, 0, NIDS);
@@ -1281,6 +1310,8 @@ proto_suite(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_loop_test(
 	    tc, test_bad_message, 0, sizeof bad_cases / sizeof bad_cases[0]);
+	tcase_add_loop_test(
+	    tc, test_bad_id, 0, sizeof bad_id_cases / sizeof bad_id_cases[0]);
 	tcase_add_loop_test(tc, test_unknown_type, 0,
 	    sizeof unknown_cases / sizeof unknown_cases[0]);
 	tcase_add_loop_test(

@@ -354,7 +354,7 @@ export interface EventsSubscribeResult {
 /** stop the event stream of this connection */
 export type EventsUnsubscribeArgs = Empty;
 export type EventsUnsubscribeResult = Empty;
-/** answer a waiting request of this connection cancelled */
+/** cancel a waiting request of this connection */
 export interface RequestCancelArgs {
   id: number;
 }
@@ -1153,11 +1153,11 @@ export const OPS: { readonly [O in OpName]: OpInfo } = {
   "artifact.publish": { server: "berthd", access: "any", waits: true },
   "artifact.read": { server: "berthd", access: "any", waits: false },
   "artifact.list": { server: "berthd", access: "any", waits: false },
-  "runtime.list": { server: "berthd", access: "any", waits: false },
-  "runtime.start": { server: "berthd", access: "any", waits: false },
+  "runtime.list": { server: "berthd", access: "any", waits: true },
+  "runtime.start": { server: "berthd", access: "any", waits: true },
   "runtime.stop": { server: "berthd", access: "any", waits: true },
   "runtime.status": { server: "berthd", access: "any", waits: false },
-  "runtime.pause": { server: "berthd", access: "any", waits: false },
+  "runtime.pause": { server: "berthd", access: "any", waits: true },
   "runtime.resume": { server: "berthd", access: "any", waits: false },
   "limits.status": { server: "berthd", access: "any", waits: false },
   "workspace.prepare": { server: "berthd", access: "any", waits: true },
@@ -1192,7 +1192,10 @@ export const OPS: { readonly [O in OpName]: OpInfo } = {
 export const WAITING_OPS: readonly OpName[] = [
   "proc.wait",
   "artifact.publish",
+  "runtime.list",
+  "runtime.start",
   "runtime.stop",
+  "runtime.pause",
   "workspace.prepare",
   "task.deliver",
   "desktop.screenshot",
