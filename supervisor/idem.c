@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "idem.h"
+#include "inflight.h"
 #include "secrets.h"
 #include "xmalloc.h"
 
@@ -143,13 +144,15 @@ idem_evict(void)
 	struct server_conn *c;
 	size_t i;
 
-	for (i = 0; i < k->nwaiters; i++)
+	for (i = 0; i < k->nwaiters; i++) {
+		inflight_end(k->waiters[i].serial, k->waiters[i].id);
 		if ((c = server_conn_find(k->waiters[i].serial)) != NULL)
 			server_reply_error(c, k->waiters[i].id,
 			    PROTO_E_UNAVAILABLE,
 			    "key %s was forgotten before its first request "
 			    "was answered (%d newer keys came); send again",
 			    k->key, IDEM_MAX);
+	}
 	k->nwaiters = 0;
 	idem_remove(k);
 }
@@ -179,7 +182,26 @@ idem_add(const char *key, enum catalog_op_id op, uint64_t serial, uint64_t id)
 	idem_nkeys++;
 }
 
-/* A repeat of k's first, which is still unanswered: it waits. */
+/* request.cancel of a repeat waiting for its first's answer: it stops
+ * waiting; the first goes on. */
+static void
+idem_cancel_waiter(void *arg, uint64_t serial, uint64_t id)
+{
+	struct idem_key *k;
+	size_t i;
+
+	(void)arg;
+	for (k = idem_pending; k != NULL; k = k->pnext)
+		for (i = 0; i < k->nwaiters; i++)
+			if (k->waiters[i].serial == serial &&
+			    k->waiters[i].id == id) {
+				k->waiters[i] = k->waiters[--k->nwaiters];
+				return;
+			}
+}
+
+/* A repeat of k's first, which is still unanswered: it waits, as a
+ * waiting request of its connection (duplicate_id, request.cancel). */
 static void
 idem_wait(struct server_conn *c, struct idem_key *k, uint64_t id)
 {
@@ -195,6 +217,7 @@ idem_wait(struct server_conn *c, struct idem_key *k, uint64_t id)
 	k->waiters[k->nwaiters].serial = c->serial;
 	k->waiters[k->nwaiters].id = id;
 	k->nwaiters++;
+	inflight_add(c, id, idem_cancel_waiter, NULL);
 }
 
 bool
@@ -282,9 +305,11 @@ idem_answered(uint64_t serial, uint64_t id, uint64_t dispatch, bool ok,
 		k->len = len;
 	} else
 		idem_remove(k);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		inflight_end(w[i].serial, w[i].id);
 		if ((c = server_conn_find(w[i].serial)) != NULL)
 			server_reply_packed(c, w[i].id, ok, copy, len);
+	}
 	free(w);
 	if (!ok)
 		free(copy);

@@ -373,17 +373,23 @@ server_read_cb(struct bufferevent *bev, void *arg)
 		else if (m.type != PROTO_REQUEST)
 			server_reply_error(c, m.id, PROTO_E_UNKNOWN_TYPE,
 			    "clients send requests only");
-		else if (inflight_has(c, m.id))
-			server_reply_error(c, m.id, PROTO_E_DUPLICATE_ID,
-			    "request %llu of this connection still waits",
-			    (unsigned long long)m.id);
 		else {
+			/* A duplicate's refusal is answered in a dispatch of
+			 * its own too, so that idem does not take it for the
+			 * answer of the keyed request it shares an id with. */
 			server_serving = m.op;
 			server_dispatches++;
 			server_dispatch_serial = c->serial;
 			server_dispatch_id = m.id;
 			server_dispatching = true;
-			ops_dispatch(c, &m);
+			if (inflight_has(c, m.id))
+				server_reply_error(c, m.id,
+				    PROTO_E_DUPLICATE_ID,
+				    "request %llu of this connection still "
+				    "waits",
+				    (unsigned long long)m.id);
+			else
+				ops_dispatch(c, &m);
 			server_dispatching = false;
 			server_serving = NULL;
 		}

@@ -216,7 +216,8 @@ def t_artifact_first_gone():
         expect_eq(sb.ws().call("artifact.publish", args), r, "a repeat after the answer")
 
 
-@case("a request reusing the id of a keyed first still waiting does not answer for the key", timeout=120)
+@case("a request reusing the id of a keyed first still waiting is duplicate_id, and does not answer for the key",
+      timeout=120)
 def t_reused_id():
     path = big_file(scratch(), 256 * MIB)
     with Sandbox() as sb:
@@ -227,10 +228,39 @@ def t_reused_id():
         wait_under_way(sb)
         a.send({"type": "request", "id": 1000, "op": "ping", "args": {}})
         reuse = a.response(1000)
-        expect("sha256" not in (reuse.get("result") or {}), "the first answer under id 1000 was the ping's: %r" % reuse)
+        expect_eq(error(reuse)[0], "duplicate_id", "the ping under the publication's id")
         first = a.response(1000)
         expect_in("sha256", first["result"], "the publication's answer")
         expect_eq(sb.ws().call("artifact.publish", args), first["result"], "a repeat of the key")
+
+
+@case("a repeat waiting for its first's answer is a waiting request: duplicate_id, and request.cancel lets it go "
+      "while the first goes on", timeout=120)
+def t_repeat_cancel():
+    path = big_file(scratch(), 256 * MIB)
+    with Sandbox() as sb:
+        a = sb.ws(timeout=60)
+        key = new_key()
+        args = {"path": path, "key": key}
+        first_id = a.send_request("artifact.publish", args)
+        wait_under_way(sb)
+        b = sb.unix(timeout=60)
+        b.send({"type": "request", "id": 7, "op": "artifact.publish", "args": args})
+        b.send({"type": "request", "id": 7, "op": "ping", "args": {}})
+        expect_eq(error(b.response(7))[0], "duplicate_id", "a ping under the waiting repeat's id")
+        b.send({"type": "request", "id": 8, "op": "request.cancel", "args": {"id": 7}})
+        got = {}
+        while len(got) < 2:
+            m = b.recv()
+            if m.get("type") == "response":
+                got[m["id"]] = m
+        expect_eq(error(got[7]), ("cancelled", "cancelled by request.cancel"), "the repeat's answer")
+        expect_eq(got[8]["result"], {"cancelled": True}, "request.cancel's answer")
+        first = a.response(first_id)
+        expect(first["ok"], "the first publication goes on: %r" % (first,))
+        expect_eq(b.call("artifact.publish", args), first["result"], "a repeat after the answer")
+        b.send({"type": "request", "id": 9, "op": "ping", "args": {}})
+        expect_eq(b.recv()["id"], 9, "no late answer for the cancelled repeat comes before the next")
 
 
 @case("a key used for one op is a conflict for another, which does nothing")
