@@ -32,8 +32,6 @@ const MAX_SDK_BUFFERED = RING / 2 + 2 * 1024 * 1024;
 const MAX_HEAP = 200 * 1024 * 1024;
 const MAX_ARRAY_BUFFERS = 64 * 1024 * 1024;
 const TEST_TIMEOUT_MS = 300000;
-// Bytes a connection has carried towards the client before it may be cut.
-const CARRYING = 64 * 1024;
 
 /** mulberry32: small, seedable, good enough to place cuts. */
 function prng(seed) {
@@ -49,10 +47,10 @@ function prng(seed) {
 
 /**
  * A TCP proxy to the gateway. Before it forwards a chunk towards the
- * client on a connection that carries the flood (past its handshake and
- * hello: every cut is then a drop the SDK must reconnect from), it asks
- * `cutNow()`; when due, it forwards only `split(n)` bytes of the chunk
- * (a frame may end half sent) and destroys both sockets.
+ * client it asks `cutNow()`; when due, it forwards only `split(n)` bytes
+ * of the chunk (a frame may end half sent) and destroys both sockets.
+ * `poll()` does the same for a connection with nothing to forward, and
+ * `cut()` cuts at once.
  */
 function proxy(targetPort, cutNow, split) {
   const pairs = new Set();
@@ -69,10 +67,13 @@ function proxy(targetPort, cutNow, split) {
     if (pairs.size > 0) st.landed++;
     cutAll();
   };
+  st.poll = () => {
+    if (pairs.size > 0 && cutNow()) st.cut();
+  };
   st.server = createServer((client) => {
     st.connections++;
     const up = tcpConnect(targetPort, "127.0.0.1");
-    const pair = { client, up, down: 0 };
+    const pair = { client, up };
     pairs.add(pair);
     const end = () => {
       pairs.delete(pair);
@@ -87,8 +88,7 @@ function proxy(targetPort, cutNow, split) {
     // Towards the client by hand, with backpressure: the proxy must not
     // hold what a stalled SDK does not read.
     up.on("data", (b) => {
-      pair.down += b.length;
-      if (pair.down > CARRYING && cutNow()) {
+      if (cutNow()) {
         client.write(b.subarray(0, split(b.length)));
         st.landed++;
         cutAll();
@@ -138,9 +138,10 @@ test("100 MiB and an event storm through 50 cuts, 2 gateway kills and 2 stalls: 
   console.log(`# chaos seed ${SEED} (BERTH_CHAOS_SEED=${SEED} replays it), ${FLOOD_BYTES} bytes`);
   const rand = prng(SEED);
   const { key, iv } = floodKey(rand);
-  // Cut points over the flood's offsets (what has arrived in order), so
-  // they spread over it and some fall in what berthd sends during a
-  // stall; two of them kill the gateway instead.
+  // Cut points over the flood's offsets (what the consumer has taken), so
+  // they spread over it; two of them kill the gateway instead. A point is
+  // due only while the SDK is open (its hello answered), so every cut is
+  // a drop it must reconnect from.
   const points = Array.from({ length: CUTS - STALLS + GATEWAY_KILLS }, () => Math.floor(FLOOD_BYTES * (0.02 + 0.93 * rand()))).sort((a, b) => a - b);
   const killIdx = new Set();
   while (killIdx.size < GATEWAY_KILLS) killIdx.add(Math.floor(rand() * points.length));
@@ -150,19 +151,20 @@ test("100 MiB and an event storm through 50 cuts, 2 gateway kills and 2 stalls: 
   console.log(`# cuts at ${cuts.join(",")}`);
   console.log(`# gateway kills at ${kills.join(",")}; stalls at ${stallsAt.join(",")}`);
 
-  let arrived = () => 0;
+  let taken = () => 0;
   const killed = [];
   px = await proxy(
     box.port,
     () => {
-      if (kills.length > 0 && arrived() >= kills[0]) {
+      if (sb?.stats().state !== "open") return false;
+      if (kills.length > 0 && taken() >= kills[0]) {
         const g = box.killGateway();
         if (g !== undefined) {
           kills.shift();
           killed.push(g);
         }
       }
-      if (cuts.length === 0 || arrived() < cuts[0]) return false;
+      if (cuts.length === 0 || taken() < cuts[0]) return false;
       cuts.shift();
       return true;
     },
@@ -215,7 +217,10 @@ test("100 MiB and an event storm through 50 cuts, 2 gateway kills and 2 stalls: 
   const p = await sb.process.start({
     shell: `openssl enc -aes-128-ctr -nosalt -K ${key} -iv ${iv} < /dev/zero 2>/dev/null | head -c ${FLOOD_BYTES}`,
   });
-  arrived = () => p.stdout.pos;
+  taken = () => p.stdout.taken;
+  // Points that come due while nothing flows (berthd pacing a stalled
+  // consumer, or done sending) are cut here.
+  const cutter = setInterval(() => px.poll(), 10);
   const stderr = p.stderr.text();
   const want = createCipheriv("aes-128-ctr", Buffer.from(key, "hex"), Buffer.from(iv, "hex"));
   const gotHash = createHash("sha256");
@@ -254,6 +259,8 @@ test("100 MiB and an event storm through 50 cuts, 2 gateway kills and 2 stalls: 
   const sets = await produced;
   await followed;
   clearInterval(sampler);
+  clearInterval(cutter);
+  await waitFor("the SDK connected", () => sb.stats().state === "open");
   sample();
   const s = sb.stats();
   console.log(`# flood ${got} bytes in ${floodMs} ms (${(got / 1048576 / (floodMs / 1000)).toFixed(1)} MiB/s); ${sets} secrets.set, ${seqs.length} events`);
