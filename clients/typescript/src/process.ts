@@ -78,6 +78,7 @@ export class Process {
         detach: () => conn.request("proc.detach", { id }, { connectionBound: true }),
       },
       null,
+      true,
     );
   }
 

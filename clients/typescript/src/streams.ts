@@ -79,6 +79,33 @@ export class OutputStream implements AsyncIterable<Uint8Array> {
     this.wakeup.notify();
   }
 
+  /**
+   * Hands back what is queued and not taken, and moves the place back to
+   * what the consumer took, to be read again from there.
+   */
+  rewind(): StreamItem[] {
+    const held = this.items_.splice(0);
+    this.bytes = 0;
+    this.pos = this.taken;
+    return held;
+  }
+
+  /** Queues again what `rewind()` handed back, up to offset `until`. */
+  restore(held: StreamItem[], until: number): void {
+    for (const it of held) {
+      if (it.offset >= until) break;
+      const n = Math.min(it.type === "data" ? it.data.length : it.bytes, until - it.offset);
+      if (it.type === "data") {
+        this.items_.push({ type: "data", offset: it.offset, data: it.data.subarray(0, n) });
+        this.bytes += n;
+      } else {
+        this.items_.push({ type: "lost", offset: it.offset, bytes: n });
+      }
+      this.pos = it.offset + n;
+    }
+    this.wakeup.notify();
+  }
+
   /** Ends the stream without error (after what is queued). */
   finish(): void {
     this.ended = true;
@@ -159,6 +186,13 @@ interface AttachOps {
  * each stream got to after every reconnect, and, for streams without
  * acknowledgement, lets go while the consumer is `maxBuffered` behind and
  * attaches again once it has caught up halfway.
+ *
+ * Streams read with ack (`fromTaken`) are attached again from what the
+ * consumer took, not from what had arrived: an attach sets berthd's place,
+ * and from the arrived end it would let the command run half a ring past
+ * bytes still queued here, at every reconnect of a stalled consumer, so
+ * memory would grow without bound. What was queued is dropped and read
+ * again, unless berthd no longer holds it: then it is queued back.
  */
 export class Attachment {
   private attached = false;
@@ -172,6 +206,7 @@ export class Attachment {
     readonly streams: OutputStream[],
     private readonly ops: AttachOps,
     private readonly maxBuffered: number | null,
+    private readonly fromTaken = false,
   ) {
     const byName = new Map(streams.map((s) => [s.name, s]));
     this.offs.push(
@@ -212,16 +247,23 @@ export class Attachment {
   resume(): void {
     if (this.closed || this.busy || this.paused || this.attached || this.conn.state !== "open") return;
     this.busy = true;
+    let held = this.streams.map((s) => (this.fromTaken && !s.done ? s.rewind() : []));
+    const giveBack = (until: (i: number) => number) => {
+      held.forEach((h, i) => this.streams[i]?.restore(h, until(i)));
+      held = [];
+    };
     const from = this.streams.map((s) => s.pos);
     this.ops
       .attach(from, (starts) => {
         this.attached = true;
+        giveBack((i) => Math.max(from[i] ?? 0, starts[i]?.offset ?? 0));
         starts.forEach((st, i) => {
           const s = this.streams[i];
           if (s !== undefined && st.offset > s.pos) s.lose(s.pos, st.offset - s.pos);
         });
       })
       .catch((e: BerthError) => {
+        giveBack(() => Infinity);
         if (e.code === "disconnected" || e.code === "closed") return;
         for (const s of this.streams) s.fail(e);
         this.dispose();
