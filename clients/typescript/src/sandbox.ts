@@ -259,6 +259,12 @@ export class Sandbox {
     },
     labels: (): Record<string, string> => this.labels,
     bootId: (): string => this.bootId,
+    /**
+     * What this sandbox has (hello's `features`: a desktop, recording,
+     * runtimes, previews), and the ops it serves (`capabilities`).
+     */
+    features: (): P.Features | undefined => this.connection.hello.features,
+    capabilities: (): readonly string[] => this.connection.hello.capabilities,
   };
 
   // -- the pieces behind the namespaces

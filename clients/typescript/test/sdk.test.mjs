@@ -248,6 +248,17 @@ test("lifecycle: health, readiness with reasons, labels, boot id", async () => {
   assert.equal(sb.lifecycle.bootId(), sb.bootId);
 });
 
+test("lifecycle: the minimal image's features and capabilities say it has no desktop", async () => {
+  const f = sb.lifecycle.features();
+  assert.equal(f.desktop, false);
+  assert.equal(f.recording, false);
+  assert.equal(f.idempotency_keys, 4096);
+  const caps = sb.lifecycle.capabilities();
+  assert.ok(caps.includes("proc.start") && caps.includes("request.cancel"), caps.join(" "));
+  assert.deepEqual(caps.filter((c) => c.startsWith("desktop.") || c.startsWith("record.")), []);
+  await assert.rejects(sb.desktop.screenshot(), (e) => e instanceof BerthError && e.code === "unavailable");
+});
+
 test("desktop.browser: the CDP relay's URL and bearer", () => {
   const b = sb.desktop.browser();
   assert.equal(b.endpointURL, `ws://127.0.0.1:${box.port}/v1/cdp`);
