@@ -493,6 +493,8 @@ export interface RecordStopResult {
   started: number;
 }
 export interface RecordStatusArgs { id?: string }
+/** Why a recording ended. */
+export type RecordingEnd = "stop" | "max_seconds" | "max_bytes" | "x_lost" | "capture_failed" | "error";
 export interface RecordingInfo {
   id: string;
   state: "recording" | "finishing" | "published" | "failed";
@@ -504,7 +506,7 @@ export interface RecordingInfo {
   dropped: number;
   bytes: number;
   duration_ms: number;
-  end: string | null;
+  end: RecordingEnd | null;
   max_bytes: number;
   artifact: ArtifactRef | null;
   reason?: string;
@@ -696,6 +698,9 @@ export interface GrantCreatedData { id: string; scope: string; label: string; vi
 export interface GrantRevokedData { id: string; scope: string; label: string }
 export interface PortOpenedData { port: number; address: string; pid: number; command: string; user: string }
 export interface PortClosedData { port: number; address: string }
+export type RecordStartedData = RecordStartResult;
+export type RecordPublishedData = RecordStopResult;
+export interface RecordFailedData { id: string; reason: string }
 export interface EventsGapData { requested: number; first_seq: number; lost: number }
 
 export interface Events {
@@ -716,6 +721,9 @@ export interface Events {
   "grant.revoked": GrantRevokedData;
   "port.opened": PortOpenedData;
   "port.closed": PortClosedData;
+  "record.started": RecordStartedData;
+  "record.published": RecordPublishedData;
+  "record.failed": RecordFailedData;
   "events.gap": EventsGapData;
 }
 export type EventKind = keyof Events;
