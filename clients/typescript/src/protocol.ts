@@ -291,11 +291,13 @@ export interface RecordingInfo {
   dropped: number;
   bytes: number;
   duration_ms: number;
-  end: string | null;
+  end: RecordingEnd | null;
   max_bytes: number;
   artifact: ArtifactRef | null;
   reason?: string;
 }
+/** why a recording ended */
+export type RecordingEnd = "stop" | "max_seconds" | "max_bytes" | "x_lost" | "capture_failed" | "error";
 export interface Features {
   desktop: boolean;
   recording: boolean;

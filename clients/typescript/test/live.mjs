@@ -13,6 +13,7 @@ const SRCDIR = process.env.BERTH_SRCDIR ?? join(import.meta.dirname, "..", "..",
 export const BERTHD = join(BUILDDIR, "berthd");
 export const GATEWAY = join(BUILDDIR, "berth-gateway");
 export const MINIMAL_CONF = join(SRCDIR, "images", "minimal", "berth.conf");
+export const DESKTOP_CONF = join(SRCDIR, "images", "desktop", "berth.conf");
 // Sanitizer builds start slowly on a busy machine: this bounds a failure.
 const START_TIMEOUT_MS = 15000;
 
@@ -46,6 +47,59 @@ function argv0(pid) {
   }
 }
 
+const X11_DIR = "/tmp/.X11-unix";
+
+// Whether X display n is free: no socket file, no lock file, and its
+// abstract socket name can be bound.
+function displayFree(n) {
+  if (existsSync(`${X11_DIR}/X${n}`) || existsSync(`/tmp/.X${n}-lock`)) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.once("error", () => resolve(false));
+    s.listen(`\0${X11_DIR}/X${n}`, () => s.close(() => resolve(true)));
+  });
+}
+
+async function freeDisplay() {
+  for (let i = 0; i < 200; i++) {
+    const n = 150 + Math.floor(Math.random() * 750);
+    if (await displayFree(n)) return n;
+  }
+  throw new Error("no free X display number");
+}
+
+/** What an X server killed with its namespace leaves behind. */
+function forgetDisplay(n) {
+  for (const p of [`${X11_DIR}/X${n}`, `/tmp/.X${n}-lock`]) rmSync(p, { force: true });
+}
+
+/**
+ * The desktop image's config (as the integration harness's shipped
+ * desktop runs it): its state under the sandbox's directory, a free
+ * display and free DevTools ports. Fails if the config no longer has
+ * what is replaced.
+ */
+async function desktopConfig() {
+  const display = await freeDisplay();
+  const cdp = await freePort();
+  const relay = await freePort();
+  let text = readFileSync(DESKTOP_CONF, "utf8");
+  const subs = [
+    ["/var/lib/berth/", "@STATE_DIR@/"],
+    ["127.0.0.1:9222", `127.0.0.1:${cdp}`],
+    ["BERTH_CDP_PORT=9222", `BERTH_CDP_PORT=${cdp}`],
+    ["127.0.0.1:9223", `127.0.0.1:${relay}`],
+    ["berth-xserver :1 ", `berth-xserver :${display} `],
+    ["--display :1", `--display :${display}`],
+    ["DISPLAY=:1", `DISPLAY=:${display}`],
+  ];
+  for (const [from, to] of subs) {
+    if (!text.includes(from)) throw new Error(`the desktop config no longer has ${JSON.stringify(from)}`);
+    text = text.replaceAll(from, to);
+  }
+  return { text, display, cdp, relay };
+}
+
 async function waitFor(what, fn, timeoutMs = START_TIMEOUT_MS, everyMs = 20) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -57,11 +111,14 @@ async function waitFor(what, fn, timeoutMs = START_TIMEOUT_MS, everyMs = 20) {
 }
 
 /**
- * Boots a berthd. opts.extra: config text appended to the minimal
+ * Boots a berthd. opts.image: "minimal" (default) or "desktop" (the
+ * desktop image on a free display and free DevTools ports, run by the
+ * programs beside berthd); opts.extra: config text appended to the
  * image's; opts.edit: a function of the config's text, to change it.
- * Returns {url, token, port, dir, stateDir, stop(), restart({freshState}),
- * killGateway(), berthdPid(), gatewayPid(), log()}. stop() fails if the
- * log holds a sanitizer's report.
+ * Returns {url, token, port, dir, stateDir, display (desktop only),
+ * stop(), restart({freshState}), killGateway(), berthdPid(),
+ * gatewayPid(), log()}. stop() fails if the log holds a sanitizer's
+ * report.
  */
 export async function boot(opts = {}) {
   for (const p of [BERTHD, GATEWAY]) accessSync(p, constants.X_OK);
@@ -73,7 +130,9 @@ export async function boot(opts = {}) {
   const logPath = join(dir, "berthd.log");
   const configPath = join(dir, "berth.conf");
   let stateDir = join(dir, "state");
-  let text = readFileSync(MINIMAL_CONF, "utf8");
+  const desktop = opts.image === "desktop" ? await desktopConfig() : null;
+  if (opts.image !== undefined && opts.image !== "minimal" && desktop === null) throw new Error(`no image ${opts.image}`);
+  let text = desktop?.text ?? readFileSync(MINIMAL_CONF, "utf8");
   if (opts.extra) text = text.replace(/\n*$/, "\n\n") + opts.extra;
   if (opts.edit) text = opts.edit(text);
   writeFileSync(configPath, text.replaceAll("@STATE_DIR@", stateDir));
@@ -143,6 +202,7 @@ export async function boot(opts = {}) {
     token,
     port,
     dir,
+    display: desktop?.display,
     get stateDir() {
       return stateDir;
     },
@@ -169,6 +229,7 @@ export async function boot(opts = {}) {
       const report = sanitizerReport();
       const log = readFileSync(logPath, "utf8");
       rmSync(dir, { recursive: true, force: true });
+      if (desktop !== null) forgetDisplay(desktop.display);
       if (report !== null) throw new Error(`berthd's log holds a sanitizer report:\n${log.slice(-8000)}`);
     },
   };
