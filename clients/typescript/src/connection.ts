@@ -1,7 +1,7 @@
 // connection: one berth.v1 WebSocket that reconnects by itself. Owns the
 // socket, the request ids, the requests queued and in flight, and the
 // listeners of what the server sends unasked (events, data).
-import { decode, encode } from "@msgpack/msgpack";
+import { Decoder, Encoder } from "@msgpack/msgpack";
 import NodeWebSocket from "ws";
 
 import { BerthError } from "./errors.js";
@@ -213,6 +213,17 @@ function withKey(args: unknown): Record<string, unknown> {
   if (typeof a.key !== "string") a.key = freshKey();
   return a;
 }
+
+/**
+ * One encoder and one decoder for every message: msgpack's encode() and
+ * decode() make a new one (and a new 2 KiB buffer) per call, which
+ * costs a ping round trip more than the rest of the SDK does. Both are
+ * used synchronously, and encode() returns a copy, never the shared
+ * buffer, since ws may hold a message it has not written yet. The
+ * encoder keeps the largest buffer it grew to: at most max_message.
+ */
+const encoder = new Encoder({ ignoreUndefined: true });
+const decoder = new Decoder();
 
 const DEFAULT_MAX_IN_FLIGHT = 256;
 const CLOSE_SLOW_CONSUMER = 4008;
@@ -681,7 +692,7 @@ export class Connection {
     const id = this.nextId++;
     let bytes: Uint8Array;
     try {
-      bytes = encode({ type: "request", id, op: p.op, args: p.args ?? {} }, { ignoreUndefined: true });
+      bytes = encoder.encode({ type: "request", id, op: p.op, args: p.args ?? {} });
     } catch (e) {
       this.settle(p, new BerthError("bad_args", `${p.op}: cannot encode the request: ${(e as Error).message}`, { op: p.op, retryable: false }));
       return;
@@ -707,7 +718,7 @@ export class Connection {
     }
     let m: Record<string, unknown>;
     try {
-      m = decode(bytes) as Record<string, unknown>;
+      m = decoder.decode(bytes) as Record<string, unknown>;
     } catch {
       ws.close(1008, "undecodable message");
       return;
