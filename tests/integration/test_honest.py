@@ -1,6 +1,6 @@
 """What berth says of itself holds: hello's capabilities and features
 follow the configuration (no desktop op without a desktop, the runtimes
-and previews configured; with a desktop, its ops and features.desktop),
+and previews configured; with a desktop: test_desktop_protocol.py),
 state.version is the protocol's with the build beside it, and fs.write
 at offset 0 that cannot make its partial answers the cause, never
 conflict, so a client that resumes on conflict stops."""
@@ -10,7 +10,6 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (  # noqa: E402
-    DesktopSandbox,
     Sandbox,
     case,
     expect,
@@ -90,20 +89,6 @@ def write_proc():
             r = upload(c, path, b"hello")
             expect(r is not None, "a client resuming on conflict never stopped for %s" % path)
             expect_eq(r["error"]["code"], "not_found", "what stopped it")
-
-
-@case("with a desktop: hello lists its ops, features.desktop; a desktop op with an unknown key is served",
-      timeout=120)
-def hello_desktop():
-    with DesktopSandbox(640, 480) as sb:
-        c = sb.ws(timeout=20.0)
-        h = c.hello_result
-        for op in ("desktop.screenshot", "desktop.windows", "record.start", "record.status"):
-            expect_in(op, h["capabilities"], "the capabilities")
-        expect_eq((h["features"]["desktop"], h["features"]["recording"]), (True, True), "features")
-        r = c.request("desktop.windows", {"all": True, "newer_option": {"x": 1}})
-        expect(r["ok"], "desktop.windows with unknown keys: %r" % r.get("error"))
-        expect(isinstance(r["result"].get("windows"), list), "desktop.windows' result: %r" % r["result"])
 
 
 run()

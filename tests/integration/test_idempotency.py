@@ -4,8 +4,8 @@ first's result and creates nothing more, for every op that creates
 something berthd serves; a repeat while the first waits gets the same
 answer, also when the first's connection is gone; a key of another op is
 a conflict; a first that failed holds no key; bad keys are bad_args; the
-oldest of 4097 keys is forgotten. record.start, which berthd forwards to
-berth-desktop, runs against Xvfb (no window manager)."""
+oldest of 4097 keys is forgotten. record.start's key, which needs
+berth-desktop, is tested in test_desktop_protocol.py."""
 
 import os
 import sys
@@ -13,7 +13,6 @@ import time
 import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import harness  # noqa: E402
 from harness import (  # noqa: E402
     Sandbox,
     case,
@@ -21,13 +20,11 @@ from harness import (  # noqa: E402
     expect_eq,
     expect_in,
     free_port,
-    need,
     note,
     run,
     scratch,
     wait_for,
 )
-from harness.desktop import served  # noqa: E402
 from harness.runtimes import AgentDirs  # noqa: E402
 from harness.tasks import exit_with, fake_section, listed_ids, steps, wait_final  # noqa: E402
 
@@ -149,24 +146,6 @@ def t_task_run():
         b = sb.ws()
         expect_eq(b.call("task.run", args), first, "the repeat's result")
         expect_eq(listed_ids(b), [first["id"]], "task.list after the repeat")
-
-
-@case("record.start: a repeat on a new connection answers the same recording, and berth-desktop starts one",
-      timeout=120)
-def t_record_start():
-    need("Xvfb", "xdpyinfo")
-    with harness.Desk(320, 240) as sb:
-        a = sb.ws(timeout=20)
-        served(a)
-        key = new_key()
-        args = {"fps": 5, "key": key}
-        first = a.call("record.start", args, timeout=20)
-        b = sb.ws(timeout=20)
-        expect_eq(b.call("record.start", args, timeout=20), first, "the repeat's result")
-        recs = b.call("record.status", {}, timeout=20)["recordings"]
-        expect_eq([r["id"] for r in recs], [first["id"]], "record.status after the repeat")
-        expect_eq(len(events_of(sb, "record.started")), 1, "record.started events")
-        b.call("record.stop", {"id": first["id"]}, timeout=30)
 
 
 @case("artifact.publish: a repeat after the answer, and one while the copy runs, get the first's answer; "
