@@ -130,11 +130,8 @@ struct record_ask {
 	unsigned ev; /* the event told, or 0 for artifact.publish */
 };
 
-/* "key" is berthd's (an idempotency key, answered there): berthd passes
- * a request's args on as they came rather than rebuild the map without
- * it, and a first request reaches here with its key, to be let be. */
 static const char *const record_start_keys[] = {
-    "fps", "region", "max_seconds", "max_bytes", "quality", "key", NULL};
+    "fps", "region", "max_seconds", "max_bytes", "quality", NULL};
 static const char *const record_id_keys[] = {"id", NULL};
 
 static void record_emit(struct record *r, struct record_rec *rec);

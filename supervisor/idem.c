@@ -20,9 +20,9 @@ struct idem_key {
 	char key[IDEM_KEY_MAX + 1];
 	enum catalog_op_id op;
 	bool done; /* answered: result holds the first's result map */
-	/* While not done: the first request, the dispatch it arrived in
-	 * (server_dispatch_no), and the repeats waiting on its answer. */
-	uint64_t serial, id, dispatch;
+	/* While not done: the first request, and the repeats waiting on
+	 * its answer. */
+	uint64_t serial, id;
 	struct idem_waiter *waiters;
 	size_t nwaiters;
 	uint8_t *result;
@@ -168,7 +168,6 @@ idem_add(const char *key, enum catalog_op_id op, uint64_t serial, uint64_t id)
 	k->op = op;
 	k->serial = serial;
 	k->id = id;
-	k->dispatch = server_dispatch_no();
 	k->hnext = *b;
 	*b = k;
 	k->older = idem_newest;
@@ -277,8 +276,8 @@ idem_awaits(uint64_t serial, uint64_t id)
  * lie in: it is copied first.
  */
 void
-idem_answered(uint64_t serial, uint64_t id, uint64_t dispatch, bool ok,
-    const void *obj, size_t len)
+idem_answered(
+    uint64_t serial, uint64_t id, bool ok, const void *obj, size_t len)
 {
 	struct idem_key *k;
 	struct idem_waiter *w;
@@ -287,10 +286,6 @@ idem_answered(uint64_t serial, uint64_t id, uint64_t dispatch, bool ok,
 	size_t i, n;
 
 	if (idem_pending == NULL || (k = idem_pending_of(serial, id)) == NULL)
-		return;
-	/* A new request reusing the id of one still unanswered is answered
-	 * in its own dispatch: that answer is not the first's. */
-	if (dispatch != 0 && dispatch != k->dispatch)
 		return;
 	copy = xmalloc(len > 0 ? len : 1);
 	memcpy(copy, obj, len);

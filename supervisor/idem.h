@@ -31,12 +31,12 @@
  * or m is the first of its key). */
 bool idem_begin(
     struct server_conn *c, enum catalog_op_id op, const struct proto_msg *m);
-/* Every answer berthd sends passes here: request id of connection serial
- * was answered ok with the result obj, or not with the error map obj (len
- * bytes, copied if kept). dispatch is server_dispatch_no() if the answer
- * is to the request being dispatched, else 0. */
-void idem_answered(uint64_t serial, uint64_t id, uint64_t dispatch, bool ok,
-    const void *obj, size_t len);
+/* Every answer berthd sends passes here (but a duplicate_id refusal,
+ * which answers another request under the same id): request id of
+ * connection serial was answered ok with the result obj, or not with the
+ * error map obj (len bytes, copied if kept). */
+void idem_answered(
+    uint64_t serial, uint64_t id, bool ok, const void *obj, size_t len);
 /* Whether a key waits for the answer to request id of connection serial
  * (the first of the key, not answered yet). */
 bool idem_awaits(uint64_t serial, uint64_t id);

@@ -40,10 +40,6 @@ static uint64_t server_serial;
 /* The op of the request being dispatched, to name it if its answer was
  * packed wrong. */
 static const char *server_serving;
-/* Requests dispatched so far, and the one being dispatched (connection
- * serial and id): tells idem a request's own answer from a late one. */
-static uint64_t server_dispatches, server_dispatch_serial, server_dispatch_id;
-static bool server_dispatching;
 /* The answer being packed with server_reply_begin: its id, and where its
  * result starts in server_sb. */
 static uint64_t server_reply_id;
@@ -77,26 +73,15 @@ server_send(struct server_conn *c, const void *msg, size_t len)
 	evbuffer_add(out, msg, len);
 }
 
-uint64_t
-server_dispatch_no(void)
-{
-	return server_dispatching ? server_dispatches : 0;
-}
-
 /* Sends the answer to id packed in server_sb, whose result or error map
  * starts at head, and shows it to idem, which may answer repeats of it
  * (reusing server_sb, so after the send). */
 static void
 server_reply_sent(struct server_conn *c, uint64_t id, bool ok, size_t head)
 {
-	uint64_t dispatch = server_dispatching &&
-	        c->serial == server_dispatch_serial && id == server_dispatch_id
-	    ? server_dispatches
-	    : 0;
-
 	server_send(c, server_sb.data, server_sb.size);
-	idem_answered(c->serial, id, dispatch, ok, server_sb.data + head,
-	    server_sb.size - head);
+	idem_answered(
+	    c->serial, id, ok, server_sb.data + head, server_sb.size - head);
 }
 
 msgpack_packer *
@@ -325,6 +310,21 @@ server_consume(struct evbuffer *in, size_t len, uint8_t *copy)
 	evbuffer_drain(in, len);
 }
 
+/* A request under the id of a waiting one of c. Sent past idem: the
+ * waiting one may be a key's first, and this is not its answer. Every
+ * request whose answer comes after its dispatch waits in inflight, so
+ * this is the one answer under a key's first's id that is not the
+ * first's. */
+static void
+server_refuse_duplicate(struct server_conn *c, uint64_t id)
+{
+	msgpack_sbuffer_clear(&server_sb);
+	proto_pack_error(&server_pk, id, PROTO_E_DUPLICATE_ID,
+	    "request %llu of this connection still waits",
+	    (unsigned long long)id);
+	server_send(c, server_sb.data, server_sb.size);
+}
+
 /* Decodes and dispatches every whole frame in c's input. */
 static void
 server_read_cb(struct bufferevent *bev, void *arg)
@@ -373,24 +373,11 @@ server_read_cb(struct bufferevent *bev, void *arg)
 		else if (m.type != PROTO_REQUEST)
 			server_reply_error(c, m.id, PROTO_E_UNKNOWN_TYPE,
 			    "clients send requests only");
+		else if (inflight_has(c, m.id))
+			server_refuse_duplicate(c, m.id);
 		else {
-			/* A duplicate's refusal is answered in a dispatch of
-			 * its own too, so that idem does not take it for the
-			 * answer of the keyed request it shares an id with. */
 			server_serving = m.op;
-			server_dispatches++;
-			server_dispatch_serial = c->serial;
-			server_dispatch_id = m.id;
-			server_dispatching = true;
-			if (inflight_has(c, m.id))
-				server_reply_error(c, m.id,
-				    PROTO_E_DUPLICATE_ID,
-				    "request %llu of this connection still "
-				    "waits",
-				    (unsigned long long)m.id);
-			else
-				ops_dispatch(c, &m);
-			server_dispatching = false;
+			ops_dispatch(c, &m);
 			server_serving = NULL;
 		}
 		proto_msg_free(&m);

@@ -101,9 +101,6 @@ struct server_conn *server_conn_find(uint64_t serial);
  * the answer (the repeats of the request do), a stand-in that sends
  * nothing, so that the answer is recorded for them; else NULL. */
 struct server_conn *server_conn_answer(uint64_t serial, uint64_t id);
-/* The number of the request being dispatched (every request dispatched
- * counts), or 0 outside a dispatch. */
-uint64_t server_dispatch_no(void);
 
 /* How many more bytes c's output takes before it is full (0 if full or
  * closing): producers that can wait (journal, PTY rings) stop there. */
