@@ -3,7 +3,8 @@ clients: a repeat of a keyed request on a new connection is answered the
 first's result and creates nothing more, for every op that creates
 something berthd serves; a repeat while the first waits gets the same
 answer, also when the first's connection is gone; a key of another op is
-a conflict; a first that failed holds no key; bad keys are bad_args; the
+a conflict; a first that failed holds no key, nor one cancelled, whose
+waiting repeats are cancelled with it; bad keys are bad_args; the
 oldest of 4097 keys is forgotten. record.start's key, which needs
 berth-desktop, is tested in test_desktop_protocol.py."""
 
@@ -240,6 +241,32 @@ def t_repeat_cancel():
         expect_eq(b.call("artifact.publish", args), first["result"], "a repeat after the answer")
         b.send({"type": "request", "id": 9, "op": "ping", "args": {}})
         expect_eq(b.recv()["id"], 9, "no late answer for the cancelled repeat comes before the next")
+
+
+@case("request.cancel of a keyed artifact.publish under way: it and the repeat waiting on it are answered "
+      "cancelled; the copy goes on to artifact.published; the key is forgotten, so a repeat publishes anew",
+      timeout=120)
+def t_first_cancel():
+    path = big_file(scratch(), 256 * MIB)
+    with Sandbox() as sb:
+        a, b = sb.unix(timeout=60), sb.ws(timeout=60)
+        args = {"path": path, "key": new_key()}
+        first_id = a.send_request("artifact.publish", args)
+        wait_under_way(sb)
+        repeat_id = b.send_request("artifact.publish", args)
+        b.call("ping")
+        expect_eq(a.call("request.cancel", {"id": first_id}), {"cancelled": True}, "request.cancel's answer")
+        cancelled = ("cancelled", "cancelled by request.cancel")
+        expect_eq(error(a.response(first_id)), cancelled, "the first's answer")
+        expect_eq(error(b.response(repeat_id)), cancelled, "the waiting repeat's answer")
+        published = sb.wait_event(lambda ev: ev["kind"] == "artifact.published", 60)
+        expect(published is not None, "artifact.published after the cancel")
+        listed = [x["id"] for x in a.call("artifact.list")["artifacts"]]
+        expect_eq(listed, [published["data"]["id"]], "artifact.list")
+        again = b.call("artifact.publish", args)
+        expect_eq(again["id"], published["data"]["id"], "the repeat after the cancel: the same content")
+        wait_for(lambda: len(events_of(sb, "artifact.published")) == 2, 10,
+                 "a second artifact.published: the repeat was performed")
 
 
 @case("a key used for one op is a conflict for another, which does nothing")

@@ -887,6 +887,39 @@ def refs_of(ws):
     return gitb("-C", ws, "for-each-ref", "--format=%(refname) %(objectname)").decode()
 
 
+
+@case("request.cancel of a task.deliver pushing to a slow git server: answered cancelled while git runs; the "
+      "delivery goes on, its branch on the server, task.delivered journaled and the task's record told", 150)
+def t_deliver_cancel():
+    gs = GitServer(delay=0.5)
+    repo = gs.repo("project")
+    pushable(repo)
+    repo.commit("main", BEFORE)
+    dirs = AgentDirs()
+    with Sandbox(extra=git_sections(gs, dirs)) as sb:
+        c = sb.ws(timeout=60)
+        c.call("workspace.prepare", {"runtime": "fake", "repo": gs.url("project")}, timeout=90)
+        t = run_task(c, "fake", steps(write("a.txt", "one, changed\n")))
+        expect_ended(wait_final(c, t["id"]), "succeeded", "the task")
+        asked = len(gs.auths)
+        did = c.send_request("task.deliver", {"id": t["id"], "branch": "task/cancelled", "commit_message": "m",
+                                              "push": True, "repo": gs.url("project")})
+        # Each answer of the server waits 0.5 s: the push has begun, and
+        # has a round or more to go.
+        wait_for(lambda: len(gs.auths) > asked, 60, "the push's first request")
+        expect_eq(c.call("request.cancel", {"id": did}), {"cancelled": True}, "request.cancel's answer")
+        r = c.response(did)
+        expect_eq((r["ok"], r["error"]["code"]), (False, "cancelled"), "the cancelled delivery's answer")
+        ev = sb.wait_event(lambda e: e["kind"] == "task.delivered" and e["data"].get("id") == t["id"], 60)
+        expect(ev is not None, "task.delivered after the cancel")
+        commit = ev["data"]["commit"]
+        expect_eq(ev["data"]["pushed"], True, "task.delivered's pushed")
+        expect_eq(gitb("--git-dir", repo.bare, "rev-parse", "refs/heads/task/cancelled").decode().strip(), commit,
+                  "the branch on the server")
+        rec = show(c, t["id"])
+        expect_eq((rec["delivery"]["branch"], rec["delivery"]["commit"]), ("task/cancelled", commit),
+                  "the record's delivery")
+
 @case("task.deliver of a failed task is refused unless forced; of a busy runtime's, refused; an empty change, an "
       "existing branch, bad branches, messages, authors and push arguments refused, nothing made")
 def t_deliver_refused():
