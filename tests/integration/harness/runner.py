@@ -154,10 +154,27 @@ def _sanitizer_report(sandboxes):
     return None
 
 
+def _default_dispositions():
+    """Signals the suite's launcher left ignored (nohup's SIGHUP) go back
+    to SIG_DFL, since exec keeps them ignored in every program a case
+    starts: tini hands them on to its child, whose shell then cannot trap
+    them. SIGPIPE and SIGXFSZ are Python's own, and subprocess restores
+    them in a child."""
+    for s in signal.valid_signals():
+        if s in (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGKILL, signal.SIGSTOP):
+            continue
+        try:
+            if signal.getsignal(s) == signal.SIG_IGN:
+                signal.signal(s, signal.SIG_DFL)
+        except (OSError, ValueError):
+            pass
+
+
 def run():
     """Runs every registered case and prints TAP; exits 0 if all passed."""
     global _current
     only = os.environ.get("BERTH_TEST_ONLY")
+    _default_dispositions()
     signal.signal(signal.SIGALRM, _alarm_cb)
     n = failed = 0
     for name, fn, limit, transports in _cases:
