@@ -744,14 +744,36 @@ def listed_in(procs):
         return 0
 
 
-def freezer(d, state=None):
-    """A v1 freezer group's state, after writing state to it if given."""
-    path = os.path.join(d, "freezer.state")
-    if state is not None:
-        with open(path, "w") as f:
-            f.write(state)
-    with open(path) as f:
+def freezer_state(d):
+    with open(os.path.join(d, "freezer.state")) as f:
         return f.read().strip()
+
+
+def freezer_set(d, state):
+    """Writes state to a v1 freezer group d. Read it back only while
+    frozen: once thawed, the bomb's group may empty and be gone at once."""
+    with open(os.path.join(d, "freezer.state"), "w") as f:
+        f.write(state)
+
+
+def held_kill(c, poll, proc_id, group, run_):
+    """proc.signal KILL of proc_id over c and a ping over poll while its
+    freezer group is held frozen; thawed whatever happens, since frozen
+    processes do not die."""
+    procs = os.path.join(group, "cgroup.procs")
+    freezer_set(group, "FROZEN")
+    try:
+        wait_for(lambda: freezer_state(group) == "FROZEN", 30, "the bomb's group frozen")
+        frozen = listed_in(procs)
+        t0 = time.monotonic()
+        expect_eq(c.call("proc.signal", {"id": proc_id, "signal": "KILL"}, timeout=30), {}, "proc.signal KILL")
+        poll.call("ping", timeout=30)
+        listed = listed_in(procs)
+        note("run %d: %d processes frozen; after the SIGKILL and a ping (%.1f ms) %d are listed"
+             % (run_, frozen, (time.monotonic() - t0) * 1e3, listed))
+        expect(listed > 0, "the frozen bomb's group is empty before its thaw")
+    finally:
+        freezer_set(group, "THAWED")
 
 
 @case("cgroup v1 alone: a 512-process bomb is killed by rounds on a timer until its group is empty; one held "
@@ -774,20 +796,12 @@ def t_kill_rounds_do_not_block():
                      "the bomb's 512 processes")
             group = cgroup_dir("freezer", cgroups_of(sb.host_pid(p["pid"]))["freezer"])
             procs = os.path.join(group, "cgroup.procs")
-            if hold:
-                freezer(group, "FROZEN")
-                wait_for(lambda: freezer(group) == "FROZEN", 30, "the bomb's group frozen")
-                frozen = listed_in(procs)
             t0 = time.monotonic()
-            expect_eq(c.call("proc.signal", {"id": p["id"], "signal": "KILL"}, timeout=30), {},
-                      "proc.signal KILL")
             if hold:
-                poll.call("ping", timeout=30)
-                listed = listed_in(procs)
-                note("run %d: %d processes frozen; after the SIGKILL and a ping (%.1f ms) %d are listed"
-                     % (run_, frozen, (time.monotonic() - t0) * 1e3, listed))
-                expect(listed > 0, "the frozen bomb's group is empty before its thaw")
-                expect_eq(freezer(group, "THAWED"), "THAWED", "the group's state after its thaw")
+                held_kill(c, poll, p["id"], group, run_)
+            else:
+                expect_eq(c.call("proc.signal", {"id": p["id"], "signal": "KILL"}, timeout=30), {},
+                          "proc.signal KILL")
             w = c.call("proc.wait", {"id": p["id"]}, timeout=60)
             note("run %d: the bomb ended after %.1f ms" % (run_, (time.monotonic() - t0) * 1e3))
             expect_eq(w["exit"], {"signal": 9, "core": False}, "the bomb's end")
