@@ -301,20 +301,31 @@ class CuttingProxy:
                     threading.Thread(target=pump, args=(a, b), daemon=True).start()
 
     @staticmethod
-    def _cut(client, up):
+    def _read(sock, have, n):
+        """have, read on from sock to at least n bytes; EOFError if sock
+        closes first (a loop on recv's b"" would spin for ever)."""
+        while len(have) < n:
+            more = sock.recv(65536)
+            if not more:
+                raise EOFError
+            have += more
+        return have
+
+    @classmethod
+    def _cut(cls, client, up):
+        """Passes the client's whole connection setup and the server's
+        whole reply, then hangs up: inside XOpenDisplay."""
         try:
-            setup = client.recv(65536)
-            up.sendall(setup)
+            setup = cls._read(client, b"", 12)
             order = ">" if setup[:1] == b"B" else "<"
-            reply = b""
-            while len(reply) < 8:
-                reply += up.recv(65536)
+            name, data = struct.unpack_from(order + "HH", setup, 6)
+            setup = cls._read(client, setup, 12 + (name + 3) // 4 * 4 + (data + 3) // 4 * 4)
+            up.sendall(setup)
+            reply = cls._read(up, b"", 8)
             total = 8 + 4 * struct.unpack_from(order + "H", reply, 6)[0]
-            while len(reply) < total:
-                reply += up.recv(65536)
-            client.sendall(reply[:total])
+            client.sendall(cls._read(up, reply, total)[:total])
             time.sleep(0.1)
-        except OSError:
+        except (OSError, EOFError):
             pass
         client.close()
         up.close()
