@@ -35,8 +35,7 @@ gw_queue_payload(struct gw_queue_msg *m)
 int
 gw_queue_push(struct gw_queue *q, struct gw_queue_msg *m)
 {
-	if (q->count != 0 &&
-	    (m->len > q->limit || q->bytes > q->limit - m->len))
+	if (q->bytes >= q->limit)
 		return -1;
 	STAILQ_INSERT_TAIL(&q->head, m, entry);
 	q->bytes += m->len;

@@ -29,9 +29,11 @@ void gw_queue_init(struct gw_queue *q, size_t limit);
 struct gw_queue_msg *gw_queue_msg_new(size_t len);
 /* Where the payload of m starts (after the headroom). */
 unsigned char *gw_queue_payload(struct gw_queue_msg *m);
-/* Appends m. A message that would take a non-empty queue past its limit
- * is refused: returns -1 and m stays the caller's. An empty queue takes
- * any one message, so a limit below the largest message still moves. */
+/* Appends m, unless the queue already holds its limit of bytes: then
+ * returns -1 and m stays the caller's. A message is never refused for its
+ * own size, so a queue holds at most its limit plus one message: a full
+ * 64 KiB data message behind an answer fits a limit of 64 KiB, where a
+ * bound on the total would drop every fresh client with such a queue. */
 int gw_queue_push(struct gw_queue *q, struct gw_queue_msg *m);
 /* Copies len bytes into a new message marked mark and pushes it; -1 as
  * above. */
