@@ -37,6 +37,16 @@ def events_of(sb, kind):
     return [e["data"] for e in sb.events() if e["kind"] == kind]
 
 
+@contextmanager
+def keyed_desk():
+    """A desktop served, and record.start's args with a fresh key:
+    (sandbox, args)."""
+    need("Xvfb", "xdpyinfo")
+    with harness.Desk(320, 240) as sb:
+        served(sb.ws(timeout=20))
+        yield sb, {"fps": 5, "key": "k-" + uuid.uuid4().hex}
+
+
 @case("with a desktop: hello lists its ops, features.desktop; a desktop op with an unknown key is served",
       timeout=120)
 def hello_desktop():
@@ -54,12 +64,8 @@ def hello_desktop():
 @case("record.start: a repeat on a new connection answers the same recording, and berth-desktop starts one",
       timeout=120)
 def t_record_start():
-    need("Xvfb", "xdpyinfo")
-    with harness.Desk(320, 240) as sb:
+    with keyed_desk() as (sb, args):
         a = sb.ws(timeout=20)
-        served(a)
-        key = "k-" + uuid.uuid4().hex
-        args = {"fps": 5, "key": key}
         first = a.call("record.start", args, timeout=20)
         b = sb.ws(timeout=20)
         expect_eq(b.call("record.start", args, timeout=20), first, "the repeat's result")
@@ -99,10 +105,7 @@ def error(r):
 @case("record.start waiting on a stopped berth-desktop: 16 repeats of its key wait and get its answer; "
       "a 17th is unavailable at once; one recording", timeout=120)
 def t_waiters_bound():
-    need("Xvfb", "xdpyinfo")
-    with harness.Desk(320, 240) as sb:
-        served(sb.ws(timeout=20))
-        args = {"fps": 5, "key": "k-" + uuid.uuid4().hex}
+    with keyed_desk() as (sb, args):
         b = sb.unix(timeout=20)
         with desktop_held(sb):
             a, first_id = first_held(sb, args)
@@ -126,10 +129,7 @@ def t_waiters_bound():
 @case("a repeat waiting on a key that 4096 newer keys push out is unavailable, send again, at the 4096th "
       "and not before; the first is still answered", timeout=300)
 def t_waiting_key_evicted():
-    need("Xvfb", "xdpyinfo")
-    with harness.Desk(320, 240) as sb:
-        served(sb.ws(timeout=20))
-        args = {"fps": 5, "key": "k-" + uuid.uuid4().hex}
+    with keyed_desk() as (sb, args):
         b, c = sb.unix(timeout=20), sb.unix(timeout=120)
         with desktop_held(sb):
             a, first_id = first_held(sb, args)
