@@ -63,6 +63,7 @@ config_init(struct config *cfg)
 	cfg->gateway_command = xstrdup("berth-gateway");
 	cfg->gateway_user = xstrdup(CONFIG_GATEWAY_USER);
 	cfg->client_queue = 8u << 20;
+	cfg->client_stall_ms = 10000;
 	cfg->journal_max_bytes = 64u << 20;
 	cfg->journal_segment_bytes = 4u << 20;
 	/* tini's and dumb-init's: what a shell or a terminal sends to reload,
@@ -472,6 +473,13 @@ config_key_gateway(struct config_parser *p, const char *key, const char *val)
 	}
 	if (strcmp(key, "client_queue") == 0)
 		return config_set_size(p, &c->client_queue, val, 64 * 1024);
+	if (strcmp(key, "client_stall_ms") == 0) {
+		if (config_parse_ms(val, &c->client_stall_ms) < 0 ||
+		    c->client_stall_ms == 0)
+			return config_fail(p,
+			    "client_stall_ms must be 1-86400000 milliseconds");
+		return 0;
+	}
 	if (strcmp(key, "command") == 0)
 		return config_set_str(p, &c->gateway_command, val);
 	if (strcmp(key, "user") == 0)

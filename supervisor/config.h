@@ -2,9 +2,9 @@
  *
  *   [berthd]   state_dir, token_file, socket, forward_signals,
  *              retry_failed_ms (the services' default), cgroups
- *   [gateway]  listen, client_queue, command, user, vnc, novnc_dir, cdp,
- *              cdp_relay_listen, public_url, preview_listen, preview_url,
- *              preview_domain, grant_max_ttl_s
+ *   [gateway]  listen, client_queue, client_stall_ms, command, user, vnc,
+ *              novnc_dir, cdp, cdp_relay_listen, public_url,
+ *              preview_listen, preview_url, preview_domain, grant_max_ttl_s
  *   [journal]  max_bytes, segment_bytes, sync
  *   [labels]   any key = value
  *   [service NAME]  command, user, group, cwd, desktop_check, scope,
@@ -206,6 +206,7 @@ struct config {
 	uid_t gateway_uid;  /* gateway_user's, resolved at boot */
 	gid_t gateway_gid;
 	size_t client_queue;
+	unsigned client_stall_ms; /* 1 to 86400000 */
 	/* The desktop's relays in the gateway; NULL: not served. */
 	char *vnc;              /* ADDR:PORT or unix:PATH of the RFB server */
 	char *novnc_dir;        /* noVNC's page */

@@ -244,12 +244,13 @@ berthd_gateway_opt(char **argv, size_t n, const char *opt, char *value)
 static void
 berthd_gateway_config(const struct config *cfg, int debug)
 {
-	static char queue[32];
+	static char queue[32], stall[16];
 	static char *argv[32];
 	struct config_service *g = &berthd_gateway;
 	size_t n = 0;
 
 	snprintf(queue, sizeof queue, "%zu", cfg->client_queue);
+	snprintf(stall, sizeof stall, "%u", cfg->client_stall_ms);
 	argv[n++] = child_berth_program(cfg->gateway_command);
 	argv[n++] = "--listen";
 	argv[n++] = cfg->listen;
@@ -257,6 +258,8 @@ berthd_gateway_config(const struct config *cfg, int debug)
 	argv[n++] = cfg->socket;
 	argv[n++] = "--client-queue";
 	argv[n++] = queue;
+	argv[n++] = "--client-stall-ms";
+	argv[n++] = stall;
 	n = berthd_gateway_opt(argv, n, "--vnc", cfg->vnc);
 	n = berthd_gateway_opt(argv, n, "--novnc-dir", cfg->novnc_dir);
 	n = berthd_gateway_opt(argv, n, "--cdp", cfg->cdp);

@@ -38,8 +38,9 @@ struct cli_xfer_outage {
 	 * transfer gives up after CLI_XFER_RECONNECT_MS. */
 	bool forever;
 	/* Says nothing of a loss mended at the first try: the gateway drops
-	 * a client that reads too slowly, and resuming is how a client goes
-	 * on. Otherwise the caller has said it already. */
+	 * a client that stalls (a full queue, nothing taken for
+	 * client_stall_ms), and resuming is how a client goes on. Otherwise
+	 * the caller has said it already. */
 	bool quiet;
 	cli_xfer_retry_cb retry;
 	cli_xfer_pause_cb pause; /* NULL: cli_conn_pause */
@@ -169,9 +170,9 @@ int cli_xfer_pump(struct cli_xfer_link *l, const struct cli_xfer_pump *p,
 
 /* ---- the ranged read ---- */
 
-/* A read's chunk: the gateway holds at most client_queue (8 MiB by
- * default) of answers for a client, and drops one that has more in
- * flight, so CLI_XFER_PIPE reads in flight stay well below it. */
+/* A read's chunk: CLI_XFER_PIPE of them in flight are what the gateway
+ * and berthd hold of answers not yet read, so it stays well below
+ * client_queue (8 MiB by default), past which the rest waits in berthd. */
 #define CLI_XFER_READ_CHUNK (1u << 20)
 
 /*

@@ -66,7 +66,9 @@ gateway_usage(void)
 {
 	fprintf(stderr,
 	    "usage: berth-gateway --listen ADDR:PORT --socket PATH\n"
-	    "                     [--client-queue BYTES] [--vnc "
+	    "                     [--client-queue BYTES] [--client-stall-ms "
+	    "MS]\n"
+	    "                     [--vnc "
 	    "ADDR:PORT|unix:PATH] "
 	    "[--novnc-dir DIR]\n"
 	    "                     [--cdp ADDR:PORT] [--cdp-relay-listen "
@@ -204,7 +206,7 @@ gateway_listen(const char *addr, int v6, int port, int debug)
 	info.options = options;
 	info.gid = (gid_t)-1;
 	info.uid = (uid_t)-1;
-	info.pt_serv_buf_size = 65536;
+	info.pt_serv_buf_size = GATEWAY_READ_MAX;
 	info.max_http_header_pool = GW_LIMIT_HEADER_POOL;
 	gateway.ctx = lws_create_context(&info);
 	if (gateway.ctx == NULL)
@@ -328,6 +330,7 @@ main(int argc, char **argv)
 	    {"listen", required_argument, NULL, 'l'},
 	    {"socket", required_argument, NULL, 's'},
 	    {"client-queue", required_argument, NULL, 'q'},
+	    {"client-stall-ms", required_argument, NULL, 't'},
 	    {"vnc", required_argument, NULL, 'v'},
 	    {"novnc-dir", required_argument, NULL, 'n'},
 	    {"cdp", required_argument, NULL, 'c'},
@@ -352,6 +355,7 @@ main(int argc, char **argv)
 	if (nodump_self(&cause) < 0)
 		log_fatal("%s", cause);
 	gateway.client_queue = GATEWAY_CLIENT_QUEUE_DEFAULT;
+	gateway.client_stall_ms = GATEWAY_CLIENT_STALL_DEFAULT_MS;
 	gateway.peer_max = GW_LIMIT_PEER_MAX_DEFAULT;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
 		switch (c) {
@@ -398,6 +402,16 @@ main(int argc, char **argv)
 				          "positive number of bytes",
 				    optarg);
 			gateway.client_queue = (size_t)q;
+			break;
+		case 't':
+			errno = 0;
+			q = strtoull(optarg, &ep, 10);
+			if (*optarg == '\0' || *ep != '\0' || errno != 0 ||
+			    q == 0 || q > 24ull * 3600 * 1000)
+				log_fatal("--client-stall-ms %s: expected 1 to "
+				          "86400000 milliseconds",
+				    optarg);
+			gateway.client_stall_ms = (unsigned)q;
 			break;
 		default: gateway_usage();
 		}

@@ -13,8 +13,14 @@
 /* The WebSocket subprotocol, and the one path that upgrades to it. */
 #define GATEWAY_SUBPROTOCOL "berth.v1"
 #define GATEWAY_WS_PATH "/v1"
-/* Default bound of what may wait for one slow WebSocket client. */
+/* Default bytes waiting for one WebSocket client before the gateway stops
+ * reading berthd's messages for it. */
 #define GATEWAY_CLIENT_QUEUE_DEFAULT (8u * 1024 * 1024)
+/* Default time a client's full queue may go without the client taking a
+ * byte before it is dropped as a slow consumer. */
+#define GATEWAY_CLIENT_STALL_DEFAULT_MS 10000u
+/* The most lws reads from a socket at once (its pt_serv_buf_size). */
+#define GATEWAY_READ_MAX 65536u
 /* The longest peer name. */
 #define GATEWAY_PEER_MAX 64
 
@@ -82,9 +88,10 @@ struct gateway {
 	struct lws_context *ctx;
 	struct lws_vhost *vhost;
 	char *socket_path;   /* berthd's Unix socket */
-	size_t client_queue; /* bytes that may wait for one client */
-	unsigned peer_max;   /* connections one peer address may hold */
-	lws_usec_t started;  /* monotonic start time */
+	size_t client_queue; /* bytes waiting before berthd's side pauses */
+	unsigned client_stall_ms; /* a full queue's time to a 4008 */
+	unsigned peer_max;        /* connections one peer address may hold */
+	lws_usec_t started;       /* monotonic start time */
 	/* The desktop's relays; a port of 0 means not configured. */
 	struct gateway_addr vnc;        /* the RFB server noVNC is relayed to */
 	char *novnc_dir;                /* noVNC's static files */

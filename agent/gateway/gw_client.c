@@ -38,6 +38,24 @@
  * that one busy client does not hold up the others. */
 #define GW_CLIENT_WRITE_BURST (1024u * 1024)
 
+static void
+gw_client_pause_rx(struct gw_client *c)
+{
+	if (!c->rx_paused) {
+		lws_rx_flow_control(c->wsi, 0);
+		c->rx_paused = 1;
+	}
+}
+
+static void
+gw_client_resume_rx(struct gw_client *c)
+{
+	if (c->rx_paused) {
+		lws_rx_flow_control(c->wsi, 1);
+		c->rx_paused = 0;
+	}
+}
+
 /* Arranges for the client to be closed with code and reason: at once if
  * now is set (what is queued is dropped), else once the queue drained. */
 static void
@@ -50,14 +68,16 @@ gw_client_close(struct gw_client *c, int code, const char *reason, int now)
 	c->close_now = now;
 	if (now)
 		gw_queue_clear(&c->out);
+	lws_sul_cancel(&c->sul_stall);
+	c->up_paused = 0;
 	if (c->up != NULL) {
 		gw_upstream_close(c->up);
 		c->up = NULL;
 	}
-	if (!c->rx_paused) {
-		lws_rx_flow_control(c->wsi, 0);
-		c->rx_paused = 1;
-	}
+	/* What the client sends now is read and dropped (its close frame
+	 * among it): a socket closed with bytes unread is reset, and the
+	 * reset can discard the close frame before the client reads it. */
+	gw_client_resume_rx(c);
 	lws_callback_on_writable(c->wsi);
 	/* A client that never reads never becomes writable; do not keep it
 	 * (and its socket) forever. */
@@ -65,22 +85,76 @@ gw_client_close(struct gw_client *c, int code, const char *reason, int now)
 	    c->wsi, PENDING_TIMEOUT_USER_OK, GW_CLIENT_CLOSE_GRACE_S);
 }
 
-/* Queues a message for the client, or drops the client if it is too far
- * behind. answer marks berthd's responses, which end a request in flight
- * once written. */
+/* Drops a client too far behind (why says how), with 4008. */
+static void
+gw_client_drop_slow(struct gw_client *c, const char *why)
+{
+	log_warn("client %s too slow: %zu bytes waiting%s; dropped", c->peer,
+	    c->out.bytes, why);
+	gw_metrics.slow_consumer_drops++;
+	gw_client_close(
+	    c, GW_CLIENT_CLOSE_SLOW, "slow consumer: resume with from_seq", 1);
+}
+
+static void
+gw_client_stalled(lws_sorted_usec_list_t *sul)
+{
+	struct gw_client *c =
+	    lws_container_of(sul, struct gw_client, sul_stall);
+	char why[64];
+
+	snprintf(
+	    why, sizeof why, ", none taken for %u ms", gateway.client_stall_ms);
+	gw_client_drop_slow(c, why);
+}
+
+/* (Re)starts the time the client has to take a byte of its full queue. */
+static void
+gw_client_stall_arm(struct gw_client *c)
+{
+	lws_sul_schedule(gateway.ctx, 0, &c->sul_stall, gw_client_stalled,
+	    (lws_usec_t)gateway.client_stall_ms * LWS_US_PER_MS);
+}
+
+/*
+ * Paces berthd's side by the client's queue: once client_queue bytes
+ * wait, berthd's messages for this client are no longer read, so berthd
+ * holds its output back (its streams and the journal wait for this client
+ * alone) rather than the gateway dropping a client that reads, only more
+ * slowly than berthd writes; reading resumes once half was written. A
+ * client that takes nothing for client_stall_ms meanwhile has stopped
+ * reading, and is dropped.
+ */
+static void
+gw_client_pace(struct gw_client *c)
+{
+	if (c->up == NULL || c->close_code != 0)
+		return;
+	if (!c->up_paused && c->out.bytes >= gateway.client_queue) {
+		c->up_paused = 1;
+		gw_upstream_pause(c->up, 1);
+		gw_client_stall_arm(c);
+	} else if (c->up_paused && c->out.bytes <= gateway.client_queue / 2) {
+		c->up_paused = 0;
+		lws_sul_cancel(&c->sul_stall);
+		gw_upstream_pause(c->up, 0);
+	}
+}
+
+/* Queues a message for the client. The queue's own bound is past what
+ * can come once berthd's side is paused (the rest of one read of it, with
+ * one message that read completed); reaching it drops the client. answer
+ * marks berthd's responses, which end a request in flight once written. */
 static void
 gw_client_queue(struct gw_client *c, const void *msg, size_t len, int answer)
 {
 	if (c->close_code != 0)
 		return;
 	if (gw_queue_push_copy(&c->out, msg, len, answer) < 0) {
-		log_warn("client %s too slow: %zu bytes waiting; dropped",
-		    c->peer, c->out.bytes);
-		gw_metrics.slow_consumer_drops++;
-		gw_client_close(c, GW_CLIENT_CLOSE_SLOW,
-		    "slow consumer: resume with from_seq", 1);
+		gw_client_drop_slow(c, " past the queue's bound");
 		return;
 	}
+	gw_client_pace(c);
 	lws_callback_on_writable(c->wsi);
 }
 
@@ -176,10 +250,7 @@ gw_client_connect(struct gw_client *c, const char *cred)
 		gw_metrics.upstream_connect_retries++;
 		if (c->cred == NULL)
 			c->cred = xstrdup(cred);
-		if (!c->rx_paused) {
-			lws_rx_flow_control(c->wsi, 0);
-			c->rx_paused = 1;
-		}
+		gw_client_pause_rx(c);
 		lws_sul_schedule(gateway.ctx, 0, &c->sul_connect,
 		    gw_client_connect_cb,
 		    (lws_usec_t)backoff_next(&c->connect_backoff) *
@@ -221,7 +292,8 @@ gw_client_established(struct gw_client *c, struct lws *wsi)
 	        gw_http_pty_path(path)
 	    ? GW_CHECK_PTY
 	    : GW_CHECK_V1;
-	gw_queue_init(&c->out, gateway.client_queue);
+	gw_queue_init(
+	    &c->out, gateway.client_queue + GATEWAY_READ_MAX + PROTO_MAX_MSG);
 	gateway_peer(wsi, c->peer, sizeof c->peer);
 	gw_metrics.connections_total++;
 	gw_metrics.connections_active++;
@@ -299,10 +371,8 @@ gw_client_message(struct gw_client *c, const unsigned char *buf, size_t len)
 		goto out;
 	gw_upstream_send(c->up, buf, len);
 	c->in_flight++;
-	if (c->up->out.bytes > GW_UPSTREAM_HIGH_WATER && !c->rx_paused) {
-		lws_rx_flow_control(c->wsi, 0);
-		c->rx_paused = 1;
-	}
+	if (c->up->out.bytes > GW_UPSTREAM_HIGH_WATER)
+		gw_client_pause_rx(c);
 out:
 	proto_msg_free(&m);
 }
@@ -334,10 +404,11 @@ gw_client_receive(struct gw_client *c, const unsigned char *in, size_t len)
 	if (announced > PROTO_MAX_MSG) {
 		log_info(
 		    "client %s: message over %u bytes", c->peer, PROTO_MAX_MSG);
-		/* The rest of it is not read: reading stops with the close. */
 		gw_client_error(c, 0, PROTO_E_TOO_LARGE,
 		    "message of at least %zu bytes exceeds the limit of %u",
 		    announced, PROTO_MAX_MSG);
+		/* The rest of it is read and dropped, until the client's
+		 * close frame behind it. */
 		gw_client_close(c, LWS_CLOSE_STATUS_MESSAGE_TOO_LARGE,
 		    "message too large", 0);
 		return 0;
@@ -378,9 +449,12 @@ gw_client_writeable(struct gw_client *c)
 	struct gw_queue_msg *m;
 	size_t burst = 0;
 
+	if (c->close_begun)
+		return 0;
 	if (c->close_code != 0 && (c->close_now || c->out.count == 0)) {
 		lws_close_reason(c->wsi, (enum lws_close_status)c->close_code,
 		    (unsigned char *)c->close_reason, strlen(c->close_reason));
+		c->close_begun = 1;
 		return -1;
 	}
 	while ((m = gw_queue_first(&c->out)) != NULL) {
@@ -398,6 +472,9 @@ gw_client_writeable(struct gw_client *c)
 		gw_metrics.bytes_out += m->len;
 		gw_queue_pop(&c->out);
 	}
+	if (burst != 0 && c->up_paused)
+		gw_client_stall_arm(c);
+	gw_client_pace(c);
 	if (c->out.count != 0 || c->close_code != 0)
 		lws_callback_on_writable(c->wsi);
 	return 0;
@@ -407,6 +484,7 @@ static void
 gw_client_closed(struct gw_client *c)
 {
 	lws_sul_cancel(&c->sul_connect);
+	lws_sul_cancel(&c->sul_stall);
 	gw_client_forget_cred(c);
 	if (c->up != NULL) {
 		gw_upstream_close(c->up);
@@ -470,8 +548,6 @@ gw_client_upstream_gone(struct gw_client *c)
 void
 gw_client_resume(struct gw_client *c)
 {
-	if (c->rx_paused && c->close_code == 0) {
-		lws_rx_flow_control(c->wsi, 1);
-		c->rx_paused = 0;
-	}
+	if (c->close_code == 0)
+		gw_client_resume_rx(c);
 }

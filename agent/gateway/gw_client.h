@@ -32,7 +32,11 @@ struct gw_client {
 	size_t rxcap;
 	int in_message; /* fragments of one message are arriving */
 	int rx_paused;  /* reading stopped while berthd catches up */
-	int counted;    /* counted in connections_active */
+	/* berthd's side is not read while the client catches up; past
+	 * sul_stall without a byte taken, the client is dropped (4008). */
+	int up_paused;
+	lws_sorted_usec_list_t sul_stall;
+	int counted; /* counted in connections_active */
 	/* While berthd's backlog is full: the next try to connect the
 	 * upstream, and the last moment to. */
 	lws_sorted_usec_list_t sul_connect;
@@ -48,6 +52,8 @@ struct gw_client {
 	int close_code;
 	char close_reason[GW_CLIENT_REASON_MAX];
 	int close_now;
+	int close_begun; /* lws is sending the close frame, then awaits the
+	                    client's: a second -1 would cut that short */
 	char peer[GATEWAY_PEER_MAX];
 };
 

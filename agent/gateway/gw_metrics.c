@@ -51,8 +51,8 @@ static const struct {
         "WebSocket upgrades refused for a missing or wrong token.",
         offsetof(struct gw_metrics, auth_failures)},
     {"berth_gateway_slow_consumer_drops_total", "counter",
-        "WebSocket clients closed with 4008: too far behind, or too many "
-        "requests unanswered.",
+        "WebSocket clients closed with 4008: a full queue with nothing "
+        "taken for client_stall_ms, or too many requests unanswered.",
         offsetof(struct gw_metrics, slow_consumer_drops)},
     {"berth_gateway_upstream_connect_retries_total", "counter",
         "Connects to berthd tried again because its backlog was full.",

@@ -197,6 +197,12 @@ gw_upstream_close(struct gw_upstream *up)
 		    up->wsi, PENDING_TIMEOUT_USER_OK, LWS_TO_KILL_ASYNC);
 }
 
+void
+gw_upstream_pause(struct gw_upstream *up, int on)
+{
+	lws_rx_flow_control(up->wsi, on ? 0 : 1);
+}
+
 /* The first response on a client's connection answers gateway.attach;
  * the client never sees it. Returns -1 if berthd refused. */
 static int

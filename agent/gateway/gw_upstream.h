@@ -61,6 +61,8 @@ int gw_upstream_send_secret(
 /* Detaches the client and closes the connection at the next turn of the
  * loop; up is freed then, so the caller must forget it now. */
 void gw_upstream_close(struct gw_upstream *up);
+/* Stops (on) or resumes reading berthd's messages on up. */
+void gw_upstream_pause(struct gw_upstream *up, int on);
 int gw_upstream_cb(struct lws *wsi, enum lws_callback_reasons reason,
     void *user, void *in, size_t len);
 

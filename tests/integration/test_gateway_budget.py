@@ -169,7 +169,7 @@ def flood_unread(sb, pause):
 
 @case("a client that stops reading while a command floods it, and reads again at once: 4008")
 def stops_reading():
-    with Sandbox(extra="[gateway]\nclient_queue = 1M\n") as sb:
+    with Sandbox(extra="[gateway]\nclient_queue = 1M\nclient_stall_ms = 1000\n") as sb:
         code, reason, _ = flood_unread(sb, 0)
         expect_eq((code, reason), (4008, "slow consumer: resume with from_seq"), "the close")
 
@@ -177,7 +177,7 @@ def stops_reading():
 @case("a client that stops reading while a command floods it, for longer than the close's 5 s of grace: "
       "4008 if its socket took the close frame, else none (1006); either way the gateway lets it go")
 def stops_reading_for_good():
-    with Sandbox(extra="[gateway]\nclient_queue = 1M\n") as sb:
+    with Sandbox(extra="[gateway]\nclient_queue = 1M\nclient_stall_ms = 1000\n") as sb:
         code, reason, _ = flood_unread(sb, 8)
         expect((code, reason) in ((4008, "slow consumer: resume with from_seq"), (None, "")),
                "the close: %r %r" % (code, reason))

@@ -11,8 +11,8 @@ Sizes (chosen to keep the case near a minute on 2 busy cores under
 ASan): 200 readers; 50 PTYs of `seq 1 60000` (about 400 KB each); 20
 commands of `seq 1 100000` (about 590 KB each); auth.failed events in
 batches of 500 until the stalled client is dropped (at least 3000);
-client_queue 256K, so that the stalled client overflows it with a few
-thousand events.
+client_queue 256K, so that the stalled client fills it with a few
+thousand events, and client_stall_ms 1000, after which it is dropped.
 
 The second case pours events of 1 MB (proc.started of a command whose
 arguments are 1 MB, the largest caller-supplied part of any event) at
@@ -147,7 +147,7 @@ async def load_phase(sb, pty_ids, gate, stats):
 @case("200 followers, 50 flooding PTYs, 20 streaming commands, one stalled client", timeout=240)
 def load():
     os.environ["ASAN_OPTIONS"] = ":".join(filter(None, [os.environ.get("ASAN_OPTIONS"), ASAN_QUARANTINE]))
-    with Sandbox(extra="[gateway]\nclient_queue = %dK\n" % (CLIENT_QUEUE // 1024)) as sb:
+    with Sandbox(extra="[gateway]\nclient_queue = %dK\nclient_stall_ms = 1000\n" % (CLIENT_QUEUE // 1024)) as sb:
         gate = os.path.join(scratch(), "go")
         stalled = sb.ws(sock=raw_ws_socket(sb.port, rcvbuf=4096), timeout=10)
         s = EventStream()

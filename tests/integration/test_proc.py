@@ -178,16 +178,16 @@ def t_big_output_reconnect():
 
 
 def ack_reader(ring, size=48 << 20):
-    """Reads a command's output through a gateway that drops a client
-    after 1 MiB of backlog, acknowledging every MiB and stalling for 3 s
-    twice. Returns how many times the client was dropped; the output must
-    be exact."""
+    """Reads a command's output through a gateway that paces berthd after
+    1 MiB of backlog and drops a client that takes nothing of it for 1 s,
+    acknowledging every MiB and stalling for 3 s twice. Returns how many
+    times the client was dropped; the output must be exact."""
     d = scratch()
     path = os.path.join(d, "big")
     blob = os.urandom(size)
     with open(path, "wb") as f:
         f.write(blob)
-    with Sandbox(extra="[gateway]\nclient_queue = 1M\n") as sb:
+    with Sandbox(extra="[gateway]\nclient_queue = 1M\nclient_stall_ms = 1000\n") as sb:
         c = sb.ws()
         p = c.call("proc.start", {"argv": ["cat", path], "ring": ring, "attach": True, "ack": True})
         out, err = streams(p["id"])

@@ -137,9 +137,9 @@ def big_backlog():
         expect_contiguous(s.seqs(), 1, last)
 
 
-@case("a slow consumer is cut off, others are not slowed, and it resumes")
+@case("a consumer that stops reading is cut off, others are not slowed, and it resumes")
 def slow_consumer():
-    with Sandbox(extra="[gateway]\nclient_queue = 64K\n") as sb:
+    with Sandbox(extra="[gateway]\nclient_queue = 64K\nclient_stall_ms = 1000\n") as sb:
         sock = raw_ws_socket(sb.port, rcvbuf=4096)
         slow = sb.ws(sock=sock)
         slow.subscribe(0)
@@ -149,8 +149,9 @@ def slow_consumer():
         pinger = sb.ws()
         total = 0
         dropped = 0
-        # Events come until the gateway gives up on the slow client; a
-        # fast subscriber reads them all and pings are answered meanwhile.
+        # Events come until the gateway gives up on the slow client, a
+        # second after its queue filled; a fast subscriber reads them all
+        # and pings are answered meanwhile.
         while total < 30000:
             last = generate_events(sb, 250, peer="127.0.0.1:" + "7" * 40)
             total += 250
@@ -159,6 +160,7 @@ def slow_consumer():
             dropped = sb.metrics()["berth_gateway_slow_consumer_drops_total"]
             if dropped >= 1:
                 break
+            time.sleep(0.05)
         note("generated %d events before the drop" % total)
         expect(dropped >= 1, "the slow client was never dropped")
         expect_contiguous(fast_stream.seqs(), 1, last, "the fast client's seqs")

@@ -171,6 +171,7 @@ START_TEST(test_every_key)
 	                           "[gateway]\n"
 	                           "listen = 0.0.0.0:8080\n"
 	                           "client_queue = 2M\n"
+	                           "client_stall_ms = 2500\n"
 	                           "command = /opt/gw\n"
 	                           "vnc = 127.0.0.1:5900\n"
 	                           "novnc_dir = /usr/share/novnc\n"
@@ -230,6 +231,7 @@ START_TEST(test_every_key)
 	ck_assert_str_eq(cfg.socket, "/run/b/s.sock");
 	ck_assert_str_eq(cfg.listen, "0.0.0.0:8080");
 	ck_assert_uint_eq(cfg.client_queue, 2u << 20);
+	ck_assert_uint_eq(cfg.client_stall_ms, 2500);
 	ck_assert_str_eq(cfg.gateway_command, "/opt/gw");
 	ck_assert_str_eq(cfg.vnc, "127.0.0.1:5900");
 	ck_assert_str_eq(cfg.novnc_dir, "/usr/share/novnc");
@@ -252,7 +254,7 @@ START_TEST(test_every_key)
 
 	s = service_named(&cfg, "web");
 	ck_assert(!s->check);
-	ck_assert_int_eq(s->line, 20);
+	ck_assert_int_eq(s->line, 21);
 	expect_strv(s->argv,
 	    (const char *const[]){"/usr/bin/web", "--port", "80", NULL});
 	ck_assert_str_eq(s->user, "nobody");
@@ -280,13 +282,13 @@ START_TEST(test_every_key)
 	ck_assert_uint_eq(s->stop_timeout_ms, 1500);
 
 	s = service_named(&cfg, "db");
-	ck_assert_int_eq(s->line, 44);
+	ck_assert_int_eq(s->line, 45);
 	ck_assert_int_eq(s->restart, CONFIG_RESTART_NEVER);
 	ck_assert_int_eq(s->probe, CONFIG_PROBE_NONE);
 
 	s = service_named(&cfg, "cache");
 	ck_assert(s->check);
-	ck_assert_int_eq(s->line, 47);
+	ck_assert_int_eq(s->line, 48);
 	ck_assert_ptr_null(s->argv);
 	ck_assert_int_eq(s->probe, CONFIG_PROBE_TCP);
 	expect_list(
@@ -311,6 +313,7 @@ START_TEST(test_defaults)
 	ck_assert_str_eq(cfg.listen, "127.0.0.1:7100");
 	ck_assert_str_eq(cfg.gateway_command, "berth-gateway");
 	ck_assert_uint_eq(cfg.client_queue, 8u << 20);
+	ck_assert_uint_eq(cfg.client_stall_ms, 10000);
 	ck_assert_ptr_null(cfg.vnc);
 	ck_assert_ptr_null(cfg.novnc_dir);
 	ck_assert_ptr_null(cfg.cdp);
@@ -627,6 +630,10 @@ START_TEST(test_bad_values)
 	    {"[journal]\nsegment_bytes = 16383\n", 2, {"at least 16384 bytes"}},
 	    {"[gateway]\nclient_queue = 1K\n", 2,
 	        {"\"1K\" is not a size of at least 65536 bytes"}},
+	    {"[gateway]\nclient_stall_ms = 0\n", 2,
+	        {"client_stall_ms must be 1-86400000 milliseconds"}},
+	    {"[gateway]\nclient_stall_ms = 2s\n", 2,
+	        {"client_stall_ms must be 1-86400000 milliseconds"}},
 	    {"[gateway]\nlisten = 127.0.0.1:70000\n", 2,
 	        {"listen \"127.0.0.1:70000\" is not ADDR:PORT", "1-65535"}},
 	    {"[gateway]\nlisten = 127.0.0.1\n", 2, {"is not ADDR:PORT"}},
