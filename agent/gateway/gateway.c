@@ -315,6 +315,21 @@ gateway_vnc_opt(const char *arg)
 		log_fatal("--vnc %s: the port may not be 0", arg);
 }
 
+/* An option's count, 1 to max of unit; anything else is fatal. */
+static unsigned long long
+gateway_count_opt(
+    const char *opt, const char *arg, unsigned long long max, const char *unit)
+{
+	unsigned long long q;
+	char *ep;
+
+	errno = 0;
+	q = strtoull(arg, &ep, 10);
+	if (*arg == '\0' || *ep != '\0' || errno != 0 || q == 0 || q > max)
+		log_fatal("%s %s: expected 1 to %llu %s", opt, arg, max, unit);
+	return q;
+}
+
 /* --seccomp-selftest: the running gateway's filter, and calls it must
  * kill or let through. */
 static int
@@ -344,9 +359,8 @@ main(int argc, char **argv)
 	};
 	const char *listen_arg = NULL, *socket_path = NULL;
 	struct gateway_addr listen;
-	char *cause, *ep;
+	char *cause;
 	int c, debug = 0, rc = 0;
-	unsigned long long q;
 
 	log_init("berth-gateway", 0);
 	/* What its memory holds (clients' credentials in passing) must not
@@ -384,34 +398,17 @@ main(int argc, char **argv)
 			break;
 		case 'S': return gateway_seccomp_selftest();
 		case 'p':
-			errno = 0;
-			q = strtoull(optarg, &ep, 10);
-			if (*optarg == '\0' || *ep != '\0' || errno != 0 ||
-			    q == 0 || q > 65536)
-				log_fatal("--peer-max %s: expected 1 to 65536 "
-				          "connections",
-				    optarg);
-			gateway.peer_max = (unsigned)q;
+			gateway.peer_max = (unsigned)gateway_count_opt(
+			    "--peer-max", optarg, 65536, "connections");
 			break;
 		case 'q':
-			errno = 0;
-			q = strtoull(optarg, &ep, 10);
-			if (*optarg == '\0' || *ep != '\0' || errno != 0 ||
-			    q == 0 || q > SIZE_MAX)
-				log_fatal("--client-queue %s: expected a "
-				          "positive number of bytes",
-				    optarg);
-			gateway.client_queue = (size_t)q;
+			gateway.client_queue = (size_t)gateway_count_opt(
+			    "--client-queue", optarg, SIZE_MAX, "bytes");
 			break;
 		case 't':
-			errno = 0;
-			q = strtoull(optarg, &ep, 10);
-			if (*optarg == '\0' || *ep != '\0' || errno != 0 ||
-			    q == 0 || q > 24ull * 3600 * 1000)
-				log_fatal("--client-stall-ms %s: expected 1 to "
-				          "86400000 milliseconds",
-				    optarg);
-			gateway.client_stall_ms = (unsigned)q;
+			gateway.client_stall_ms =
+			    (unsigned)gateway_count_opt("--client-stall-ms",
+			        optarg, 24ull * 3600 * 1000, "milliseconds");
 			break;
 		default: gateway_usage();
 		}

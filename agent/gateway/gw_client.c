@@ -472,9 +472,9 @@ gw_client_writeable(struct gw_client *c)
 		gw_metrics.bytes_out += m->len;
 		gw_queue_pop(&c->out);
 	}
+	gw_client_pace(c);
 	if (burst != 0 && c->up_paused)
 		gw_client_stall_arm(c);
-	gw_client_pace(c);
 	if (c->out.count != 0 || c->close_code != 0)
 		lws_callback_on_writable(c->wsi);
 	return 0;
